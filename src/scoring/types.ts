@@ -1,0 +1,57 @@
+// Shared vocabulary of the scoring pipeline: every detector, the tracker and the
+// job runner speak these types, so a model detector and the built-in one are
+// interchangeable behind `Detector`.
+
+export type Ripeness = 'green' | 'turning' | 'red';
+export const RIPENESS: readonly Ripeness[] = ['green', 'turning', 'red'];
+
+/** Counts by ripeness, always this shape in every answer (conventions.md). */
+export interface RipenessCounts {
+  green: number;
+  turning: number;
+  red: number;
+  total: number;
+}
+
+/** An 8-bit RGB image, rows top to bottom, 3 bytes per pixel, no padding. */
+export interface RgbImage {
+  width: number;
+  height: number;
+  data: Uint8Array;
+}
+
+/** Pixel box [x1, y1, x2, y2] in the frame's own pixel grid. */
+export type Box = [number, number, number, number];
+
+export type DetectionKind = 'fruit' | 'stem' | 'plant';
+
+export interface Detection {
+  kind: DetectionKind;
+  box: Box;
+  /** Detector confidence in [0, 1]. */
+  score: number;
+  /** Fruit only. */
+  ripeness?: Ripeness;
+  /** CIELAB hue angle in degrees after white balance, where the detector measured it. */
+  hue?: number;
+}
+
+export interface DetectorInfo {
+  /** Stable name shown in results and /api/health, e.g. "builtin-colour" or the model manifest's name. */
+  name: string;
+  kind: 'builtin' | 'onnx';
+  /** Whether this detector can count stems / plants; when not, `reason` says why. */
+  stems: { supported: boolean; reason?: string };
+  plants: { supported: boolean; reason?: string };
+}
+
+export interface DetectOptions {
+  /** Detection threshold in [0, 1]: detections scoring below it are dropped. */
+  conf: number;
+}
+
+export interface Detector {
+  readonly info: DetectorInfo;
+  detect(image: RgbImage, options: DetectOptions): Promise<Detection[]>;
+  close?(): Promise<void>;
+}
