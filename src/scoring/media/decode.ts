@@ -1,0 +1,138 @@
+import { spawn } from 'node:child_process';
+import type { RgbImage } from '../types.js';
+import { MediaError, tailReason } from './errors.js';
+import { requireFfmpeg } from './ffmpeg-path.js';
+import { fileUrl, probeMedia, type MediaInfo } from './probe.js';
+
+export interface DecodeOptions {
+  /** Seconds between sampled frames of a video (by timestamp, so variable frame rate is fine). Default 0.5. */
+  sampleSeconds?: number;
+  /** Stop after this many frames. Default 240. */
+  maxFrames?: number;
+  /** Frames are scaled down (never up) so the long side is at most this. Default 1280. */
+  maxLongSide?: number;
+  /** Probe answer when the caller already has one, to save a second ffprobe run. */
+  info?: MediaInfo;
+  /** Aborting kills ffmpeg and makes the iterator throw MediaError('aborted'). */
+  signal?: AbortSignal;
+}
+
+export interface DecodedFrame {
+  index: number;
+  /** Sample time in the clip: index × sampleSeconds for a video, 0 for a photo. */
+  timeSeconds: number;
+  image: RgbImage;
+}
+
+export const DEFAULT_SAMPLE_SECONDS = 0.5;
+export const DEFAULT_MAX_FRAMES = 240;
+export const DEFAULT_MAX_LONG_SIDE = 1280;
+
+/** Output size for a displayed width×height scaled so the long side fits, never enlarged. */
+export function workingSize(width: number, height: number, maxLongSide: number): { width: number; height: number } {
+  const long = Math.max(width, height);
+  if (long <= maxLongSide) return { width, height };
+  const s = maxLongSide / long;
+  return { width: Math.max(1, Math.round(width * s)), height: Math.max(1, Math.round(height * s)) };
+}
+
+/**
+ * Frames of a photo or clip as RGB images, streamed from one ffmpeg process.
+ * ffmpeg applies the rotation metadata itself (autorotate), the fps filter
+ * samples by presentation time, and the scale filter brings frames to the
+ * working size. Leaving the loop early kills ffmpeg.
+ */
+export async function* decodeFrames(file: string, options: DecodeOptions = {}): AsyncGenerator<DecodedFrame> {
+  const sampleSeconds = options.sampleSeconds ?? DEFAULT_SAMPLE_SECONDS;
+  const maxFrames = options.maxFrames ?? DEFAULT_MAX_FRAMES;
+  const maxLongSide = options.maxLongSide ?? DEFAULT_MAX_LONG_SIDE;
+  if (!(sampleSeconds > 0) || !Number.isFinite(sampleSeconds)) throw new RangeError('sampleSeconds must be a positive number');
+  if (!Number.isInteger(maxFrames) || maxFrames < 1) throw new RangeError('maxFrames must be a positive integer');
+  if (!Number.isInteger(maxLongSide) || maxLongSide < 16) throw new RangeError('maxLongSide must be an integer of at least 16');
+  if (options.signal?.aborted) throw new MediaError('aborted', 'decoding was cancelled');
+
+  const { ffmpeg } = await requireFfmpeg();
+  const info = options.info ?? (await probeMedia(file));
+  const photo = info.kind === 'image';
+  const size = workingSize(info.width, info.height, maxLongSide);
+  const frameBytes = size.width * size.height * 3;
+
+  const filters: string[] = [];
+  if (!photo) filters.push(`fps=fps=1/${sampleSeconds}:round=near:eof_action=pass`);
+  filters.push(`scale=${size.width}:${size.height}:flags=area`);
+  const args = [
+    '-hide_banner', '-nostdin', '-v', 'error',
+    '-protocol_whitelist', 'file',
+    '-i', fileUrl(file),
+    '-map', '0:v:0', '-an', '-sn', '-dn',
+    '-vf', filters.join(','),
+    '-frames:v', String(photo ? 1 : maxFrames),
+    '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1',
+  ];
+  const child = spawn(ffmpeg, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (d: string) => {
+    stderr = (stderr + d).slice(-8192);
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; spawnError?: Error }>((resolve) => {
+    child.once('error', (spawnError) => resolve({ code: null, signal: null, spawnError }));
+    child.once('close', (code, signal) => resolve({ code, signal }));
+  });
+  let aborted = false;
+  const onAbort = () => {
+    aborted = true;
+    child.kill('SIGKILL');
+  };
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+
+  let finished = false;
+  try {
+    let frame = new Uint8Array(frameBytes);
+    let filled = 0;
+    let index = 0;
+    for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
+      let at = 0;
+      while (at < chunk.length) {
+        const take = Math.min(frameBytes - filled, chunk.length - at);
+        frame.set(chunk.subarray(at, at + take), filled);
+        filled += take;
+        at += take;
+        if (filled === frameBytes) {
+          const out: DecodedFrame = {
+            index,
+            timeSeconds: photo ? 0 : index * sampleSeconds,
+            image: { width: size.width, height: size.height, data: frame },
+          };
+          index++;
+          frame = new Uint8Array(frameBytes);
+          filled = 0;
+          yield out;
+        }
+      }
+    }
+    const result = await exited;
+    if (aborted) throw new MediaError('aborted', 'decoding was cancelled');
+    if (result.spawnError) throw new MediaError('media_unavailable', 'ffmpeg could not be started', result.spawnError.message);
+    if (result.code !== 0) {
+      throw new MediaError('decode_failed', 'ffmpeg could not decode this file', tailReason(stderr) || `exit ${result.code ?? result.signal}`);
+    }
+    if (index === 0) throw new MediaError('decode_failed', 'the file holds no decodable frame', tailReason(stderr) || undefined);
+    if (filled !== 0) throw new MediaError('decode_failed', 'ffmpeg stopped in the middle of a frame', tailReason(stderr) || undefined);
+    finished = true;
+  } finally {
+    options.signal?.removeEventListener('abort', onAbort);
+    if (!finished && child.exitCode === null && child.signalCode === null) {
+      // Unread output would keep the pipe (and so 'close') pending: drop it, then end ffmpeg.
+      child.stdout.destroy();
+      child.kill('SIGKILL');
+      await exited;
+    }
+  }
+}
+
+/** Convenience for a photo: its one frame at the working size. */
+export async function decodeImage(file: string, options: Omit<DecodeOptions, 'sampleSeconds' | 'maxFrames'> = {}): Promise<RgbImage> {
+  for await (const f of decodeFrames(file, { ...options, maxFrames: 1 })) return f.image;
+  throw new MediaError('decode_failed', 'the file holds no decodable frame');
+}

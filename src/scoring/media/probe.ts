@@ -1,0 +1,147 @@
+import { execFile } from 'node:child_process';
+import { MediaError, tailReason } from './errors.js';
+import { requireFfmpeg } from './ffmpeg-path.js';
+
+export interface MediaInfo {
+  kind: 'image' | 'video';
+  /** Displayed size: already swapped when the clip carries a ±90° rotation. */
+  width: number;
+  height: number;
+  /** 0 for a photo. */
+  durationSeconds: number;
+  /** Clockwise degrees the stored picture is turned for display: 0, 90, 180 or 270. */
+  rotation: 0 | 90 | 180 | 270;
+  /** Average frames per second (0 for a photo or when unknown). */
+  frameRate: number;
+  /** ffprobe's codec name, e.g. "h264", "mjpeg", "png". */
+  codec: string;
+  /** ffprobe's container name, e.g. "mov,mp4,m4a,3gp,3g2,mj2", "image2". */
+  container: string;
+}
+
+interface ProbeStream {
+  codec_type?: string;
+  codec_name?: string;
+  width?: number;
+  height?: number;
+  avg_frame_rate?: string;
+  r_frame_rate?: string;
+  duration?: string;
+  nb_frames?: string;
+  tags?: Record<string, string>;
+  side_data_list?: Array<{ side_data_type?: string; rotation?: number }>;
+  disposition?: { attached_pic?: number };
+}
+
+interface ProbeOutput {
+  streams?: ProbeStream[];
+  format?: { format_name?: string; duration?: string };
+}
+
+/**
+ * Containers the product scores. An allow-list, because ffprobe will happily
+ * "decode" a text file as ANSI art (container tty) or follow a playlist.
+ */
+const VIDEO_CONTAINERS = new Set(['mov,mp4,m4a,3gp,3g2,mj2', 'matroska,webm', 'avi']);
+const IMAGE_CONTAINERS = new Set(['image2', 'jpeg_pipe', 'png_pipe', 'webp_pipe']);
+const IMAGE_CODECS = new Set(['mjpeg', 'png', 'webp']);
+
+/** ffmpeg reads a bare path that looks like "concat:…" or "http:…" as a protocol; this pins it to a file. */
+export function fileUrl(file: string): string {
+  return `file:${file}`;
+}
+
+/** Above this many pixels a frame is refused: a decompression bomb, not a crop photo. */
+export const MAX_PIXELS = 100_000_000;
+
+/**
+ * What ffprobe says about a file. Throws MediaError('unsupported_media') with
+ * ffprobe's reason for anything that is not a decodable photo or video, so the
+ * upload path can refuse it by content rather than by name.
+ */
+export async function probeMedia(file: string, options: { timeoutMs?: number } = {}): Promise<MediaInfo> {
+  const { ffprobe } = await requireFfmpeg();
+  const raw = await run(
+    ffprobe,
+    ['-v', 'error', '-protocol_whitelist', 'file', '-print_format', 'json', '-show_format', '-show_streams', '-i', fileUrl(file)],
+    options.timeoutMs ?? 30_000,
+  );
+  let parsed: ProbeOutput;
+  try {
+    parsed = JSON.parse(raw) as ProbeOutput;
+  } catch {
+    throw new MediaError('unsupported_media', 'ffprobe gave no readable answer for this file');
+  }
+  return interpretProbe(parsed);
+}
+
+/** Pure part of probeMedia, exported for tests of odd ffprobe answers. */
+export function interpretProbe(parsed: ProbeOutput): MediaInfo {
+  const container = parsed.format?.format_name ?? '';
+  const imageContainer = IMAGE_CONTAINERS.has(container);
+  if (!imageContainer && !VIDEO_CONTAINERS.has(container)) {
+    throw new MediaError('unsupported_media', `not a photo or video this appliance scores (container "${container || 'unknown'}")`);
+  }
+  const video = (parsed.streams ?? []).find((s) => s.codec_type === 'video' && !s.disposition?.attached_pic);
+  if (!video || !video.width || !video.height) {
+    throw new MediaError('unsupported_media', 'the file holds no picture or video stream');
+  }
+  if (video.width * video.height > MAX_PIXELS) {
+    throw new MediaError('unsupported_media', `picture of ${video.width}×${video.height} is larger than this appliance scores`);
+  }
+  const codec = video.codec_name ?? 'unknown';
+  if (imageContainer && !IMAGE_CODECS.has(codec)) {
+    throw new MediaError('unsupported_media', `image codec "${codec}" is not accepted (JPEG, PNG or WebP)`);
+  }
+  const isImage = imageContainer;
+  const rotation = rotationOf(video);
+  const swap = rotation === 90 || rotation === 270;
+  const width = swap ? video.height : video.width;
+  const height = swap ? video.width : video.height;
+  if (isImage) {
+    return { kind: 'image', width, height, durationSeconds: 0, rotation, frameRate: 0, codec, container };
+  }
+  const duration = firstFinite(parsed.format?.duration, video.duration);
+  const frameRate = rate(video.avg_frame_rate) || rate(video.r_frame_rate);
+  return { kind: 'video', width, height, durationSeconds: duration, rotation, frameRate, codec, container };
+}
+
+function rotationOf(s: ProbeStream): 0 | 90 | 180 | 270 {
+  // ffprobe reports the display matrix as counter-clockwise degrees (-90 = turn clockwise by 90);
+  // older muxers wrote a `rotate` tag in clockwise degrees.
+  let cw = 0;
+  const matrix = s.side_data_list?.find((d) => typeof d.rotation === 'number');
+  if (matrix && typeof matrix.rotation === 'number') cw = -matrix.rotation;
+  else if (s.tags?.rotate) cw = Number(s.tags.rotate) || 0;
+  const q = (((Math.round(cw / 90) * 90) % 360) + 360) % 360;
+  return q as 0 | 90 | 180 | 270;
+}
+
+function rate(text: string | undefined): number {
+  if (!text) return 0;
+  const [n, d] = text.split('/').map(Number);
+  if (!Number.isFinite(n) || !n) return 0;
+  if (d === undefined) return n!;
+  return d ? n! / d : 0;
+}
+
+function firstFinite(...values: Array<string | undefined>): number {
+  for (const v of values) {
+    const n = Number(v);
+    if (v !== undefined && Number.isFinite(n) && n >= 0) return n;
+  }
+  return 0;
+}
+
+function run(binary: string, args: string[], timeoutMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(binary, args, { timeout: timeoutMs, maxBuffer: 4 * 1024 * 1024 }, (err, stdout, stderr) => {
+      if (err) {
+        const reason = tailReason(String(stderr)) || err.message.split('\n')[0];
+        reject(new MediaError('unsupported_media', 'not a photo or video this appliance can read', reason));
+        return;
+      }
+      resolve(String(stdout));
+    });
+  });
+}

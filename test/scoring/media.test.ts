@@ -1,0 +1,245 @@
+import t from 'tap';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import {
+  decodeFrames,
+  decodeImage,
+  encodeJpeg,
+  MediaError,
+  probeMedia,
+  resolveFfmpeg,
+  sniffMediaType,
+} from '../../src/scoring/media/index.js';
+import type { RgbImage } from '../../src/scoring/types.js';
+
+const resolution = await resolveFfmpeg();
+if (!resolution.available) {
+  t.skip(`ffmpeg is not available here, media tests skipped: ${resolution.reason}`);
+  process.exit(0);
+}
+
+const dir = mkdtempSync(path.join(tmpdir(), 'cropwalk-media-'));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+const ff = (...args: string[]) => execFileSync(resolution.ffmpeg.path, ['-v', 'error', '-y', ...args]);
+const at = (name: string) => path.join(dir, name);
+
+// Real media, made by ffmpeg here: a test pattern, the same clip with rotation metadata, a VFR clip, a photo.
+ff('-f', 'lavfi', '-i', 'testsrc=s=320x240:r=30:d=2', '-c:v', 'libx264', '-pix_fmt', 'yuv420p', at('testsrc.mp4'));
+ff('-i', at('testsrc.mp4'), '-c', 'copy', '-metadata:s:v:0', 'rotate=90', at('rotated.mp4'));
+ff(
+  '-f', 'lavfi',
+  '-i', 'color=red:s=64x48:r=30:d=1[a];color=blue:s=64x48:r=30:d=2,fps=2[b];[a][b]concat=n=2:v=1',
+  '-fps_mode', 'vfr', '-c:v', 'libx264', '-pix_fmt', 'yuv420p', at('vfr.mp4'),
+);
+ff('-f', 'lavfi', '-i', 'testsrc=s=1600x1200:r=1:d=1', '-frames:v', '1', at('photo.jpg'));
+ff('-f', 'lavfi', '-i', 'testsrc=s=160x120:r=30:d=20', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', at('long.mp4'));
+
+function mean(img: RgbImage, channel: number): number {
+  let s = 0;
+  for (let i = channel; i < img.data.length; i += 3) s += img.data[i]!;
+  return s / (img.width * img.height);
+}
+
+function rotateCw(img: RgbImage): RgbImage {
+  const { width: w, height: h } = img;
+  const out = new Uint8Array(w * h * 3);
+  for (let y = 0; y < h; y++)
+    for (let x = 0; x < w; x++) {
+      // Pixel (x, y) goes to column h-1-y, row x of the h×w result.
+      const d = (x * h + (h - 1 - y)) * 3;
+      const s = (y * w + x) * 3;
+      out[d] = img.data[s]!;
+      out[d + 1] = img.data[s + 1]!;
+      out[d + 2] = img.data[s + 2]!;
+    }
+  return { width: h, height: w, data: out };
+}
+
+function meanAbsDiff(a: RgbImage, b: RgbImage): number {
+  let s = 0;
+  for (let i = 0; i < a.data.length; i++) s += Math.abs(a.data[i]! - b.data[i]!);
+  return s / a.data.length;
+}
+
+async function collect(file: string, opts: Parameters<typeof decodeFrames>[1] = {}) {
+  const frames = [];
+  for await (const f of decodeFrames(file, opts)) frames.push(f);
+  return frames;
+}
+
+function childProcesses(): string[] {
+  const out = execFileSync('ps', ['--ppid', String(process.pid), '-o', 'comm='], { encoding: 'utf8' });
+  return out.split('\n').map((s) => s.trim()).filter((s) => s && s !== 'ps');
+}
+
+t.test('resolveFfmpeg names paths and versions', async (t) => {
+  t.equal(resolution.available, true);
+  t.match(resolution.ffmpeg.version, /^ffmpeg version /);
+  t.match(resolution.ffprobe.version, /^ffprobe version /);
+  t.ok(['env', 'ffmpeg-static', 'path'].includes(resolution.ffmpeg.source));
+});
+
+t.test('resolveFfmpeg refuses a broken FFMPEG_PATH with the reason', async (t) => {
+  const before = process.env.FFMPEG_PATH;
+  process.env.FFMPEG_PATH = at('no-such-ffmpeg');
+  try {
+    const r = await resolveFfmpeg({ refresh: true });
+    t.equal(r.available, false);
+    if (!r.available) t.match(r.reason, /no-such-ffmpeg.*not found/);
+  } finally {
+    if (before === undefined) delete process.env.FFMPEG_PATH;
+    else process.env.FFMPEG_PATH = before;
+    await resolveFfmpeg({ refresh: true });
+  }
+});
+
+t.test('probeMedia describes a clip and a photo', async (t) => {
+  const clip = await probeMedia(at('testsrc.mp4'));
+  t.match(clip, { kind: 'video', width: 320, height: 240, rotation: 0, codec: 'h264' });
+  t.ok(Math.abs(clip.durationSeconds - 2) < 0.1, `duration ${clip.durationSeconds}`);
+  t.ok(Math.abs(clip.frameRate - 30) < 0.01, `frame rate ${clip.frameRate}`);
+  const photo = await probeMedia(at('photo.jpg'));
+  t.match(photo, { kind: 'image', width: 1600, height: 1200, durationSeconds: 0, codec: 'mjpeg' });
+});
+
+t.test('a rotated clip is reported and decoded upright', async (t) => {
+  const info = await probeMedia(at('rotated.mp4'));
+  t.equal(info.width, 240, 'width is the displayed one');
+  t.equal(info.height, 320);
+  t.ok(info.rotation === 90 || info.rotation === 270, `rotation ${info.rotation}`);
+  const [upright] = await collect(at('testsrc.mp4'), { maxFrames: 1 });
+  const [turned] = await collect(at('rotated.mp4'), { maxFrames: 1 });
+  t.equal(turned!.image.width, 240);
+  t.equal(turned!.image.height, 320);
+  const cw = rotateCw(upright!.image);
+  const ccw = rotateCw(rotateCw(cw));
+  const expected = info.rotation === 90 ? cw : ccw;
+  const other = info.rotation === 90 ? ccw : cw;
+  const dExpected = meanAbsDiff(turned!.image, expected);
+  const dOther = meanAbsDiff(turned!.image, other);
+  t.ok(dExpected < 8, `decoded frame matches the ${info.rotation}° turn (mean diff ${dExpected.toFixed(1)})`);
+  t.ok(dOther > dExpected * 3, `and not the opposite turn (${dOther.toFixed(1)})`);
+});
+
+t.test('a variable-frame-rate clip is sampled by time, not by frame number', async (t) => {
+  // 1 s of red at 30 fps, then 2 s of blue at 2 fps: by frame number nearly every sample would be red.
+  const frames = await collect(at('vfr.mp4'), { sampleSeconds: 0.5 });
+  const colours = frames.map((f) => (mean(f.image, 0) > mean(f.image, 2) ? 'red' : 'blue'));
+  t.same(colours.slice(0, 6), ['red', 'red', 'blue', 'blue', 'blue', 'blue']);
+  t.same(frames.slice(0, 6).map((f) => f.timeSeconds), [0, 0.5, 1, 1.5, 2, 2.5]);
+  t.same(frames.map((f) => f.index), frames.map((_, i) => i));
+});
+
+t.test('frames are scaled to the working size and capped in number', async (t) => {
+  const frames = await collect(at('testsrc.mp4'), { sampleSeconds: 0.25, maxFrames: 3, maxLongSide: 160 });
+  t.equal(frames.length, 3);
+  for (const f of frames) t.match(f.image, { width: 160, height: 120 });
+  t.equal(frames[0]!.image.data.length, 160 * 120 * 3);
+});
+
+t.test('a photo yields exactly one frame at the default working size', async (t) => {
+  const frames = await collect(at('photo.jpg'), { sampleSeconds: 0.1, maxFrames: 50 });
+  t.equal(frames.length, 1);
+  t.match(frames[0]!.image, { width: 1280, height: 960 });
+  const again = await decodeImage(at('photo.jpg'), { maxLongSide: 400 });
+  t.match(again, { width: 400, height: 300 });
+});
+
+t.test('stopping early ends ffmpeg', async (t) => {
+  let seen = 0;
+  for await (const f of decodeFrames(at('long.mp4'), { sampleSeconds: 0.1 })) {
+    seen = f.index + 1;
+    if (seen === 2) break;
+  }
+  t.equal(seen, 2);
+  t.same(childProcesses().filter((c) => c.includes('ffmpeg')), [], 'no ffmpeg left running');
+});
+
+t.test('an abort signal cancels decoding', async (t) => {
+  const ctl = new AbortController();
+  const run = async () => {
+    for await (const f of decodeFrames(at('long.mp4'), { sampleSeconds: 0.1, signal: ctl.signal })) {
+      if (f.index === 1) ctl.abort();
+    }
+  };
+  await t.rejects(run(), { code: 'aborted' });
+});
+
+t.test('hostile inputs are refused with a reason', async (t) => {
+  const random = Buffer.alloc(64 * 1024);
+  for (let i = 0; i < random.length; i++) random[i] = (i * 2654435761) >>> 24;
+  writeFileSync(at('random.mp4'), random);
+  writeFileSync(at('text.mp4'), 'This is not a video.\n'.repeat(200));
+  const full = readFileSync(at('testsrc.mp4'));
+  writeFileSync(at('truncated.mp4'), full.subarray(0, Math.floor(full.length / 2)));
+  writeFileSync(at('empty.mp4'), Buffer.alloc(0));
+
+  for (const name of ['random.mp4', 'text.mp4', 'truncated.mp4', 'empty.mp4']) {
+    const err = await probeMedia(at(name)).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    t.ok(err instanceof MediaError, `${name} is refused`);
+    t.equal((err as MediaError).code, 'unsupported_media', `${name}: ${(err as Error).message}`);
+    t.ok((err as Error).message.length > 30, 'with a reason');
+  }
+  await t.rejects(collect(at('truncated.mp4')), { code: 'unsupported_media' });
+  t.equal(sniffMediaType(random), null);
+  t.equal(sniffMediaType(Buffer.from('This is not a video.')), null);
+});
+
+t.test('a clip whose frames are corrupt fails with ffmpeg\'s reason', async (t) => {
+  // Keep the header (faststart puts moov first) and wreck the coded pictures after it.
+  ff('-i', at('testsrc.mp4'), '-c', 'copy', '-movflags', '+faststart', at('fast.mp4'));
+  const bytes = Buffer.from(readFileSync(at('fast.mp4')));
+  const mdat = bytes.indexOf('mdat');
+  t.ok(mdat > 0);
+  for (let i = mdat + 8; i < bytes.length; i++) bytes[i] = 0xff;
+  writeFileSync(at('corrupt.mp4'), bytes);
+  const err = await collect(at('corrupt.mp4')).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  t.ok(err instanceof MediaError, 'decoding fails');
+  t.equal((err as MediaError).code, 'decode_failed');
+  t.ok((err as MediaError).reason && (err as MediaError).reason!.length > 0, `reason: ${(err as MediaError).reason}`);
+});
+
+t.test('sniffMediaType recognises the accepted containers by content', async (t) => {
+  t.match(sniffMediaType(readFileSync(at('photo.jpg'))), { kind: 'image', format: 'jpeg' });
+  t.match(sniffMediaType(readFileSync(at('testsrc.mp4'))), { kind: 'video', format: 'mp4' });
+  ff('-i', at('photo.jpg'), at('photo.png'));
+  ff('-i', at('photo.jpg'), '-c:v', 'libwebp', at('photo.webp'));
+  ff('-i', at('testsrc.mp4'), '-c', 'copy', at('clip.mov'));
+  ff('-i', at('testsrc.mp4'), '-c', 'copy', at('clip.mkv'));
+  ff('-i', at('testsrc.mp4'), '-t', '0.2', '-c:v', 'libvpx', at('clip.webm'));
+  ff('-i', at('testsrc.mp4'), '-t', '0.2', '-c:v', 'mpeg4', at('clip.avi'));
+  const expect: Record<string, string> = {
+    'photo.png': 'png', 'photo.webp': 'webp', 'clip.mov': 'mov', 'clip.mkv': 'mkv', 'clip.webm': 'webm', 'clip.avi': 'avi',
+  };
+  for (const [name, format] of Object.entries(expect)) {
+    t.equal(sniffMediaType(readFileSync(at(name)).subarray(0, 4096))?.format, format, name);
+    const info = await probeMedia(at(name));
+    t.equal(info.kind, name.startsWith('photo') ? 'image' : 'video', `${name} probes as ${info.kind}`);
+  }
+  t.equal(sniffMediaType(new Uint8Array([0xff, 0xd8])), null, 'too short to tell');
+  t.equal(sniffMediaType(Buffer.from('RIFF\0\0\0\0WAVEfmt ')), null, 'a RIFF that is no picture');
+});
+
+t.test('encodeJpeg round-trips an image through ffmpeg', async (t) => {
+  const [frame] = await collect(at('testsrc.mp4'), { maxFrames: 1 });
+  const jpeg = await encodeJpeg(frame!.image, 90);
+  t.equal(jpeg[0], 0xff);
+  t.equal(jpeg[1], 0xd8);
+  t.equal(jpeg[jpeg.length - 2], 0xff);
+  t.equal(jpeg[jpeg.length - 1], 0xd9);
+  writeFileSync(at('roundtrip.jpg'), jpeg);
+  const back = await decodeImage(at('roundtrip.jpg'));
+  t.match(back, { width: 320, height: 240 });
+  t.ok(meanAbsDiff(back, frame!.image) < 6, 'pixels survive the trip');
+  const small = await encodeJpeg(frame!.image, 10);
+  t.ok(small.length < jpeg.length, 'lower quality is smaller');
+  await t.rejects(encodeJpeg({ width: 10, height: 10, data: new Uint8Array(10) }), RangeError);
+});
