@@ -1,0 +1,131 @@
+import Koa from 'koa';
+import Router from '@koa/router';
+import { randomUUID } from 'node:crypto';
+import type { Server } from 'node:http';
+import { loadConfig, type Config } from './config.js';
+import { createLogger, type Logger } from './log.js';
+import { openDatabase } from './db/database.js';
+import { Store } from './db/store.js';
+import { loadAdminToken } from './auth/admin-token.js';
+import { FailureLimiter } from './auth/failures.js';
+import { HttpProblem } from './http/problem.js';
+import { mountRoutes } from './http/pipeline.js';
+import { buildOpenApi } from './http/openapi.js';
+import type { CompiledRoute } from './http/route.js';
+import type { Services } from './services.js';
+import type { Feature } from './feature.js';
+import { FEATURES } from './features.js';
+import { docsRoutes } from './docs/routes.js';
+import { databaseCheck } from './health/routes.js';
+
+export interface AppOptions {
+  config?: Partial<Config>;
+  env?: NodeJS.ProcessEnv;
+  logger?: Logger;
+  validateResponses?: boolean;
+  features?: Feature[];
+  /** Start background work (job runner, folder watcher). Default true. */
+  startBackground?: boolean;
+}
+
+export interface App {
+  koa: Koa;
+  router: Router;
+  services: Services;
+  routes: CompiledRoute[];
+  document: ReturnType<typeof buildOpenApi>;
+  listen(port?: number, host?: string): Promise<Server>;
+  close(): Promise<void>;
+}
+
+const API_DESCRIPTION = `cropwalk: the greenhouse appliance's API. Registry (organization > farm > greenhouse > row > crop cycle), keys and sessions, records per crop cycle, walk scoring.
+
+Errors are application/problem+json with a stable \`code\`; a 422 lists one entry per failing field. Ids are UUIDv7 strings. Weeks are ISO weeks, accepted as a label (2026-W07) or any date of the week, answered as labels. Instants are ISO 8601 with offset; one without an offset is read in the greenhouse's time zone.
+
+Canonical units: kg, g, L, m³, m², °C, % (relative humidity, vent opening), ppm (CO₂), W/m² (global radiation), µmol/m²/s (PAR), J/cm² (radiation sums), kPa (VPD), mS/cm (EC), mm (fruit diameter).`;
+
+/** Error handling, request ids and one JSON log line per request. */
+function requestMiddleware(log: Logger): Koa.Middleware {
+  return async (ctx, next) => {
+    const started = process.hrtime.bigint();
+    const requestId = randomUUID();
+    ctx.state.requestId = requestId;
+    ctx.set('X-Request-Id', requestId);
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) throw new HttpProblem(404, 'not_found', `No route for ${ctx.method} ${ctx.path}.`);
+      if (ctx.status === 405 && ctx.body === undefined) throw new HttpProblem(405, 'method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}.`);
+    } catch (err) {
+      const problem =
+        err instanceof HttpProblem
+          ? err
+          : new HttpProblem(500, 'internal_error', `Something went wrong on the box. Quote request id ${requestId} when reporting it.`, { request_id: requestId });
+      if (!(err instanceof HttpProblem)) log.error('unhandled error', { request_id: requestId, method: ctx.method, path: ctx.path, error: err as Error });
+      ctx.status = problem.status;
+      for (const [h, v] of Object.entries(problem.headers)) ctx.set(h, v);
+      ctx.type = 'application/problem+json';
+      ctx.body = problem.toBody();
+    } finally {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      log.info('request', { request_id: requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10, key_id: ctx.state.principal?.kind === 'key' ? ctx.state.principal.keyId : undefined });
+    }
+  };
+}
+
+export async function createApp(options: AppOptions = {}): Promise<App> {
+  const config = loadConfig(options.env ?? process.env, options.config ?? {});
+  const log = options.logger ?? createLogger(config.logLevel);
+  const opened = await openDatabase(config.dataDir);
+  const features = options.features ?? FEATURES;
+
+  const services: Services = {
+    config,
+    log,
+    db: opened.db,
+    sqlite: opened.sqlite,
+    clock: opened.clock,
+    store: new Store(opened.db, opened.clock),
+    adminToken: loadAdminToken(config.adminToken, config.dataDir, log),
+    failures: new FailureLimiter(config.authFailuresPerMinute),
+    recordKinds: features.flatMap((f) => f.recordKinds ?? []),
+    validateResponses: options.validateResponses ?? false,
+    healthChecks: [],
+    onClose: [],
+  };
+  services.healthChecks.push(databaseCheck(services));
+
+  const koa = new Koa({ proxy: config.trustProxy });
+  koa.context.services = services;
+  const router = new Router();
+  let document: ReturnType<typeof buildOpenApi> | undefined;
+  const specs = [...features.flatMap((f) => f.routes), ...docsRoutes(() => document)];
+  const routes = mountRoutes(router, specs);
+  document = buildOpenApi(routes, { version: '1.0', description: API_DESCRIPTION });
+
+  koa.use(requestMiddleware(log));
+  koa.use(router.routes());
+  koa.use(router.allowedMethods({ throw: false }));
+
+  if (options.startBackground ?? true) {
+    for (const f of features) await f.start?.(services);
+  }
+
+  let server: Server | undefined;
+  return {
+    koa,
+    router,
+    services,
+    routes,
+    document,
+    listen(port = config.port, host = config.host) {
+      return new Promise((resolve) => {
+        server = koa.listen(port, host, () => resolve(server!));
+      });
+    },
+    async close() {
+      if (server) await new Promise<void>((resolve) => server!.close(() => resolve()));
+      for (const fn of [...services.onClose].reverse()) await fn();
+      await opened.close();
+    },
+  };
+}

@@ -1,0 +1,41 @@
+/**
+ * Slows down key guessing: a client (by address) that presents more than
+ * `perMinute` failed credentials in a sliding minute is answered 429 until the
+ * window clears. Kept in memory: the box has one process, and a restart
+ * forgetting the window costs an attacker nothing useful against 256-bit keys.
+ */
+export class FailureLimiter {
+  private readonly hits = new Map<string, number[]>();
+
+  constructor(
+    private readonly perMinute: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  private recent(client: string): number[] {
+    const cutoff = this.now() - 60_000;
+    const list = (this.hits.get(client) ?? []).filter((t) => t > cutoff);
+    if (list.length) this.hits.set(client, list);
+    else this.hits.delete(client);
+    return list;
+  }
+
+  /** Seconds until the client may try again, or 0 when it may try now. */
+  retryAfter(client: string): number {
+    if (this.perMinute <= 0) return 0;
+    const list = this.recent(client);
+    if (list.length < this.perMinute) return 0;
+    return Math.max(1, Math.ceil((list[0]! + 60_000 - this.now()) / 1000));
+  }
+
+  fail(client: string): void {
+    const list = this.recent(client);
+    list.push(this.now());
+    this.hits.set(client, list);
+    if (this.hits.size > 10_000) {
+      // Bound memory under a spray of addresses: drop the oldest client.
+      const first = this.hits.keys().next().value;
+      if (first !== undefined) this.hits.delete(first);
+    }
+  }
+}

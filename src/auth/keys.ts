@@ -1,0 +1,41 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/**
+ * API key format: `cwk_<lookup>_<secret>`. The lookup part finds the row
+ * without scanning; only a SHA-256 of the whole key is stored (a key carries
+ * 256 random bits, so a slow password hash adds nothing but latency), and the
+ * comparison is constant-time.
+ */
+const KEY_PATTERN = /^cwk_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$/;
+
+export interface NewKeySecret {
+  apiKey: string;
+  lookup: string;
+  secretHash: string;
+  display: string;
+}
+
+export function hashSecret(value: string): string {
+  return createHash('sha256').update(value, 'utf8').digest('hex');
+}
+
+export function generateApiKey(): NewKeySecret {
+  const lookup = randomBytes(8).toString('hex');
+  const secret = randomBytes(32).toString('base64url');
+  const apiKey = `cwk_${lookup}_${secret}`;
+  return { apiKey, lookup, secretHash: hashSecret(apiKey), display: `cwk_${lookup}_…${secret.slice(-4)}` };
+}
+
+/** The lookup part of a presented key, or null when it is not shaped like one of ours. */
+export function keyLookup(presented: string): string | null {
+  return KEY_PATTERN.exec(presented)?.[1] ?? null;
+}
+
+const DUMMY = hashSecret('cwk_0000000000000000_' + 'x'.repeat(43));
+
+/** Constant-time check of a presented value against a stored hash (or a dummy when none was found). */
+export function secretMatches(presented: string, storedHash: string | undefined): boolean {
+  const a = Buffer.from(hashSecret(presented), 'hex');
+  const b = Buffer.from(storedHash ?? DUMMY, 'hex');
+  return timingSafeEqual(a, b) && storedHash !== undefined;
+}

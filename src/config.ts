@@ -1,0 +1,107 @@
+import { readFileSync, existsSync } from 'node:fs';
+import path from 'node:path';
+
+/**
+ * Every setting the service reads, with a default that works on a laptop.
+ * Sources, later wins: defaults, `DATA_DIR/config.json` (or CROPWALK_CONFIG), the environment.
+ */
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  adminToken: string | undefined;
+  upstreamUrl: string | undefined;
+  upstreamKey: string | undefined;
+  weatherUrl: string;
+  climateWatchDir: string | undefined;
+  logLevel: LogLevel;
+  /** Cap on any JSON body, bytes. */
+  jsonBodyLimit: number;
+  /** Cap on one uploaded climate or harvest file, bytes. */
+  climateUploadLimit: number;
+  /** Cap on one uploaded clip or photo, bytes. */
+  videoUploadLimit: number;
+  /** Scoring jobs that may run at once. */
+  scoringConcurrency: number;
+  /** Path to a model manifest in models/, or "builtin". */
+  detector: string;
+  /** Failed key attempts per client per minute before 429. */
+  authFailuresPerMinute: number;
+  /** Trust X-Forwarded-* (behind a TLS-terminating proxy). */
+  trustProxy: boolean;
+}
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
+
+const ENV_KEYS: Record<keyof Config, string> = {
+  port: 'PORT',
+  host: 'HOST',
+  dataDir: 'DATA_DIR',
+  adminToken: 'ADMIN_TOKEN',
+  upstreamUrl: 'UPSTREAM_URL',
+  upstreamKey: 'UPSTREAM_KEY',
+  weatherUrl: 'WEATHER_URL',
+  climateWatchDir: 'CLIMATE_WATCH_DIR',
+  logLevel: 'LOG_LEVEL',
+  jsonBodyLimit: 'JSON_BODY_LIMIT',
+  climateUploadLimit: 'CLIMATE_UPLOAD_LIMIT',
+  videoUploadLimit: 'VIDEO_UPLOAD_LIMIT',
+  scoringConcurrency: 'SCORING_CONCURRENCY',
+  detector: 'DETECTOR',
+  authFailuresPerMinute: 'AUTH_FAILURES_PER_MINUTE',
+  trustProxy: 'TRUST_PROXY',
+};
+
+export const DEFAULTS: Config = {
+  port: 8080,
+  host: '0.0.0.0',
+  dataDir: './data',
+  adminToken: undefined,
+  upstreamUrl: undefined,
+  upstreamKey: undefined,
+  weatherUrl: 'https://api.open-meteo.com',
+  climateWatchDir: undefined,
+  logLevel: 'info',
+  jsonBodyLimit: 1024 * 1024,
+  climateUploadLimit: 50 * 1024 * 1024,
+  videoUploadLimit: 2 * 1024 * 1024 * 1024,
+  scoringConcurrency: 1,
+  detector: 'builtin',
+  authFailuresPerMinute: 20,
+  trustProxy: false,
+};
+
+const LOG_LEVELS: LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
+
+function coerce<K extends keyof Config>(key: K, raw: unknown): Config[K] {
+  const fallback = DEFAULTS[key];
+  if (raw === undefined || raw === null || raw === '') return fallback;
+  if (typeof fallback === 'number') {
+    const n = Number(raw);
+    if (!Number.isFinite(n) || n < 0) throw new Error(`setting ${ENV_KEYS[key]} must be a non-negative number, got ${String(raw)}`);
+    return n as Config[K];
+  }
+  if (typeof fallback === 'boolean') return (raw === true || raw === 'true' || raw === '1') as Config[K];
+  if (key === 'logLevel') {
+    if (!LOG_LEVELS.includes(raw as LogLevel)) throw new Error(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+  }
+  return String(raw) as Config[K];
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
+  const dataDir = path.resolve(overrides.dataDir ?? env.DATA_DIR ?? DEFAULTS.dataDir);
+  const file = env.CROPWALK_CONFIG ?? path.join(dataDir, 'config.json');
+  let fromFile: Record<string, unknown> = {};
+  if (existsSync(file)) {
+    fromFile = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+  }
+  const config = { ...DEFAULTS };
+  for (const key of Object.keys(ENV_KEYS) as (keyof Config)[]) {
+    const envName = ENV_KEYS[key];
+    const raw = env[envName] ?? fromFile[envName] ?? fromFile[key];
+    (config as Record<string, unknown>)[key] = coerce(key, raw);
+  }
+  Object.assign(config, overrides);
+  config.dataDir = dataDir;
+  return config;
+}

@@ -1,0 +1,116 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, SyncedColumns } from './schema.js';
+import type { HybridLogicalClock } from './hlc.js';
+import { newId } from './ids.js';
+
+/** Who made a change: a key, the appliance admin token, or the box itself (watcher, jobs). */
+export interface Actor {
+  keyId: string | null;
+  label: string;
+}
+
+export const SYSTEM_ACTOR: Actor = { keyId: null, label: 'system' };
+export const ADMIN_TOKEN_ACTOR: Actor = { keyId: null, label: 'admin-token' };
+
+type AnyRow = SyncedColumns & Record<string, unknown>;
+type Synced = SyncedColumns;
+
+/**
+ * The one write path. Every insert, update and delete of a synced record goes
+ * through a Writer, which stamps the record and appends to the change log in
+ * the same transaction: a crash leaves either both or neither.
+ */
+export interface Writer {
+  readonly trx: Transaction<Database>;
+  readonly actor: Actor;
+  /** The instant of this transaction, ISO 8601 UTC. */
+  readonly now: string;
+  insert<T extends Synced>(table: string, values: Omit<T, keyof SyncedColumns> & Partial<Pick<SyncedColumns, 'id'>> & { organization_id: string }): Promise<T>;
+  update<T extends Synced>(table: string, id: string, patch: Partial<Omit<T, keyof SyncedColumns>>): Promise<{ before: T; after: T }>;
+  remove<T extends Synced>(table: string, id: string): Promise<T | undefined>;
+  /** Deletes every row matching `column IN values`, leaving a tombstone for each. Returns how many. */
+  removeWhereIn(table: string, column: string, values: readonly string[]): Promise<number>;
+  /** Logs a change to a record that is not a synced row (e.g. an import's summary). */
+  log(entry: { organization_id: string | null; entity: string; entity_id: string; op: 'insert' | 'update' | 'delete'; before?: unknown; after?: unknown }): Promise<void>;
+}
+
+const CHUNK = 500;
+
+export class Store {
+  constructor(
+    readonly db: Kysely<Database>,
+    readonly clock: HybridLogicalClock,
+  ) {}
+
+  /** Runs `fn` in one transaction with a Writer bound to it. */
+  async write<R>(actor: Actor, fn: (w: Writer) => Promise<R>): Promise<R> {
+    return this.db.transaction().execute((trx) => fn(this.writer(trx, actor)));
+  }
+
+  private writer(trx: Transaction<Database>, actor: Actor): Writer {
+    const db = trx as unknown as Kysely<any>;
+    const now = new Date().toISOString();
+    const clock = this.clock;
+    const log: Writer['log'] = async (e) => {
+      await db
+        .insertInto('change_log')
+        .values({
+          organization_id: e.organization_id,
+          entity: e.entity,
+          entity_id: e.entity_id,
+          op: e.op,
+          actor_key_id: actor.keyId,
+          actor: actor.label,
+          before: e.before === undefined ? null : JSON.stringify(e.before),
+          after: e.after === undefined ? null : JSON.stringify(e.after),
+          version: clock.now(),
+          at: now,
+        })
+        .execute();
+    };
+
+    return {
+      trx,
+      actor,
+      now,
+      log,
+      async insert(table, values) {
+        const version = clock.now();
+        const row = { ...values, id: values.id ?? newId(), created_at: now, updated_at: now, version } as AnyRow;
+        await db.insertInto(table).values(row).execute();
+        await log({ organization_id: row.organization_id, entity: table, entity_id: row.id, op: 'insert', after: row });
+        return row as any;
+      },
+      async update(table, id, patch) {
+        const before = (await db.selectFrom(table).selectAll().where('id', '=', id).executeTakeFirst()) as AnyRow | undefined;
+        if (!before) throw new Error(`${table} ${id} vanished inside its transaction`);
+        const clean = Object.fromEntries(Object.entries(patch).filter(([k, v]) => v !== undefined && !['id', 'organization_id', 'created_at', 'version'].includes(k)));
+        const after = { ...before, ...clean, updated_at: now, version: clock.now() } as AnyRow;
+        await db.updateTable(table).set({ ...clean, updated_at: after.updated_at, version: after.version }).where('id', '=', id).execute();
+        await log({ organization_id: before.organization_id, entity: table, entity_id: id, op: 'update', before, after });
+        return { before: before as any, after: after as any };
+      },
+      async remove(table, id) {
+        const before = (await db.selectFrom(table).selectAll().where('id', '=', id).executeTakeFirst()) as AnyRow | undefined;
+        if (!before) return undefined;
+        await db.deleteFrom(table).where('id', '=', id).execute();
+        await log({ organization_id: before.organization_id, entity: table, entity_id: id, op: 'delete', before });
+        return before as any;
+      },
+      async removeWhereIn(table, column, values) {
+        let removed = 0;
+        for (let i = 0; i < values.length; i += CHUNK) {
+          const part = values.slice(i, i + CHUNK);
+          const rows = (await db.selectFrom(table).selectAll().where(column, 'in', part).execute()) as AnyRow[];
+          if (!rows.length) continue;
+          for (const before of rows) {
+            await log({ organization_id: before.organization_id, entity: table, entity_id: before.id, op: 'delete', before });
+          }
+          await db.deleteFrom(table).where(column, 'in', part).execute();
+          removed += rows.length;
+        }
+        return removed;
+      },
+    };
+  }
+}

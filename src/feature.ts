@@ -1,0 +1,27 @@
+import type { RouteSpec } from './http/route.js';
+import type { Services } from './services.js';
+
+/**
+ * A kind of record kept under the registry (harvests, climate readings, walks...).
+ * The registry counts and cascades over these without knowing them: a feature
+ * lists its kinds and `GET <level>/contents` and `DELETE ?cascade=true` follow.
+ */
+export interface RecordKind {
+  /** Name in `contents` counts, e.g. "harvests". */
+  name: string;
+  table: string;
+  /** Which registry level the rows hang under, and the column naming it. */
+  scope: 'cycle' | 'greenhouse';
+  column: string;
+  /** Kinds that must be removed before this one (children first); default none. */
+  dependsOn?: string[];
+}
+
+/** A feature module: its routes, its record kinds, and what it runs beside the API. */
+export interface Feature {
+  name: string;
+  routes: RouteSpec[];
+  recordKinds?: RecordKind[];
+  /** Background work (job runner, folder watcher); started after migrations. */
+  start?(services: Services): Promise<void> | void;
+}

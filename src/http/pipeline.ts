@@ -1,0 +1,149 @@
+import type { Context } from 'koa';
+import Router from '@koa/router';
+import { bodyParser } from '@koa/bodyparser';
+import { HttpProblem, notFound, payloadTooLarge, unauthenticated, forbidden, validationFailed } from './problem.js';
+import { compileRoute, validatePart, assertValid, type CompiledRoute, type RouteSpec, type RouteInput } from './route.js';
+import { receiveMultipart, receiveRawBody, cleanupUploads } from './uploads.js';
+import { adminTokenPresented, findActiveKey, isSameOrigin, presentedKey, type Principal } from '../auth/principal.js';
+import { secretMatches } from '../auth/keys.js';
+import { ADMIN_TOKEN_ACTOR, type Actor } from '../db/store.js';
+
+declare module 'koa' {
+  interface DefaultState {
+    principal?: Principal;
+    requestId: string;
+    uploadedFiles?: unknown[];
+  }
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+function clientAddress(ctx: Context): string {
+  return ctx.ip || ctx.req.socket.remoteAddress || 'unknown';
+}
+
+function refuse(ctx: Context, detail: string): never {
+  ctx.services.failures.fail(clientAddress(ctx));
+  throw unauthenticated(detail);
+}
+
+function throttle(ctx: Context): void {
+  const wait = ctx.services.failures.retryAfter(clientAddress(ctx));
+  if (wait > 0) {
+    throw new HttpProblem(429, 'too_many_requests', 'Too many failed credentials from this client; wait before trying again.', { retry_after_seconds: wait }, { 'Retry-After': String(wait) });
+  }
+}
+
+async function authenticate(ctx: Context, route: CompiledRoute, params: Record<string, string>): Promise<Principal | undefined> {
+  if (route.auth === 'none') return undefined;
+  throttle(ctx);
+  if (route.auth === 'admin-token') {
+    const token = adminTokenPresented(ctx);
+    if (!token || !secretMatches(token, ctx.services.adminToken.hash)) refuse(ctx, 'The appliance admin token is required (Authorization: Bearer <token> or X-Admin-Token).');
+    return { kind: 'admin-token' };
+  }
+  const headerOnly = route.auth === 'header-key';
+  if (headerOnly && (ctx.query.api_key !== undefined || ctx.query.key !== undefined)) {
+    refuse(ctx, 'This operation takes the key in a header only (X-API-Key or Authorization: Bearer), never in the query.');
+  }
+  const presented = presentedKey(ctx, !headerOnly);
+  if (!presented) {
+    refuse(ctx, headerOnly && ctx.cookies.get('service_key') ? 'This operation takes the key in a header only (X-API-Key or Authorization: Bearer), not the session cookie.' : 'An API key is required (X-API-Key, Authorization: Bearer, or the service_key session cookie).');
+  }
+  const key = await findActiveKey(ctx.services.db, presented!.value);
+  if (!key) refuse(ctx, 'The API key is unknown or revoked.');
+  const principal: Principal = { kind: 'key', keyId: key!.id, organizationId: key!.organization_id, role: key!.role, name: key!.name, source: presented!.source };
+  if (principal.source === 'cookie' && !SAFE_METHODS.has(ctx.method) && !isSameOrigin(ctx)) {
+    throw forbidden('A request authenticated by the session cookie alone must come from this origin.');
+  }
+  if (params.organization_id !== undefined && params.organization_id !== principal.organizationId) {
+    throw notFound('organization');
+  }
+  if (route.auth === 'admin' && principal.role !== 'admin') {
+    throw forbidden('This operation needs an admin key.');
+  }
+  return principal;
+}
+
+export function actorOf(principal: Principal | undefined): Actor {
+  if (!principal) return { keyId: null, label: 'anonymous' };
+  if (principal.kind === 'admin-token') return ADMIN_TOKEN_ACTOR;
+  return { keyId: principal.keyId, label: `key:${principal.keyId}` };
+}
+
+const jsonBody = (limit: number) =>
+  bodyParser({ enableTypes: ['json'], jsonLimit: limit, encoding: 'utf-8', jsonStrict: true, onError: (err: any) => { throw err; } } as any);
+
+async function readJsonBody(ctx: Context): Promise<unknown> {
+  const hasBody = Number(ctx.get('content-length') || 0) > 0 || ctx.get('transfer-encoding') !== '';
+  if (!hasBody) return undefined;
+  if (!ctx.is('application/json', 'application/*+json')) {
+    throw new HttpProblem(415, 'unsupported_media_type', 'This operation takes an application/json body.');
+  }
+  try {
+    await jsonBody(ctx.services.config.jsonBodyLimit)(ctx as any, async () => undefined);
+  } catch (err: any) {
+    if (err?.status === 413 || err?.type === 'entity.too.large') throw payloadTooLarge(ctx.services.config.jsonBodyLimit);
+    throw validationFailed([{ in: 'body', name: '(body)', message: 'is not valid JSON' }], 'The body is not valid JSON.');
+  }
+  return (ctx.request as any).body;
+}
+
+function run(route: CompiledRoute) {
+  return async (ctx: Context) => {
+    const params = { ...(ctx.params as Record<string, string>) };
+    try {
+      const principal = await authenticate(ctx, route, params);
+      ctx.state.principal = principal;
+
+      const query = { ...ctx.query } as Record<string, unknown>;
+      const headers = route.headers ? Object.fromEntries(Object.keys(route.headers.properties).filter((h) => ctx.get(h) !== '').map((h) => [h, ctx.get(h)])) : {};
+      const errors = [...validatePart('path', route.validators.params, params), ...validatePart('query', route.validators.query, query), ...validatePart('header', route.validators.headers, headers)];
+
+      const input: RouteInput = { params, query, headers, body: undefined, files: [] };
+      if (route.multipart) {
+        assertValid(errors);
+        const { fields, files } = await receiveMultipart(ctx, route.multipart, ctx.services.config.dataDir);
+        errors.push(...validatePart('body', route.validators.fields, fields));
+        for (const f of route.multipart.files) {
+          if (f.required && !files.some((u) => u.fieldname === f.name)) errors.push({ in: 'body', name: f.name, message: 'is required (a file part)' });
+        }
+        input.body = fields;
+        input.files = files;
+      } else if (route.rawBody) {
+        assertValid(errors);
+        input.rawFile = await receiveRawBody(ctx, route.rawBody, ctx.services.config.dataDir);
+      } else if (route.body) {
+        const body = await readJsonBody(ctx);
+        input.body = body === undefined ? {} : body;
+        errors.push(...validatePart('body', route.validators.body, input.body));
+      }
+      assertValid(errors);
+
+      const result = await route.handler(ctx, input);
+      if (result !== undefined) {
+        ctx.status = route.successStatus;
+        ctx.body = result;
+        const check = ctx.services.validateResponses ? route.validators.responses.get(route.successStatus) : undefined;
+        if (check && !check(JSON.parse(JSON.stringify(result)))) {
+          ctx.services.log.error('response does not match its schema', { operation: route.operationId, errors: check.errors });
+          throw new Error(`response of ${route.operationId} does not match its schema: ${JSON.stringify(check.errors)}`);
+        }
+      }
+    } finally {
+      await cleanupUploads(ctx);
+    }
+  };
+}
+
+export function mountRoutes(router: Router, specs: RouteSpec[]): CompiledRoute[] {
+  const compiled = specs.map(compileRoute);
+  const seen = new Set<string>();
+  for (const route of compiled) {
+    const key = `${route.method} ${route.path}`;
+    if (seen.has(key)) throw new Error(`route declared twice: ${key}`);
+    seen.add(key);
+    router.register(route.koaPath, [route.method.toUpperCase()], run(route), { name: route.operationId });
+  }
+  return compiled;
+}

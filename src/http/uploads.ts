@@ -1,0 +1,96 @@
+import { createWriteStream, mkdirSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import type { Context } from 'koa';
+import multerModule from '@koa/multer';
+import { newId } from '../db/ids.js';
+import { HttpProblem, payloadTooLarge, validationFailed } from './problem.js';
+import type { MultipartSpec, RawBodySpec, UploadedFile } from './route.js';
+
+const multer = multerModule as unknown as any;
+
+/**
+ * Uploads stream to disk under DATA_DIR/uploads/incoming with names the box
+ * makes (never the client's), under a size cap checked while streaming, and are
+ * removed after the request unless the handler moved them somewhere permanent.
+ */
+export function incomingDir(dataDir: string): string {
+  const dir = path.join(dataDir, 'uploads', 'incoming');
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+function mapMulterError(err: any, limit: number): HttpProblem {
+  switch (err?.code) {
+    case 'LIMIT_FILE_SIZE':
+      return payloadTooLarge(limit);
+    case 'LIMIT_FILE_COUNT':
+    case 'LIMIT_UNEXPECTED_FILE':
+      return validationFailed([{ in: 'body', name: err.field ?? 'file', message: 'unexpected file field, or too many files in it' }]);
+    case 'LIMIT_FIELD_VALUE':
+    case 'LIMIT_FIELD_COUNT':
+    case 'LIMIT_FIELD_KEY':
+    case 'LIMIT_PART_COUNT':
+      return new HttpProblem(413, 'payload_too_large', 'A form field is too large, or there are too many fields.');
+    default:
+      return new HttpProblem(400, 'malformed_multipart', `The multipart body could not be read: ${err?.message ?? 'unknown error'}.`);
+  }
+}
+
+export async function receiveMultipart(ctx: Context, spec: MultipartSpec, dataDir: string): Promise<{ fields: Record<string, unknown>; files: UploadedFile[] }> {
+  if (!ctx.is('multipart/form-data')) {
+    throw new HttpProblem(415, 'unsupported_media_type', 'This operation takes a multipart/form-data body.');
+  }
+  const limit = spec.limitBytes(ctx);
+  const dir = incomingDir(dataDir);
+  const upload = multer({
+    storage: multer.diskStorage({ destination: dir, filename: (_req: unknown, _file: unknown, cb: (e: null, n: string) => void) => cb(null, newId()) }),
+    limits: { fileSize: limit, files: spec.files.reduce((n, f) => n + f.maxCount, 0), fields: 50, fieldSize: 256 * 1024, parts: 100 },
+  }).fields(spec.files.map((f) => ({ name: f.name, maxCount: f.maxCount })));
+  try {
+    await upload(ctx, async () => undefined);
+  } catch (err) {
+    throw mapMulterError(err, limit);
+  }
+  const byField = (ctx.request as any).files as Record<string, UploadedFile[]> | undefined;
+  const files: UploadedFile[] = [];
+  for (const f of spec.files) for (const file of byField?.[f.name] ?? []) files.push(file);
+  ctx.state.uploadedFiles = files;
+  const fields = { ...((ctx.request as any).body ?? {}) } as Record<string, unknown>;
+  return { fields, files };
+}
+
+/** Spools a raw request body (e.g. a climate file posted by a script) to disk under the cap. */
+export async function receiveRawBody(ctx: Context, spec: RawBodySpec, dataDir: string): Promise<UploadedFile> {
+  const limit = spec.limitBytes(ctx);
+  const declared = Number(ctx.get('content-length') || 0);
+  if (declared > limit) throw payloadTooLarge(limit);
+  const file = path.join(incomingDir(dataDir), newId());
+  const out = createWriteStream(file, { mode: 0o600 });
+  let size = 0;
+  const uploaded: UploadedFile = { fieldname: 'body', originalname: ctx.get('x-file-name') || 'upload', path: file, size: 0, mimetype: ctx.get('content-type') || 'application/octet-stream' };
+  ctx.state.uploadedFiles = [uploaded];
+  await new Promise<void>((resolve, reject) => {
+    ctx.req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        ctx.req.unpipe(out);
+        ctx.req.pause();
+        out.destroy();
+        reject(payloadTooLarge(limit));
+        return;
+      }
+    });
+    ctx.req.on('error', reject);
+    out.on('error', reject);
+    out.on('finish', () => resolve());
+    ctx.req.pipe(out);
+  });
+  uploaded.size = size;
+  return uploaded;
+}
+
+export async function cleanupUploads(ctx: Context): Promise<void> {
+  const files = (ctx.state.uploadedFiles ?? []) as UploadedFile[];
+  await Promise.all(files.map((f) => rm(f.path, { force: true })));
+}

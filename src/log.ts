@@ -1,0 +1,41 @@
+import type { LogLevel } from './config.js';
+
+const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
+
+/** Field names whose values never reach a log line, whatever logs them. */
+const SECRET_FIELDS = /^(api_key|apikey|x-api-key|authorization|x-admin-token|cookie|set-cookie|token|admin_token|password|secret)$/i;
+
+export interface Logger {
+  debug(msg: string, fields?: Record<string, unknown>): void;
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+  child(fields: Record<string, unknown>): Logger;
+}
+
+function redact(fields: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(fields)) {
+    if (SECRET_FIELDS.test(k)) out[k] = '[redacted]';
+    else if (v instanceof Error) out[k] = { name: v.name, message: v.message, stack: v.stack };
+    else if (v && typeof v === 'object' && !Array.isArray(v)) out[k] = redact(v as Record<string, unknown>);
+    else out[k] = v;
+  }
+  return out;
+}
+
+/** One JSON line per event, on stdout (systemd's journal keeps it). */
+export function createLogger(level: LogLevel, base: Record<string, unknown> = {}, write: (line: string) => void = (l) => process.stdout.write(l + '\n')): Logger {
+  const threshold = ORDER[level];
+  const emit = (lvl: Exclude<LogLevel, 'silent'>, msg: string, fields?: Record<string, unknown>) => {
+    if (ORDER[lvl] < threshold) return;
+    write(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...redact({ ...base, ...fields }) }));
+  };
+  return {
+    debug: (m, f) => emit('debug', m, f),
+    info: (m, f) => emit('info', m, f),
+    warn: (m, f) => emit('warn', m, f),
+    error: (m, f) => emit('error', m, f),
+    child: (fields) => createLogger(level, { ...base, ...fields }, write),
+  };
+}

@@ -1,0 +1,125 @@
+import type { Db } from '../db/database.js';
+import type { Writer } from '../db/store.js';
+import type { RecordKind } from '../feature.js';
+import { conflict, fieldError, notFound } from '../http/problem.js';
+import { LEVELS, LEVEL_ORDER, type Level, type LevelName } from './levels.js';
+
+type Row = Record<string, any>;
+
+/** Rules that span fields, checked on the merged record (create and patch alike). */
+export function checkLevelRules(level: Level, merged: Row): void {
+  if (level.name === 'greenhouse') {
+    const hasLat = merged.latitude !== null && merged.latitude !== undefined;
+    const hasLon = merged.longitude !== null && merged.longitude !== undefined;
+    if (hasLat !== hasLon) throw fieldError('body', hasLat ? 'longitude' : 'latitude', 'latitude and longitude are given together (both, or neither)');
+  }
+  if (level.name === 'cycle' && merged.ended_on && merged.started_on && merged.ended_on < merged.started_on) {
+    throw fieldError('body', 'ended_on', 'must not be before started_on');
+  }
+}
+
+export async function createLevel(w: Writer, level: Level, parents: Record<string, string>, input: Row): Promise<Row> {
+  const values: Row = { organization_id: parents.organization_id };
+  for (const p of level.parentIds) values[p] = parents[p];
+  for (const f of Object.keys(level.fields)) values[f] = input[f] ?? null;
+  checkLevelRules(level, values);
+  return w.insert(level.table, values as any);
+}
+
+export async function updateLevel(w: Writer, level: Level, current: Row, patch: Row): Promise<Row> {
+  const changes = Object.fromEntries(Object.entries(patch).filter(([k]) => k in level.fields));
+  for (const r of level.required) {
+    if (r in changes && changes[r] === null) throw fieldError('body', r, 'cannot be cleared');
+  }
+  checkLevelRules(level, { ...current, ...changes });
+  const { after } = await w.update(level.table, current.id, changes);
+  return after;
+}
+
+/** The levels below `level`, nearest first. */
+function levelsBelow(level: LevelName): Level[] {
+  return LEVEL_ORDER.slice(LEVEL_ORDER.indexOf(level) + 1).map((n) => LEVELS[n]);
+}
+
+/** Column that ties a lower level's rows to the level being counted. */
+function ownerColumn(level: Level): string {
+  return level.idName;
+}
+
+/** Ids of the cycles / greenhouses at or under a level. */
+async function idsUnder(db: Db, level: Level, id: string, target: 'cycles' | 'greenhouses'): Promise<string[]> {
+  if (level.table === target) return [id];
+  const targetLevel = target === 'cycles' ? LEVELS.cycle : LEVELS.greenhouse;
+  if (LEVEL_ORDER.indexOf(targetLevel.name) < LEVEL_ORDER.indexOf(level.name)) return [];
+  const rows = await (db as any).selectFrom(target).select('id').where(ownerColumn(level), '=', id).execute();
+  return rows.map((r: { id: string }) => r.id);
+}
+
+/**
+ * Counts everything under a level: the lower levels and every registered kind
+ * of record. For a farm this is exactly what a cascading delete removes.
+ */
+export async function levelContents(db: Db, kinds: RecordKind[], level: Level, id: string): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  for (const below of levelsBelow(level.name)) {
+    const r = await (db as any).selectFrom(below.table).select((eb: any) => eb.fn.countAll().as('n')).where(ownerColumn(level), '=', id).executeTakeFirst();
+    counts[below.plural] = Number(r?.n ?? 0);
+  }
+  const cycles = await idsUnder(db, level, id, 'cycles');
+  const greenhouses = await idsUnder(db, level, id, 'greenhouses');
+  for (const kind of kinds) {
+    const owners = kind.scope === 'cycle' ? cycles : greenhouses;
+    let n = 0;
+    for (let i = 0; i < owners.length; i += 500) {
+      const part = owners.slice(i, i + 500);
+      const r = await (db as any).selectFrom(kind.table).select((eb: any) => eb.fn.countAll().as('n')).where(kind.column, 'in', part).executeTakeFirst();
+      n += Number(r?.n ?? 0);
+    }
+    counts[kind.name] = (counts[kind.name] ?? 0) + n;
+  }
+  return counts;
+}
+
+/** Record kinds in an order where a kind comes before the kinds it depends on. */
+function deletionOrder(kinds: RecordKind[]): RecordKind[] {
+  const out: RecordKind[] = [];
+  const visit = (k: RecordKind, stack: Set<string>) => {
+    if (out.includes(k)) return;
+    if (stack.has(k.name)) throw new Error(`record kinds depend on each other in a cycle: ${k.name}`);
+    stack.add(k.name);
+    // Kinds that depend on k (hold references to it) go first.
+    for (const other of kinds) if (other.dependsOn?.includes(k.name)) visit(other, stack);
+    stack.delete(k.name);
+    out.push(k);
+  };
+  for (const k of kinds) visit(k, new Set());
+  return out;
+}
+
+/**
+ * Deletes a level. While it holds anything the answer is 409 with the counts;
+ * with `cascade` everything under it goes too, each row leaving a tombstone,
+ * all inside the caller's single transaction.
+ */
+export async function deleteLevel(w: Writer, kinds: RecordKind[], level: Level, id: string, cascade: boolean): Promise<Record<string, number>> {
+  const db = w.trx as unknown as Db;
+  const counts = await levelContents(db, kinds, level, id);
+  const holds = Object.values(counts).some((n) => n > 0);
+  if (holds && !cascade) {
+    throw conflict(`The ${level.label} is not empty; delete with cascade=true to remove it and everything it holds.`, { counts });
+  }
+  if (holds) {
+    const cycles = await idsUnder(db, level, id, 'cycles');
+    const greenhouses = await idsUnder(db, level, id, 'greenhouses');
+    for (const kind of deletionOrder(kinds)) {
+      await w.removeWhereIn(kind.table, kind.column, kind.scope === 'cycle' ? cycles : greenhouses);
+    }
+    for (const below of levelsBelow(level.name).reverse()) {
+      const rows = await (db as any).selectFrom(below.table).select('id').where(ownerColumn(level), '=', id).execute();
+      await w.removeWhereIn(below.table, 'id', rows.map((r: { id: string }) => r.id));
+    }
+  }
+  const removed = await w.remove(level.table, id);
+  if (!removed) throw notFound(level.label);
+  return counts;
+}

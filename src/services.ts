@@ -1,0 +1,45 @@
+import type SQLite from 'better-sqlite3';
+import type { Config } from './config.js';
+import type { Logger } from './log.js';
+import type { Db } from './db/database.js';
+import type { Store } from './db/store.js';
+import type { HybridLogicalClock } from './db/hlc.js';
+import type { AdminToken } from './auth/admin-token.js';
+import type { FailureLimiter } from './auth/failures.js';
+import type { RecordKind } from './feature.js';
+
+/**
+ * What a request handler may reach. Built once at start (src/app.ts) and
+ * hung on every Koa context as `ctx.services`.
+ */
+export interface Services {
+  config: Config;
+  log: Logger;
+  db: Db;
+  sqlite: SQLite.Database;
+  store: Store;
+  clock: HybridLogicalClock;
+  adminToken: AdminToken;
+  failures: FailureLimiter;
+  /** Every kind of record features keep under the registry (contents, cascade). */
+  recordKinds: RecordKind[];
+  /** Check the response bodies against their schemas (on in tests). */
+  validateResponses: boolean;
+  /** Health probes features add: each says whether its part can run. */
+  healthChecks: HealthCheck[];
+  /** Called on shutdown, in reverse order of registration. */
+  onClose: (() => Promise<void> | void)[];
+}
+
+export interface HealthCheck {
+  name: string;
+  check(): Promise<{ ok: boolean; detail: Record<string, unknown> }>;
+  /** A failing critical check makes /api/health answer 503. */
+  critical: boolean;
+}
+
+declare module 'koa' {
+  interface DefaultContext {
+    services: Services;
+  }
+}

@@ -1,0 +1,38 @@
+import { DateTime } from 'luxon';
+
+/**
+ * Instants arrive as ISO 8601; one without an offset is wall-clock time in the
+ * greenhouse's IANA zone (conventions.md). A wall time that does not exist in
+ * that zone (the spring-forward gap) is refused rather than silently shifted.
+ */
+const HAS_OFFSET = /(Z|[+-]\d{2}:?\d{2})$/i;
+const ISO_LOCAL = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?)?$/;
+
+export type InstantResult = { ok: true; utc: string; local: DateTime } | { ok: false; message: string };
+
+export function parseInstant(text: string, zone: string): InstantResult {
+  const trimmed = text.trim();
+  if (HAS_OFFSET.test(trimmed)) {
+    const d = DateTime.fromISO(trimmed.replace(' ', 'T'), { setZone: true });
+    if (!d.isValid) return { ok: false, message: 'must be an ISO 8601 time, e.g. 2026-03-01T14:00:00+01:00' };
+    return { ok: true, utc: d.toUTC().toISO()!, local: d.setZone(zone) };
+  }
+  if (!ISO_LOCAL.test(trimmed)) return { ok: false, message: 'must be an ISO 8601 time, e.g. 2026-03-01T14:00:00+01:00 (without an offset it is read in the greenhouse time zone)' };
+  const d = DateTime.fromISO(trimmed.replace(' ', 'T'), { zone });
+  if (!d.isValid) return { ok: false, message: 'must be an ISO 8601 time' };
+  // luxon moves a nonexistent wall time forward; detect it by formatting back.
+  const roundTrip = d.toFormat(trimmed.length <= 10 ? 'yyyy-MM-dd' : "yyyy-MM-dd'T'HH:mm");
+  if (!trimmed.replace(' ', 'T').startsWith(roundTrip)) {
+    return { ok: false, message: `does not exist in ${zone} (the clock skips that hour when summer time starts)` };
+  }
+  return { ok: true, utc: d.toUTC().toISO()!, local: d };
+}
+
+/** Presents a stored UTC instant on the greenhouse's clock, with its offset. */
+export function presentInstant(utcIso: string, zone: string): string {
+  return DateTime.fromISO(utcIso, { zone: 'utc' }).setZone(zone).toISO({ suppressMilliseconds: true })!;
+}
+
+export function nowUtc(): string {
+  return new Date().toISOString();
+}

@@ -1,0 +1,69 @@
+import { DateTime } from 'luxon';
+
+/**
+ * ISO 8601 weeks (Monday to Sunday, ISO week-numbering year). Requests name a
+ * week by its label (`2026-W07`) or by any date of it (`2026-02-11`); answers
+ * always use the label (conventions.md, "Time and weeks").
+ */
+export interface IsoWeek {
+  label: string;
+  year: number;
+  week: number;
+  /** Monday, YYYY-MM-DD. */
+  start: string;
+  /** Sunday, YYYY-MM-DD. */
+  end: string;
+}
+
+export const WEEK_FORMS = 'a week label such as 2026-W07, or a date of that week as YYYY-MM-DD';
+export const WEEK_PATTERN = '^(\\d{4}-W\\d{2}|\\d{4}-\\d{2}-\\d{2})$';
+
+const LABEL = /^(\d{4})-W(\d{2})$/;
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+function fromDateTime(d: DateTime): IsoWeek {
+  const monday = d.startOf('week');
+  return {
+    label: `${d.weekYear}-W${String(d.weekNumber).padStart(2, '0')}`,
+    year: d.weekYear,
+    week: d.weekNumber,
+    start: monday.toISODate()!,
+    end: monday.plus({ days: 6 }).toISODate()!,
+  };
+}
+
+/** Parses a week label or date; null when the text is neither (the caller answers 422 naming WEEK_FORMS). */
+export function parseWeek(input: string): IsoWeek | null {
+  const label = LABEL.exec(input);
+  if (label) {
+    const year = Number(label[1]);
+    const week = Number(label[2]);
+    const d = DateTime.fromObject({ weekYear: year, weekNumber: week, weekday: 1 }, { zone: 'UTC' });
+    // luxon rolls week 53 of a 52-week year into the next year: refuse it instead.
+    if (!d.isValid || d.weekYear !== year || d.weekNumber !== week) return null;
+    return fromDateTime(d);
+  }
+  if (DATE.test(input)) return weekOfDate(input);
+  return null;
+}
+
+/** The ISO week a calendar date (YYYY-MM-DD) falls in; null for an impossible date. */
+export function weekOfDate(date: string): IsoWeek | null {
+  const d = DateTime.fromISO(date, { zone: 'UTC' });
+  if (!d.isValid || !DATE.test(date)) return null;
+  return fromDateTime(d);
+}
+
+/** The week `n` weeks after `week` (negative goes back). */
+export function addWeeks(week: IsoWeek, n: number): IsoWeek {
+  return fromDateTime(DateTime.fromISO(week.start, { zone: 'UTC' }).plus({ weeks: n }));
+}
+
+/** The week an instant falls in, read on the greenhouse's clock. */
+export function weekOfInstant(instantIso: string, zone: string): IsoWeek {
+  return fromDateTime(DateTime.fromISO(instantIso, { setZone: true }).setZone(zone));
+}
+
+export function isValidDate(date: string): boolean {
+  return DATE.test(date) && DateTime.fromISO(date, { zone: 'UTC' }).isValid;
+}

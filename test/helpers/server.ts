@@ -1,0 +1,120 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createApp, type App, type AppOptions } from '../../src/app.js';
+import { createLogger } from '../../src/log.js';
+import type { Config } from '../../src/config.js';
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
+
+export interface TestServer {
+  app: App;
+  base: string;
+  dataDir: string;
+  /** fetch against the server; JSON bodies are encoded and decoded for you. */
+  request(method: string, url: string, options?: { body?: unknown; headers?: Record<string, string>; key?: string; admin?: boolean; raw?: BodyInit }): Promise<TestResponse>;
+  close(): Promise<void>;
+}
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  body: any;
+  text: string;
+}
+
+/**
+ * A real server on port 0 over a fresh SQLite file in a temp DATA_DIR, one per
+ * test file (conventions of the test suite). Response bodies are checked
+ * against their schemas.
+ */
+export async function startServer(t: { teardown(fn: () => unknown): void }, config: Partial<Config> = {}, options: Partial<AppOptions> = {}): Promise<TestServer> {
+  const dataDir = config.dataDir ?? mkdtempSync(path.join(tmpdir(), 'cropwalk-test-'));
+  const lines: string[] = [];
+  const app = await createApp({
+    config: { adminToken: ADMIN_TOKEN, logLevel: 'info', ...config, dataDir },
+    env: {},
+    logger: createLogger('info', {}, (l) => lines.push(l)),
+    validateResponses: true,
+    ...options,
+  });
+  const server = await app.listen(0, '127.0.0.1');
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  const base = `http://127.0.0.1:${port}`;
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    await app.close();
+    if (!config.dataDir) rmSync(dataDir, { recursive: true, force: true });
+  };
+  t.teardown(close);
+  return {
+    app,
+    base,
+    dataDir,
+    logLines: lines,
+    async request(method, url, opts = {}) {
+      const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+      if (opts.key) headers['x-api-key'] = opts.key;
+      if (opts.admin) headers.authorization = `Bearer ${ADMIN_TOKEN}`;
+      let body: BodyInit | undefined = opts.raw;
+      if (opts.body !== undefined) {
+        headers['content-type'] ??= 'application/json';
+        body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+      }
+      const res = await fetch(base + url, { method, headers, body });
+      const text = await res.text();
+      let parsed: unknown = text;
+      if ((res.headers.get('content-type') ?? '').includes('json') && text) parsed = JSON.parse(text);
+      return { status: res.status, headers: res.headers, body: parsed, text };
+    },
+    close,
+  } as TestServer & { logLines: string[] };
+}
+
+/** Creates an organization with the admin token; returns its id and first admin key. */
+export async function createOrg(s: TestServer, name = 'Test Growers'): Promise<{ orgId: string; adminKey: string; adminKeyId: string }> {
+  const r = await s.request('POST', '/api/organizations', { admin: true, body: { name } });
+  if (r.status !== 201) throw new Error(`create org failed: ${r.status} ${r.text}`);
+  return { orgId: r.body.organization_id, adminKey: r.body.key.api_key, adminKeyId: r.body.key.key_id };
+}
+
+export interface Tree {
+  orgId: string;
+  adminKey: string;
+  farmId: string;
+  greenhouseId: string;
+  rowId: string;
+  cycleId: string;
+  /** Path of the crop cycle: {cycle} of interface.md. */
+  cyclePath: string;
+  greenhousePath: string;
+}
+
+/** An organization with one farm > greenhouse > row > crop cycle. */
+export async function createTree(s: TestServer, options: { timeZone?: string; startedOn?: string } = {}): Promise<Tree> {
+  const { orgId, adminKey } = await createOrg(s);
+  const post = async (url: string, body: unknown) => {
+    const r = await s.request('POST', url, { key: adminKey, body });
+    if (r.status !== 201) throw new Error(`POST ${url}: ${r.status} ${r.text}`);
+    return r.body;
+  };
+  const org = `/api/organizations/${orgId}`;
+  const farm = await post(`${org}/farms`, { name: 'Farm' });
+  const gh = await post(`${org}/farms/${farm.farm_id}/greenhouses`, { name: 'GH 1', time_zone: options.timeZone ?? 'Europe/Amsterdam', latitude: 52.0, longitude: 4.3 });
+  const greenhousePath = `${org}/farms/${farm.farm_id}/greenhouses/${gh.greenhouse_id}`;
+  const row = await post(`${greenhousePath}/rows`, { name: 'Row 1' });
+  const cycle = await post(`${greenhousePath}/rows/${row.row_id}/cycles`, { name: '2026 tomatoes', started_on: options.startedOn ?? '2026-01-05', plants_per_m2: 2.5, stems_per_m2: 3.3 });
+  return {
+    orgId,
+    adminKey,
+    farmId: farm.farm_id,
+    greenhouseId: gh.greenhouse_id,
+    rowId: row.row_id,
+    cycleId: cycle.cycle_id,
+    greenhousePath,
+    cyclePath: `${greenhousePath}/rows/${row.row_id}/cycles/${cycle.cycle_id}`,
+  };
+}
