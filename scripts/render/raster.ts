@@ -1,0 +1,310 @@
+// Draws one frame of a scene into an RGB buffer and measures, through an object-id
+// buffer, how much of each fruit the camera actually sees (leaves and nearer fruit hide some).
+import type { Box } from '../../src/scoring/types.js';
+import type { Scene, SceneFruit, SceneLeaf, SceneStem } from './scene.js';
+import type { UsdaStage } from './truth.js';
+
+const STAGE_RGB: Record<UsdaStage, [number, number, number]> = {
+  green: [88, 152, 58],
+  breaker: [165, 172, 72],
+  turning: [214, 158, 68],
+  pink: [228, 118, 88],
+  light_red: [224, 78, 58],
+  red: [198, 36, 30],
+};
+
+const LEAF_ID = -2;
+const STEM_ID = -3;
+const BACKGROUND_ID = -1;
+
+export interface RasterOptions {
+  width: number;
+  height: number;
+  /** Pixels per world metre. */
+  ppm: number;
+  /** Overall light level: 1 is a bright day, ~0.35 a dull evening. */
+  light: number;
+  /** Sensor noise standard deviation in 8-bit levels. */
+  noise: number;
+  /** Horizontal motion-blur length in pixels (0 for none). */
+  blurPx: number;
+}
+
+export interface FrameObject {
+  id: number;
+  box: Box;
+  visible: number;
+}
+
+export interface FrameVisibility {
+  fruit: FrameObject[];
+  stems: FrameObject[];
+  plants: FrameObject[];
+}
+
+export class FrameRasterizer {
+  readonly rgb: Uint8ClampedArray;
+  private readonly ids: Int32Array;
+  private readonly rowBase: Float32Array;
+  private readonly colFactor: Float32Array;
+  private readonly noiseTable: Float32Array;
+  private readonly blurRow: Float32Array;
+  private frameCounter = 0;
+
+  constructor(
+    private readonly scene: Scene,
+    private readonly o: RasterOptions,
+  ) {
+    this.rgb = new Uint8ClampedArray(o.width * o.height * 3);
+    this.ids = new Int32Array(o.width * o.height);
+    // Greenhouse background: bright glass roof fading into dark foliage of the next rows.
+    this.rowBase = new Float32Array(o.height * 3);
+    for (let y = 0; y < o.height; y++) {
+      const t = y / Math.max(1, o.height - 1);
+      this.rowBase[y * 3] = (150 - 95 * t) * o.light;
+      this.rowBase[y * 3 + 1] = (165 - 92 * t) * o.light;
+      this.rowBase[y * 3 + 2] = (150 - 105 * t) * o.light;
+    }
+    this.colFactor = new Float32Array(o.width);
+    this.noiseTable = new Float32Array(1 << 16);
+    let seed = 12345;
+    for (let i = 0; i < this.noiseTable.length; i++) {
+      // Cheap deterministic pseudo-normal: sum of uniforms (Irwin–Hall), scaled to unit variance.
+      let s = 0;
+      for (let k = 0; k < 4; k++) {
+        seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+        s += seed / 4294967296;
+      }
+      this.noiseTable[i] = (s - 2) * Math.sqrt(3) * o.noise;
+    }
+    this.blurRow = new Float32Array(o.width * 3);
+  }
+
+  private valueNoise(u: number): number {
+    const n = this.scene.backgroundNoise;
+    const i = Math.floor(u);
+    const f = u - i;
+    const a = n[((i % n.length) + n.length) % n.length]!;
+    const b = n[(((i + 1) % n.length) + n.length) % n.length]!;
+    const s = f * f * (3 - 2 * f);
+    return a + (b - a) * s;
+  }
+
+  /** Renders the view whose left edge is at world x = camX. */
+  render(camX: number): FrameVisibility {
+    const { width: W, height: H, ppm, light } = this.o;
+    const rgb = this.rgb;
+    const ids = this.ids;
+    const viewWidth = W / ppm;
+
+    // Background moves at a parallax of 0.35: it is further away than the crop.
+    for (let x = 0; x < W; x++) {
+      const far = (camX * 0.35 + x / ppm) * 1;
+      this.colFactor[x] = 0.62 + 0.3 * this.valueNoise(far * 7) + 0.12 * this.valueNoise(far * 29);
+    }
+    for (let y = 0; y < H; y++) {
+      const r = this.rowBase[y * 3]!, g = this.rowBase[y * 3 + 1]!, b = this.rowBase[y * 3 + 2]!;
+      let p = y * W * 3;
+      for (let x = 0; x < W; x++, p += 3) {
+        const f = this.colFactor[x]!;
+        rgb[p] = r * f;
+        rgb[p + 1] = g * f;
+        rgb[p + 2] = b * f;
+      }
+    }
+    ids.fill(BACKGROUND_ID);
+
+    const lo = camX - 0.4;
+    const hi = camX + viewWidth + 0.4;
+    const leaves = this.scene.leaves.filter((l) => l.x > lo && l.x < hi);
+    const stems = this.scene.stems.filter((s) => s.x0 > lo && s.x0 < hi);
+    const fruit = this.scene.fruit
+      .filter((f) => f.x > lo && f.x < hi)
+      .sort((a, b) => a.depth - b.depth);
+
+    for (const leaf of leaves) if (!leaf.front) this.drawLeaf(leaf, camX);
+    for (const stem of stems) this.drawStem(stem, camX);
+    for (const f of fruit) this.drawFruit(f, camX);
+    for (const leaf of leaves) if (leaf.front) this.drawLeaf(leaf, camX);
+
+    const visibility = this.measure(camX, fruit, stems, leaves);
+    if (this.o.blurPx >= 2) this.motionBlur(Math.round(this.o.blurPx));
+    if (this.o.noise > 0) {
+      const off = (this.frameCounter++ * 7919) & 0xffff;
+      const t = this.noiseTable;
+      for (let i = 0; i < rgb.length; i++) rgb[i] = rgb[i]! + t[(i + off) & 0xffff]!;
+    }
+    void light;
+    return visibility;
+  }
+
+  private drawStem(stem: SceneStem, camX: number): void {
+    const { width: W, height: H, ppm, light } = this.o;
+    const half = (stem.width * ppm) / 2;
+    for (let y = 0; y < H; y++) {
+      const cx = (stem.x0 + (stem.slope * y) / ppm - camX) * ppm;
+      const x0 = Math.max(0, Math.floor(cx - half));
+      const x1 = Math.min(W - 1, Math.ceil(cx + half));
+      for (let x = x0; x <= x1; x++) {
+        const u = (x + 0.5 - cx) / half;
+        if (u < -1 || u > 1) continue;
+        const shade = (0.5 + 0.5 * Math.sqrt(1 - u * u) - 0.15 * u) * light;
+        const p = (y * W + x) * 3;
+        this.rgb[p] = 95 * shade;
+        this.rgb[p + 1] = 142 * shade;
+        this.rgb[p + 2] = 62 * shade;
+        this.ids[y * W + x] = STEM_ID;
+      }
+    }
+  }
+
+  private drawLeaf(leaf: SceneLeaf, camX: number): void {
+    const { width: W, height: H, ppm, light } = this.o;
+    const cx = (leaf.x - camX) * ppm;
+    const cy = leaf.y * ppm;
+    const a = leaf.a * ppm;
+    const b = leaf.b * ppm;
+    const cos = Math.cos(leaf.angle);
+    const sin = Math.sin(leaf.angle);
+    const ex = Math.sqrt(a * a * cos * cos + b * b * sin * sin);
+    const ey = Math.sqrt(a * a * sin * sin + b * b * cos * cos);
+    const x0 = Math.max(0, Math.floor(cx - ex));
+    const x1 = Math.min(W - 1, Math.ceil(cx + ex));
+    const y0 = Math.max(0, Math.floor(cy - ey));
+    const y1 = Math.min(H - 1, Math.ceil(cy + ey));
+    for (let y = y0; y <= y1; y++) {
+      const dy = y + 0.5 - cy;
+      for (let x = x0; x <= x1; x++) {
+        const dx = x + 0.5 - cx;
+        const u = (dx * cos + dy * sin) / a;
+        const v = (-dx * sin + dy * cos) / b;
+        if (u * u + v * v >= 1) continue;
+        let shade = leaf.shade * (0.75 + 0.25 * (1 - Math.abs(u))) * light;
+        if (Math.abs(v) < 0.07) shade *= 1.3; // midrib
+        const p = (y * W + x) * 3;
+        this.rgb[p] = 48 * shade;
+        this.rgb[p + 1] = 104 * shade;
+        this.rgb[p + 2] = 38 * shade;
+        this.ids[y * W + x] = LEAF_ID;
+      }
+    }
+  }
+
+  private drawFruit(f: SceneFruit, camX: number): void {
+    const { width: W, height: H, ppm, light } = this.o;
+    const cx = (f.x - camX) * ppm;
+    const cy = f.y * ppm;
+    const r = f.radius * ppm;
+    const [br, bg, bb] = STAGE_RGB[f.stage];
+    const x0 = Math.max(0, Math.floor(cx - r));
+    const x1 = Math.min(W - 1, Math.ceil(cx + r));
+    const y0 = Math.max(0, Math.floor(cy - r));
+    const y1 = Math.min(H - 1, Math.ceil(cy + r));
+    const inv = 1 / r;
+    for (let y = y0; y <= y1; y++) {
+      const ny = (y + 0.5 - cy) * inv;
+      for (let x = x0; x <= x1; x++) {
+        const nx = (x + 0.5 - cx) * inv;
+        const d2 = nx * nx + ny * ny;
+        if (d2 >= 1) continue;
+        const nz = Math.sqrt(1 - d2);
+        // Light from the upper left; Blinn–Phong highlight gives the waxy shine of a tomato.
+        const diffuse = Math.max(0, -0.35 * nx - 0.45 * ny + 0.82 * nz);
+        const spec = Math.pow(Math.max(0, -0.184 * nx - 0.236 * ny + 0.954 * nz), 60) * 230;
+        const shade = (0.28 + 0.78 * diffuse) * light;
+        const p = (y * W + x) * 3;
+        this.rgb[p] = br * shade + spec * light;
+        this.rgb[p + 1] = bg * shade + spec * light;
+        this.rgb[p + 2] = bb * shade + spec * light;
+        this.ids[y * W + x] = f.id;
+      }
+    }
+  }
+
+  private measure(camX: number, fruit: SceneFruit[], stems: SceneStem[], leaves: SceneLeaf[]): FrameVisibility {
+    const { width: W, height: H, ppm } = this.o;
+    const clip = (b: Box): Box | null => {
+      const c: Box = [Math.max(0, b[0]), Math.max(0, b[1]), Math.min(W, b[2]), Math.min(H, b[3])];
+      return c[2] > c[0] && c[3] > c[1] ? c : null;
+    };
+    const area = (b: Box) => (b[2] - b[0]) * (b[3] - b[1]);
+    const plantBoxes = new Map<number, Box>();
+    const grow = (plant: number, b: Box) => {
+      const cur = plantBoxes.get(plant);
+      plantBoxes.set(plant, cur ? [Math.min(cur[0], b[0]), Math.min(cur[1], b[1]), Math.max(cur[2], b[2]), Math.max(cur[3], b[3])] : [...b]);
+    };
+
+    const outFruit: FrameObject[] = [];
+    for (const f of fruit) {
+      const cx = (f.x - camX) * ppm;
+      const cy = f.y * ppm;
+      const r = f.radius * ppm;
+      const full: Box = [cx - r, cy - r, cx + r, cy + r];
+      grow(f.plant, full);
+      const box = clip(full);
+      if (!box) continue;
+      let seen = 0;
+      const x0 = Math.floor(box[0]), x1 = Math.ceil(box[2]), y0 = Math.floor(box[1]), y1 = Math.ceil(box[3]);
+      for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) if (this.ids[y * W + x] === f.id) seen++;
+      if (seen === 0) continue;
+      outFruit.push({ id: f.id, box: roundBox(box), visible: Math.min(1, seen / (Math.PI * r * r)) });
+    }
+
+    const outStems: FrameObject[] = [];
+    for (const s of stems) {
+      const xa = (s.x0 - camX) * ppm;
+      const xb = (s.x0 + s.slope * (H / ppm) - camX) * ppm;
+      const half = (s.width * ppm) / 2;
+      const full: Box = [Math.min(xa, xb) - half, 0, Math.max(xa, xb) + half, H];
+      grow(this.scene.stems[s.id]!.plant, full);
+      const box = clip(full);
+      if (!box) continue;
+      outStems.push({ id: s.id, box: roundBox(box), visible: area(box) / area(full) });
+    }
+    for (const l of leaves) {
+      const cos = Math.cos(l.angle), sin = Math.sin(l.angle);
+      const ex = Math.sqrt(l.a * l.a * cos * cos + l.b * l.b * sin * sin) * ppm;
+      const ey = Math.sqrt(l.a * l.a * sin * sin + l.b * l.b * cos * cos) * ppm;
+      const cx = (l.x - camX) * ppm, cy = l.y * ppm;
+      grow(l.plant, [cx - ex, cy - ey, cx + ex, cy + ey]);
+    }
+    const outPlants: FrameObject[] = [];
+    for (const [plant, full] of plantBoxes) {
+      const box = clip(full);
+      if (!box) continue;
+      outPlants.push({ id: plant, box: roundBox(box), visible: area(box) / area(full) });
+    }
+    outPlants.sort((a, b) => a.id - b.id);
+    return { fruit: outFruit, stems: outStems, plants: outPlants };
+  }
+
+  /** Horizontal box blur: the camera moves sideways while the shutter is open. */
+  private motionBlur(len: number): void {
+    const { width: W, height: H } = this.o;
+    const rgb = this.rgb;
+    const row = this.blurRow;
+    const half = len >> 1;
+    for (let y = 0; y < H; y++) {
+      const base = y * W * 3;
+      for (let c = 0; c < 3; c++) {
+        let sum = 0;
+        let n = 0;
+        for (let x = -half; x < len - half; x++) {
+          if (x >= 0 && x < W) { sum += rgb[base + x * 3 + c]!; n++; }
+        }
+        for (let x = 0; x < W; x++) {
+          row[x * 3 + c] = sum / n;
+          const out = x - half;
+          const inn = x + len - half;
+          if (out >= 0 && out < W) { sum -= rgb[base + out * 3 + c]!; n--; }
+          if (inn >= 0 && inn < W) { sum += rgb[base + inn * 3 + c]!; n++; }
+        }
+      }
+      for (let i = 0; i < W * 3; i++) rgb[base + i] = row[i]!;
+    }
+  }
+}
+
+function roundBox(b: Box): Box {
+  return [Math.round(b[0] * 10) / 10, Math.round(b[1] * 10) / 10, Math.round(b[2] * 10) / 10, Math.round(b[3] * 10) / 10];
+}
