@@ -3,6 +3,8 @@ import { registryRoutes } from './registry/routes.js';
 import { keyRoutes } from './keys/routes.js';
 import { sessionRoutes } from './session/routes.js';
 import { healthRoutes } from './health/routes.js';
+import { recordsFeature } from './records/feature.js';
+import { climateFeature } from './climate/feature.js';
 
 /**
  * Every feature the service runs. A new feature adds its line here: its routes
@@ -14,4 +16,6 @@ export const FEATURES: Feature[] = [
   { name: 'session', routes: sessionRoutes },
   { name: 'keys', routes: keyRoutes },
   { name: 'registry', routes: registryRoutes },
+  recordsFeature,
+  climateFeature,
 ];

@@ -1,0 +1,58 @@
+import type { SyncedColumns } from '../../db/schema.js';
+
+export type ImportKind = 'csv' | 'file' | 'ingest' | 'watch';
+export type ImportStatus = 'done' | 'failed' | 'undone';
+
+export interface ClimateImportTable extends SyncedColumns {
+  cycle_id: string;
+  greenhouse_id: string;
+  file_name: string;
+  /** sha256 of the file's bytes, hex. */
+  content_hash: string;
+  size_bytes: number;
+  kind: ImportKind;
+  /** `key:<key id>`, `admin-token`, or `watcher`. */
+  actor: string;
+  rows_read: number;
+  readings_added: number;
+  readings_updated: number;
+  readings_skipped: number;
+  from_utc: string | null;
+  to_utc: string | null;
+  /** JSON array of metric names stored. */
+  metrics: string;
+  status: ImportStatus;
+  failure_reason: string | null;
+  /** JSON: the mapping the import used (C1's confirmed mapping), null when it failed before one was known. */
+  mapping: string | null;
+  /** JSON array of warning texts. */
+  warnings: string;
+  undone_at: string | null;
+}
+
+/** What one import did to one reading, so that undo can reverse exactly that. */
+export interface ClimateImportEffectTable {
+  id: number;
+  organization_id: string;
+  cycle_id: string;
+  import_id: string;
+  point_id: string;
+  action: 'added' | 'updated';
+  previous_value: number | null;
+  previous_import_id: string | null;
+}
+
+export interface ClimateFileMappingTable extends SyncedColumns {
+  greenhouse_id: string;
+  /** JSON: the confirmed mapping (column choices) of C1's analysis. */
+  mapping: string;
+  source_file_name: string;
+}
+
+declare module '../../db/schema.js' {
+  interface Database {
+    climate_imports: ClimateImportTable;
+    climate_import_effects: ClimateImportEffectTable;
+    climate_file_mappings: ClimateFileMappingTable;
+  }
+}
