@@ -1,0 +1,159 @@
+/**
+ * Binary-mask geometry for the detector: connected components (8-connected)
+ * with their statistics, and the exact Euclidean distance transform.
+ */
+
+export interface Component {
+  label: number;
+  area: number;
+  /** Inclusive pixel bounds. */
+  minX: number;
+  minY: number;
+  maxX: number;
+  maxY: number;
+  /** Centroid. */
+  cx: number;
+  cy: number;
+}
+
+export interface Labelling {
+  /** 0 = background, 1..count = component label. */
+  labels: Int32Array;
+  components: Component[];
+}
+
+/** Two-pass labelling with union-find; components smaller than minArea are dropped (labels set to 0). */
+export function labelComponents(mask: Uint8Array, width: number, height: number, minArea = 1): Labelling {
+  const labels = new Int32Array(width * height);
+  const parent: number[] = [0];
+  const find = (x: number): number => {
+    while (parent[x] !== x) {
+      parent[x] = parent[parent[x]!]!;
+      x = parent[x]!;
+    }
+    return x;
+  };
+  const union = (a: number, b: number): number => {
+    const ra = find(a);
+    const rb = find(b);
+    if (ra === rb) return ra;
+    if (ra < rb) {
+      parent[rb] = ra;
+      return ra;
+    }
+    parent[ra] = rb;
+    return rb;
+  };
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const i = y * width + x;
+      if (!mask[i]) continue;
+      let l = 0;
+      // Neighbours already visited: W, NW, N, NE.
+      if (x > 0 && labels[i - 1]) l = labels[i - 1]!;
+      if (y > 0) {
+        const up = i - width;
+        if (x > 0 && labels[up - 1]) l = l ? union(l, labels[up - 1]!) : labels[up - 1]!;
+        if (labels[up]) l = l ? union(l, labels[up]!) : labels[up]!;
+        if (x + 1 < width && labels[up + 1]) l = l ? union(l, labels[up + 1]!) : labels[up + 1]!;
+      }
+      if (!l) {
+        l = parent.length;
+        parent.push(l);
+      }
+      labels[i] = l;
+    }
+  }
+  // Resolve to compact labels and gather statistics in one more pass.
+  const compact = new Int32Array(parent.length);
+  const stats: Array<{ area: number; minX: number; minY: number; maxX: number; maxY: number; sx: number; sy: number }> = [];
+  for (let i = 0; i < labels.length; i++) {
+    const l = labels[i]!;
+    if (!l) continue;
+    const r = find(l);
+    let c = compact[r]!;
+    if (!c) {
+      stats.push({ area: 0, minX: width, minY: height, maxX: -1, maxY: -1, sx: 0, sy: 0 });
+      c = compact[r] = stats.length;
+    }
+    labels[i] = c;
+    const s = stats[c - 1]!;
+    const x = i % width;
+    const y = (i - x) / width;
+    s.area++;
+    s.sx += x;
+    s.sy += y;
+    if (x < s.minX) s.minX = x;
+    if (x > s.maxX) s.maxX = x;
+    if (y < s.minY) s.minY = y;
+    if (y > s.maxY) s.maxY = y;
+  }
+  const keep = new Int32Array(stats.length + 1);
+  const components: Component[] = [];
+  stats.forEach((s, k) => {
+    if (s.area < minArea) return;
+    const label = components.length + 1;
+    keep[k + 1] = label;
+    components.push({ label, area: s.area, minX: s.minX, minY: s.minY, maxX: s.maxX, maxY: s.maxY, cx: s.sx / s.area, cy: s.sy / s.area });
+  });
+  for (let i = 0; i < labels.length; i++) if (labels[i]) labels[i] = keep[labels[i]!]!;
+  return { labels, components };
+}
+
+const INF = 1e20;
+
+/** 1-D squared-distance transform of a sampled function (Felzenszwalb & Huttenlocher). */
+function dt1d(f: Float64Array, n: number, d: Float64Array, v: Int32Array, z: Float64Array): void {
+  let k = 0;
+  v[0] = 0;
+  z[0] = -INF;
+  z[1] = INF;
+  for (let q = 1; q < n; q++) {
+    let s = (f[q]! + q * q - (f[v[k]!]! + v[k]! * v[k]!)) / (2 * q - 2 * v[k]!);
+    while (s <= z[k]!) {
+      k--;
+      s = (f[q]! + q * q - (f[v[k]!]! + v[k]! * v[k]!)) / (2 * q - 2 * v[k]!);
+    }
+    k++;
+    v[k] = q;
+    z[k] = s;
+    z[k + 1] = INF;
+  }
+  k = 0;
+  for (let q = 0; q < n; q++) {
+    while (z[k + 1]! < q) k++;
+    const dq = q - v[k]!;
+    d[q] = dq * dq + f[v[k]!]!;
+  }
+}
+
+/**
+ * Exact Euclidean distance from every mask pixel to the nearest background
+ * pixel (0 on background). Outside the image counts as background, so a
+ * blob cut by the frame edge is not treated as larger than it is.
+ */
+export function distanceTransform(mask: Uint8Array, width: number, height: number): Float32Array {
+  const n = Math.max(width, height) + 2;
+  const f = new Float64Array(n);
+  const d = new Float64Array(n);
+  const v = new Int32Array(n);
+  const z = new Float64Array(n + 1);
+  const grid = new Float64Array(width * height);
+  // Columns first, padded with a background pixel at each end.
+  for (let x = 0; x < width; x++) {
+    f[0] = 0;
+    for (let y = 0; y < height; y++) f[y + 1] = mask[y * width + x] ? INF : 0;
+    f[height + 1] = 0;
+    dt1d(f, height + 2, d, v, z);
+    for (let y = 0; y < height; y++) grid[y * width + x] = d[y + 1]!;
+  }
+  const out = new Float32Array(width * height);
+  for (let y = 0; y < height; y++) {
+    f[0] = 0;
+    for (let x = 0; x < width; x++) f[x + 1] = grid[y * width + x]!;
+    f[width + 1] = 0;
+    dt1d(f, width + 2, d, v, z);
+    for (let x = 0; x < width; x++) out[y * width + x] = Math.sqrt(d[x + 1]!);
+  }
+  return out;
+}

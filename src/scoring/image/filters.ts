@@ -1,0 +1,105 @@
+/**
+ * Separable box filters and binary morphology on single planes, all O(n)
+ * per pass regardless of radius (running sums), for frames on 2 CPU cores.
+ */
+
+/** Mean over a (2r+1)² window, edges handled by shrinking the window. */
+export function boxMean(src: Float32Array, width: number, height: number, r: number): Float32Array {
+  const tmp = new Float32Array(width * height);
+  const out = new Float32Array(width * height);
+  for (let y = 0; y < height; y++) {
+    const row = y * width;
+    let sum = 0;
+    let count = 0;
+    for (let x = 0; x <= Math.min(r, width - 1); x++) {
+      sum += src[row + x]!;
+      count++;
+    }
+    for (let x = 0; x < width; x++) {
+      tmp[row + x] = sum / count;
+      const add = x + r + 1;
+      const drop = x - r;
+      if (add < width) {
+        sum += src[row + add]!;
+        count++;
+      }
+      if (drop >= 0) {
+        sum -= src[row + drop]!;
+        count--;
+      }
+    }
+  }
+  for (let x = 0; x < width; x++) {
+    let sum = 0;
+    let count = 0;
+    for (let y = 0; y <= Math.min(r, height - 1); y++) {
+      sum += tmp[y * width + x]!;
+      count++;
+    }
+    for (let y = 0; y < height; y++) {
+      out[y * width + x] = sum / count;
+      const add = y + r + 1;
+      const drop = y - r;
+      if (add < height) {
+        sum += tmp[add * width + x]!;
+        count++;
+      }
+      if (drop >= 0) {
+        sum -= tmp[drop * width + x]!;
+        count--;
+      }
+    }
+  }
+  return out;
+}
+
+/** Local standard deviation over a (2r+1)² window. */
+export function localStdDev(src: Float32Array, width: number, height: number, r: number): Float32Array {
+  const sq = new Float32Array(src.length);
+  for (let i = 0; i < src.length; i++) sq[i] = src[i]! * src[i]!;
+  const m = boxMean(src, width, height, r);
+  const m2 = boxMean(sq, width, height, r);
+  const out = new Float32Array(src.length);
+  for (let i = 0; i < src.length; i++) out[i] = Math.sqrt(Math.max(0, m2[i]! - m[i]! * m[i]!));
+  return out;
+}
+
+function maskCount(mask: Uint8Array, width: number, height: number, r: number): Float32Array {
+  const f = new Float32Array(mask.length);
+  for (let i = 0; i < mask.length; i++) f[i] = mask[i] ? 1 : 0;
+  return boxMean(f, width, height, r);
+}
+
+/** Square-window erosion: a pixel stays when its whole (2r+1)² window is set. */
+export function erode(mask: Uint8Array, width: number, height: number, r: number): Uint8Array {
+  const m = maskCount(mask, width, height, r);
+  const out = new Uint8Array(mask.length);
+  for (let i = 0; i < mask.length; i++) out[i] = m[i]! > 0.9999 ? 1 : 0;
+  return out;
+}
+
+/** Square-window dilation: a pixel is set when any pixel of its window is. */
+export function dilate(mask: Uint8Array, width: number, height: number, r: number): Uint8Array {
+  const m = maskCount(mask, width, height, r);
+  const out = new Uint8Array(mask.length);
+  for (let i = 0; i < mask.length; i++) out[i] = m[i]! > 1e-4 ? 1 : 0;
+  return out;
+}
+
+/** Opening removes specks and thin bridges narrower than the window. */
+export function open(mask: Uint8Array, width: number, height: number, r: number): Uint8Array {
+  return dilate(erode(mask, width, height, r), width, height, r);
+}
+
+/** Closing fills holes (a specular highlight, a sepal) smaller than the window. */
+export function close(mask: Uint8Array, width: number, height: number, r: number): Uint8Array {
+  return erode(dilate(mask, width, height, r), width, height, r);
+}
+
+/** Majority filter: set where more than `fraction` of the window is set; smooths a noisy mask. */
+export function majority(mask: Uint8Array, width: number, height: number, r: number, fraction = 0.5): Uint8Array {
+  const m = maskCount(mask, width, height, r);
+  const out = new Uint8Array(mask.length);
+  for (let i = 0; i < mask.length; i++) out[i] = m[i]! > fraction ? 1 : 0;
+  return out;
+}

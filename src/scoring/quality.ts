@@ -1,0 +1,300 @@
+import type { RgbImage } from './types.js';
+import { luminance } from './image/colour.js';
+import { boxMean } from './image/filters.js';
+
+/**
+ * Frame and walk quality: is the footage good enough for the counts to be
+ * trusted, and if not, what should the person filming do differently.
+ * Pure functions on RGB frames; no Koa, no ffmpeg.
+ */
+
+export interface FrameQuality {
+  /** Variance of the Laplacian of luma on a 320-px-wide copy, mapped to [0, 1] (see SHARPNESS_REFERENCE). */
+  sharpness: number;
+  /** The raw Laplacian variance (luma units²) the sharpness was mapped from. */
+  laplacianVariance: number;
+  /** Mean luma in [0, 1]. */
+  brightness: number;
+  /** Fraction of pixels with luma below 16/255. */
+  darkFraction: number;
+  /** Fraction of pixels with any channel at 250 or above. */
+  brightFraction: number;
+  /** Camera motion against the previous sample, in full-frame pixels per second; null for the first frame. */
+  motionPxPerSecond: number | null;
+  /** Shift found, in full-frame pixels [dx, dy]; null for the first frame. */
+  shift: [number, number] | null;
+}
+
+/** The thresholds behind the warnings, in one place so docs and tests can quote them. */
+export const QUALITY_THRESHOLDS = {
+  /** Mean luma below this is "too dark". */
+  tooDarkBrightness: 0.18,
+  /** …or more than this fraction of near-black pixels. */
+  tooDarkFraction: 0.5,
+  /** More than this fraction of clipped pixels is "overexposed". */
+  overexposedFraction: 0.2,
+  /** …or mean luma above this. */
+  overexposedBrightness: 0.85,
+  /** Normalised sharpness below this is "out of focus". */
+  outOfFocusSharpness: 0.35,
+  /**
+   * Apparent motion above this fraction of the frame width per second is
+   * "walked too fast": at 0.5 s sampling a plant then crosses more than a
+   * third of the frame between samples, and motion blur sets in at typical
+   * greenhouse shutter speeds.
+   */
+  tooFastWidthsPerSecond: 0.6,
+  /** A walk warning is raised when at least this fraction of frames is concerned. */
+  walkFraction: 0.2,
+} as const;
+
+/**
+ * Laplacian variance at which sharpness reads 0.5 (on the 320-px-wide
+ * analysis copy). Chosen from the labelled tomato photos (crisp ones measure
+ * 300–2000) against the same photos blurred with a 5-px box (below 60).
+ */
+export const SHARPNESS_REFERENCE = 120;
+
+const ANALYSIS_WIDTH = 320;
+
+interface Analysis {
+  width: number;
+  height: number;
+  /** Luma of the analysis copy. */
+  luma: Float32Array;
+  /** Full-frame pixels per analysis pixel. */
+  scale: number;
+}
+
+/** A small luma plane by area-averaging, enough for sharpness and motion at a tiny cost. */
+function analyse(image: RgbImage): Analysis {
+  const full = luminance(image);
+  const factor = Math.max(1, Math.floor(image.width / ANALYSIS_WIDTH));
+  if (factor === 1) return { width: image.width, height: image.height, luma: full, scale: 1 };
+  const w = Math.floor(image.width / factor);
+  const h = Math.floor(image.height / factor);
+  const out = new Float32Array(w * h);
+  const inv = 1 / (factor * factor);
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      let s = 0;
+      for (let dy = 0; dy < factor; dy++) {
+        const row = (y * factor + dy) * image.width + x * factor;
+        for (let dx = 0; dx < factor; dx++) s += full[row + dx]!;
+      }
+      out[y * w + x] = s * inv;
+    }
+  }
+  return { width: w, height: h, luma: out, scale: factor };
+}
+
+function laplacianVariance(a: Analysis): number {
+  const { width: w, height: h, luma } = a;
+  let sum = 0;
+  let sum2 = 0;
+  let n = 0;
+  for (let y = 1; y < h - 1; y++) {
+    for (let x = 1; x < w - 1; x++) {
+      const i = y * w + x;
+      const v = luma[i - 1]! + luma[i + 1]! + luma[i - w]! + luma[i + w]! - 4 * luma[i]!;
+      sum += v;
+      sum2 += v * v;
+      n++;
+    }
+  }
+  if (n === 0) return 0;
+  const mean = sum / n;
+  return sum2 / n - mean * mean;
+}
+
+/**
+ * Shift of `current` against `previous` by block matching of their
+ * gradient-free, mean-removed luma on a coarse grid of candidate offsets and
+ * then refined: sum of absolute differences over the overlap, normalised by
+ * its size. Returns analysis-pixel offsets [dx, dy] such that
+ * current(x, y) ≈ previous(x + dx, y + dy).
+ */
+function estimateShift(prev: Analysis, cur: Analysis, maxShiftFraction = 0.45): [number, number] {
+  const w = cur.width;
+  const h = cur.height;
+  // Smooth a little so the match follows structure, not noise.
+  const a = boxMean(prev.luma, w, h, 1);
+  const b = boxMean(cur.luma, w, h, 1);
+  const maxDx = Math.floor(w * maxShiftFraction);
+  const maxDy = Math.floor(h * maxShiftFraction);
+  const cost = (dx: number, dy: number, step: number): number => {
+    let s = 0;
+    let n = 0;
+    const x0 = Math.max(0, -dx);
+    const x1 = Math.min(w, w - dx);
+    const y0 = Math.max(0, -dy);
+    const y1 = Math.min(h, h - dy);
+    for (let y = y0; y < y1; y += step) {
+      const rowB = y * w;
+      const rowA = (y + dy) * w + dx;
+      for (let x = x0; x < x1; x += step) {
+        s += Math.abs(b[rowB + x]! - a[rowA + x]!);
+        n++;
+      }
+    }
+    // Demand a decent overlap so a huge shift does not win on a sliver.
+    return n < (w * h) / (step * step) / 5 ? Infinity : s / n;
+  };
+  let best: [number, number] = [0, 0];
+  let bestCost = Infinity;
+  const coarse = 4;
+  for (let dy = -maxDy; dy <= maxDy; dy += coarse) {
+    for (let dx = -maxDx; dx <= maxDx; dx += coarse) {
+      const c = cost(dx, dy, 3);
+      if (c < bestCost) {
+        bestCost = c;
+        best = [dx, dy];
+      }
+    }
+  }
+  let [cx, cy] = best;
+  bestCost = Infinity;
+  for (let dy = cy - coarse; dy <= cy + coarse; dy++) {
+    for (let dx = cx - coarse; dx <= cx + coarse; dx++) {
+      if (Math.abs(dx) > maxDx || Math.abs(dy) > maxDy) continue;
+      const c = cost(dx, dy, 1);
+      if (c < bestCost) {
+        bestCost = c;
+        best = [dx, dy];
+      }
+    }
+  }
+  [cx, cy] = best;
+  return [cx, cy];
+}
+
+/** Keeps the previous frame's analysis so a walk does not analyse each frame twice. */
+const cache = new WeakMap<RgbImage, Analysis>();
+function analysed(image: RgbImage): Analysis {
+  let a = cache.get(image);
+  if (!a) {
+    a = analyse(image);
+    cache.set(image, a);
+  }
+  return a;
+}
+
+/**
+ * Quality of one frame. `previous` is the frame sampled `intervalSeconds`
+ * earlier (omit for the first), used for the motion estimate.
+ */
+export function frameQuality(image: RgbImage, previous?: RgbImage | null, intervalSeconds = 0.5): FrameQuality {
+  const a = analysed(image);
+  const lapVar = laplacianVariance(a);
+  const sharpness = lapVar / (lapVar + SHARPNESS_REFERENCE);
+  const d = image.data;
+  const n = image.width * image.height;
+  let sum = 0;
+  let dark = 0;
+  let bright = 0;
+  for (let i = 0, p = 0; i < n; i++, p += 3) {
+    const r = d[p]!;
+    const g = d[p + 1]!;
+    const b = d[p + 2]!;
+    const y = 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    sum += y;
+    if (y < 16) dark++;
+    if (r >= 250 || g >= 250 || b >= 250) bright++;
+  }
+  let motion: number | null = null;
+  let shift: [number, number] | null = null;
+  if (previous && previous.width === image.width && previous.height === image.height) {
+    const [dx, dy] = estimateShift(analysed(previous), a);
+    shift = [dx * a.scale, dy * a.scale];
+    motion = Math.hypot(shift[0], shift[1]) / Math.max(1e-6, intervalSeconds);
+  }
+  return {
+    sharpness,
+    laplacianVariance: lapVar,
+    brightness: sum / n / 255,
+    darkFraction: dark / n,
+    brightFraction: bright / n,
+    motionPxPerSecond: motion,
+    shift,
+  };
+}
+
+export type QualityWarningCode = 'too_dark' | 'overexposed' | 'out_of_focus' | 'walked_too_fast';
+
+export interface QualityWarning {
+  code: QualityWarningCode;
+  /** A sentence for the person who filmed the walk. */
+  message: string;
+  /** Indices (into the frames given) of the frames concerned. */
+  frames: number[];
+}
+
+export interface WalkQuality {
+  /** 1 = every frame usable; the mean of per-frame scores. */
+  score: number;
+  warnings: QualityWarning[];
+  /** Per-frame score in [0, 1], same order as the input. */
+  frameScores: number[];
+}
+
+export interface WalkFrameInput {
+  quality: FrameQuality;
+  /** Width of the frame in pixels (for motion as a fraction of the frame). */
+  width: number;
+}
+
+function frameIssues(q: FrameQuality, width: number): Set<QualityWarningCode> {
+  const t = QUALITY_THRESHOLDS;
+  const issues = new Set<QualityWarningCode>();
+  if (q.brightness < t.tooDarkBrightness || q.darkFraction > t.tooDarkFraction) issues.add('too_dark');
+  if (q.brightFraction > t.overexposedFraction || q.brightness > t.overexposedBrightness) issues.add('overexposed');
+  // A black or blown-out frame has no detail either; say why once, not twice.
+  if (q.sharpness < t.outOfFocusSharpness && !issues.has('too_dark') && !issues.has('overexposed')) issues.add('out_of_focus');
+  if (q.motionPxPerSecond !== null && q.motionPxPerSecond > t.tooFastWidthsPerSecond * width) issues.add('walked_too_fast');
+  return issues;
+}
+
+function frameScore(q: FrameQuality, width: number): number {
+  const t = QUALITY_THRESHOLDS;
+  const clamp = (x: number) => Math.max(0, Math.min(1, x));
+  const exposure = Math.min(
+    clamp(q.brightness / t.tooDarkBrightness),
+    clamp((1 - q.brightFraction / t.overexposedFraction) * 2),
+    clamp(1 - q.darkFraction),
+  );
+  const focus = clamp(q.sharpness / 0.5);
+  const motion = q.motionPxPerSecond === null ? 1 : clamp(1.5 - q.motionPxPerSecond / (t.tooFastWidthsPerSecond * width));
+  return exposure * focus * motion;
+}
+
+const MESSAGES: Record<QualityWarningCode, (n: number, total: number) => string> = {
+  too_dark: (n, total) => `too dark: ${n} of ${total} frames are underexposed; switch on the lights or film at a brighter time`,
+  overexposed: (n, total) => `overexposed: ${n} of ${total} frames are washed out; avoid filming into lamps or direct sun`,
+  out_of_focus: (n, total) => `out of focus: ${n} of ${total} frames are blurred; hold the camera steady and let it focus`,
+  walked_too_fast: (n, total) => `walked too fast: the camera moved too far between samples in ${n} of ${total} frames; walk slower`,
+};
+
+/** Summary of a walk's frames: a score and the warnings a person can act on. */
+export function walkQuality(frames: readonly WalkFrameInput[]): WalkQuality {
+  const concerned = new Map<QualityWarningCode, number[]>();
+  const frameScores = frames.map((f, i) => {
+    for (const code of frameIssues(f.quality, f.width)) {
+      const list = concerned.get(code) ?? [];
+      list.push(i);
+      concerned.set(code, list);
+    }
+    return frameScore(f.quality, f.width);
+  });
+  const total = frames.length;
+  const warnings: QualityWarning[] = [];
+  const order: QualityWarningCode[] = ['too_dark', 'overexposed', 'out_of_focus', 'walked_too_fast'];
+  for (const code of order) {
+    const list = concerned.get(code);
+    if (!list) continue;
+    // One bad frame in a long walk is noise; a photo (one frame) is judged on its own.
+    if (list.length / total < QUALITY_THRESHOLDS.walkFraction && total > 1) continue;
+    warnings.push({ code, message: MESSAGES[code](list.length, total), frames: list });
+  }
+  const score = total === 0 ? 0 : frameScores.reduce((a, b) => a + b, 0) / total;
+  return { score, warnings, frameScores };
+}

@@ -1,0 +1,159 @@
+import t from 'tap';
+import {
+  applyGains,
+  chroma,
+  close,
+  distanceTransform,
+  drawText,
+  greyWorld,
+  hueAngle,
+  imageToLab,
+  labelComponents,
+  localStdDev,
+  resizeArea,
+  srgbToLab,
+  strokeRect,
+  textWidth,
+  open,
+} from '../../src/scoring/image/index.js';
+import type { RgbImage } from '../../src/scoring/types.js';
+
+function solid(width: number, height: number, rgb: [number, number, number]): RgbImage {
+  const data = new Uint8Array(width * height * 3);
+  for (let p = 0; p < data.length; p += 3) data.set(rgb, p);
+  return { width, height, data };
+}
+
+const close1 = (t: { ok(c: boolean, m: string): unknown }, actual: number, expected: number, tol: number, msg: string) =>
+  t.ok(Math.abs(actual - expected) <= tol, `${msg}: ${actual.toFixed(3)} ≈ ${expected}`);
+
+t.test('sRGB to CIELAB matches reference values (D65)', async (t) => {
+  // References: Bruce Lindbloom's calculator / CSS Color 4 sample values.
+  const cases: Array<[[number, number, number], [number, number, number]]> = [
+    [[255, 0, 0], [53.24, 80.09, 67.2]],
+    [[0, 255, 0], [87.73, -86.18, 83.18]],
+    [[0, 0, 255], [32.3, 79.19, -107.86]],
+    [[255, 255, 255], [100, 0, 0]],
+    [[0, 0, 0], [0, 0, 0]],
+    [[128, 128, 128], [53.59, 0, 0]],
+  ];
+  for (const [rgb, [L, a, b]] of cases) {
+    const lab = srgbToLab(...rgb);
+    close1(t, lab.L, L, 0.05, `L* of ${rgb}`);
+    close1(t, lab.a, a, 0.1, `a* of ${rgb}`);
+    close1(t, lab.b, b, 0.1, `b* of ${rgb}`);
+  }
+  const red = srgbToLab(255, 0, 0);
+  close1(t, hueAngle(red.a, red.b), 39.99, 0.05, 'hue of sRGB red');
+  close1(t, chroma(red.a, red.b), 104.55, 0.1, 'chroma of sRGB red');
+  const green = srgbToLab(0, 255, 0);
+  close1(t, hueAngle(green.a, green.b), 136.02, 0.05, 'hue of sRGB green');
+  const blue = srgbToLab(0, 0, 255);
+  close1(t, hueAngle(blue.a, blue.b), 306.29, 0.05, 'hue of sRGB blue, in 0–360');
+});
+
+t.test('imageToLab agrees with the single-colour conversion', async (t) => {
+  const img = solid(4, 3, [200, 90, 30]);
+  const planes = imageToLab(img);
+  const one = srgbToLab(200, 90, 30);
+  close1(t, planes.L[5]!, one.L, 0.01, 'L');
+  close1(t, planes.a[5]!, one.a, 0.01, 'a');
+  close1(t, planes.b[5]!, one.b, 0.01, 'b');
+});
+
+t.test('grey-world removes a colour cast and ignores clipped and dark pixels', async (t) => {
+  // A grey scene under a magenta light: red and blue raised against green.
+  const img = solid(40, 40, [150, 110, 140]);
+  // Clipped highlights and black shadows that must not vote.
+  for (let p = 0; p < 40 * 3 * 5; p += 3) img.data.set([255, 255, 255], p);
+  for (let p = 40 * 3 * 35; p < img.data.length; p += 3) img.data.set([2, 0, 3], p);
+  const wb = greyWorld(img, { stride: 1 });
+  t.equal(wb.used, 40 * 30, 'only the mid-tone pixels vote');
+  const fixed = applyGains(img, wb.gains);
+  const p = (20 * 40 + 20) * 3;
+  const [r, g, b] = [fixed.data[p]!, fixed.data[p + 1]!, fixed.data[p + 2]!];
+  t.ok(Math.abs(r - g) <= 1 && Math.abs(b - g) <= 1, `the cast is gone: ${r},${g},${b}`);
+  const lab = imageToLab(img, wb.gains);
+  t.ok(Math.abs(lab.a[800]!) < 1 && Math.abs(lab.b[800]!) < 1, 'neutral in Lab after gains');
+  const mono = greyWorld(solid(10, 10, [200, 20, 20]), { stride: 1 });
+  t.ok(mono.gains[0] >= 1 / 2.5 - 1e-9 && mono.gains[2] <= 2.5 + 1e-9, 'gains are bounded for a one-colour frame');
+});
+
+t.test('area resize averages and keeps flat colours exact', async (t) => {
+  const img = solid(10, 6, [10, 20, 30]);
+  const small = resizeArea(img, 5, 3);
+  t.same([...small.data.subarray(0, 3)], [10, 20, 30]);
+  // A 2×1 black/white checker averages to mid-grey.
+  const checker: RgbImage = { width: 2, height: 1, data: new Uint8Array([0, 0, 0, 255, 255, 255]) };
+  const one = resizeArea(checker, 1, 1);
+  t.same([...one.data], [128, 128, 128]);
+  // A non-integer factor: 3 → 2 gives weights 2/3 and 1/3.
+  const ramp: RgbImage = { width: 3, height: 1, data: new Uint8Array([0, 0, 0, 90, 90, 90, 180, 180, 180]) };
+  const two = resizeArea(ramp, 2, 1);
+  t.same([...two.data], [30, 30, 30, 150, 150, 150]);
+  t.throws(() => resizeArea(img, 0, 3), RangeError);
+});
+
+t.test('connected components and distance transform', async (t) => {
+  const w = 20;
+  const h = 10;
+  const mask = new Uint8Array(w * h);
+  // Two squares and a diagonal pair that 8-connectivity joins.
+  for (let y = 1; y < 5; y++) for (let x = 1; x < 5; x++) mask[y * w + x] = 1;
+  for (let y = 2; y < 9; y++) for (let x = 10; x < 17; x++) mask[y * w + x] = 1;
+  mask[8 * w + 1] = 1;
+  mask[9 * w + 2] = 1;
+  const { components, labels } = labelComponents(mask, w, h);
+  t.equal(components.length, 3);
+  const areas = components.map((c) => c.area).sort((a, b) => a - b);
+  t.same(areas, [2, 16, 49]);
+  const big = components.find((c) => c.area === 49)!;
+  t.match(big, { minX: 10, maxX: 16, minY: 2, maxY: 8, cx: 13, cy: 5 });
+  t.equal(labels[5 * w + 13], big.label);
+  t.equal(labelComponents(mask, w, h, 3).components.length, 2, 'small ones dropped by minArea');
+  const dt = distanceTransform(mask, w, h);
+  t.equal(dt[5 * w + 13], 4, 'centre of a 7×7 square is 4 px from the background');
+  t.equal(dt[2 * w + 10], 1, 'a border pixel is 1 px away');
+  t.equal(dt[0], 0);
+  // A U-shaped path: Euclidean, not city-block.
+  const m2 = new Uint8Array(25).fill(1);
+  m2[0] = 0;
+  const dt2 = distanceTransform(m2, 5, 5);
+  t.ok(Math.abs(dt2[2 * 5 + 2]! - Math.min(Math.hypot(2, 2), 3)) < 1e-6, 'image edge counts as background');
+});
+
+t.test('local standard deviation and morphology', async (t) => {
+  const w = 30;
+  const h = 30;
+  const flat = new Float32Array(w * h).fill(100);
+  t.ok(localStdDev(flat, w, h, 2).every((v) => v < 1e-3), 'flat plane has no texture');
+  const noisy = new Float32Array(w * h).map((_, i) => (i % 2 ? 120 : 80));
+  const sd = localStdDev(noisy, w, h, 2)[15 * w + 15]!;
+  t.ok(sd > 15 && sd < 25, `alternating ±20 has sd ≈ 20: ${sd}`);
+  const mask = new Uint8Array(w * h);
+  for (let y = 5; y < 25; y++) for (let x = 5; x < 25; x++) mask[y * w + x] = 1;
+  mask[15 * w + 15] = 0; // a hole
+  mask[1 * w + 1] = 1; // a speck
+  const closed = close(mask, w, h, 1);
+  t.equal(closed[15 * w + 15], 1, 'closing fills the hole');
+  const opened = open(mask, w, h, 1);
+  t.equal(opened[1 * w + 1], 0, 'opening removes the speck');
+  t.equal(opened[10 * w + 10], 1, 'and keeps the body');
+});
+
+t.test('drawing boxes and text', async (t) => {
+  const img = solid(60, 20, [0, 0, 0]);
+  strokeRect(img, [2, 2, 12, 12], [255, 0, 0], 1);
+  const px = (x: number, y: number) => [...img.data.subarray((y * 60 + x) * 3, (y * 60 + x) * 3 + 3)];
+  t.same(px(2, 2), [255, 0, 0]);
+  t.same(px(11, 7), [255, 0, 0]);
+  t.same(px(7, 7), [0, 0, 0], 'inside stays untouched');
+  drawText(img, 20, 5, '17', [255, 255, 255]);
+  t.equal(textWidth('17'), 11);
+  let lit = 0;
+  for (let y = 5; y < 12; y++) for (let x = 20; x < 31; x++) if (px(x, y)[0] === 255) lit++;
+  // '1' has 10 lit pixels, '7' has 11.
+  t.equal(lit, 21);
+  strokeRect(img, [-5, -5, 100, 100], [0, 255, 0], 1);
+  t.pass('boxes beyond the frame are clipped, not thrown');
+});
