@@ -1,0 +1,53 @@
+import { defineRoute, type RouteSpec } from '../../http/route.js';
+import { pathParams, weekSchema } from '../../http/schemas.js';
+import { actorOf } from '../../http/pipeline.js';
+import { CYCLE, CYCLE_PARAMS } from '../../registry/paths.js';
+import { resolveCycle, type CyclePath } from '../../registry/scope.js';
+import { fruitMassListSchema, fruitMassSchema, saveFruitMassBody } from './schemas.js';
+import { fruitMassHistory, fruitMassWeek, saveFruitMass } from './commands.js';
+import { fruitMassForWeek, type FruitMassValues } from './history.js';
+import { presentFruitMass } from './presenters.js';
+
+const TAG = 'Fruit mass';
+
+export const fruitMassRoutes: RouteSpec[] = [
+  defineRoute<CyclePath, unknown, FruitMassValues & { week?: string }>({
+    method: 'post',
+    path: `${CYCLE}/fruit-mass`,
+    operationId: 'save_fruit_mass',
+    summary: 'Save the mean fruit mass by ripeness',
+    description: 'Mean grams per fruit for green, turning and red fruit, applying from `week` (default: the current week in the greenhouse zone) until a later entry. The same week again replaces its values; a later week adds to the history, so forecasts of past weeks keep the mass known then.',
+    tags: [TAG],
+    auth: 'key',
+    params: pathParams(...CYCLE_PARAMS),
+    body: saveFruitMassBody,
+    responses: { 200: { description: 'The saved entry.', schema: fruitMassSchema } },
+    errors: [404],
+    handler: async (ctx, { params, body }) => {
+      const scope = await resolveCycle(ctx.services.db, params);
+      const week = fruitMassWeek(body.week, scope.zone);
+      const row = await ctx.services.store.write(actorOf(ctx.state.principal), (w) => saveFruitMass(w, scope, week, body));
+      return presentFruitMass(row);
+    },
+  }),
+  defineRoute<CyclePath, { week?: string }>({
+    method: 'get',
+    path: `${CYCLE}/fruit-mass`,
+    operationId: 'list_fruit_mass',
+    summary: 'The fruit mass history and the values in force',
+    description: 'Every saved entry (the week each applies from), oldest first, and the values in force for query `week` (default the current week in the greenhouse zone).',
+    tags: [TAG],
+    auth: 'key',
+    params: pathParams(...CYCLE_PARAMS),
+    query: { type: 'object', properties: { week: { ...weekSchema, description: `Which week \`in_force\` is for: ${(weekSchema.description as string).replace(/^ISO 8601 week: /, '')} Default: the current week in the greenhouse zone.` } } },
+    responses: { 200: { description: 'History and the values in force.', schema: fruitMassListSchema } },
+    errors: [404],
+    handler: async (ctx, { params, query }) => {
+      const scope = await resolveCycle(ctx.services.db, params);
+      const week = fruitMassWeek(query.week, scope.zone, 'query');
+      const history = await fruitMassHistory(ctx.services.db, scope.cycle.id);
+      const inForce = fruitMassForWeek(history, week.label);
+      return { items: history.map(presentFruitMass), week: week.label, in_force: inForce && presentFruitMass(inForce) };
+    },
+  }),
+];

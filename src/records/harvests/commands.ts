@@ -1,0 +1,90 @@
+import type { Db } from '../../db/database.js';
+import type { Writer } from '../../db/store.js';
+import type { CycleScope } from '../../registry/scope.js';
+import { fieldError, notFound } from '../../http/problem.js';
+import { weekOfDate, type IsoWeek } from '../../time/weeks.js';
+import { cycleColumns, requireWeek } from '../common.js';
+import type { HarvestTable } from '../tables.js';
+import type { HarvestLine } from './csv.js';
+
+export interface HarvestInput {
+  week?: string;
+  kg: number;
+  note?: string;
+  harvested_on?: string;
+}
+
+export interface HarvestPatch {
+  week?: string;
+  kg?: number;
+  note?: string | null;
+  harvested_on?: string | null;
+}
+
+/**
+ * The week a harvest counts for, from `week`, `harvested_on` or both. The date
+ * is a local calendar day in the greenhouse zone, so its week is the calendar
+ * week of that date whatever the process clock says.
+ */
+export function harvestWeek(week: string | undefined, harvestedOn: string | null | undefined): IsoWeek {
+  if (week === undefined && !harvestedOn) throw fieldError('body', 'week', 'is required (or send harvested_on, from which the week is derived)');
+  const fromDate = harvestedOn ? weekOfDate(harvestedOn) : null;
+  if (harvestedOn && !fromDate) throw fieldError('body', 'harvested_on', 'must be an existing date YYYY-MM-DD');
+  if (week === undefined) return fromDate!;
+  const w = requireWeek(week, 'week');
+  if (fromDate && fromDate.label !== w.label) {
+    throw fieldError('body', 'harvested_on', `must fall in week ${w.label} (${w.start} to ${w.end}); ${harvestedOn} is in ${fromDate.label}`);
+  }
+  return w;
+}
+
+export async function createHarvest(w: Writer, scope: CycleScope, input: HarvestInput): Promise<HarvestTable> {
+  const week = harvestWeek(input.week, input.harvested_on);
+  return w.insert<HarvestTable>('harvests', {
+    ...cycleColumns(scope),
+    week: week.label,
+    kg: input.kg,
+    note: input.note ?? null,
+    harvested_on: input.harvested_on ?? null,
+  });
+}
+
+export async function loadHarvest(db: Db, cycleId: string, harvestId: string): Promise<HarvestTable> {
+  const row = await db.selectFrom('harvests').selectAll().where('id', '=', harvestId).where('cycle_id', '=', cycleId).executeTakeFirst();
+  if (!row) throw notFound('harvest');
+  return row;
+}
+
+/** Fields left out keep their value; the week/date rule is checked on the merged harvest. */
+export async function updateHarvest(w: Writer, current: HarvestTable, patch: HarvestPatch): Promise<HarvestTable> {
+  const harvestedOn = patch.harvested_on === undefined ? current.harvested_on : patch.harvested_on;
+  const week = harvestWeek(patch.week ?? current.week, harvestedOn);
+  const { after } = await w.update<HarvestTable>('harvests', current.id, {
+    week: week.label,
+    kg: patch.kg ?? current.kg,
+    note: patch.note === undefined ? current.note : patch.note,
+    harvested_on: harvestedOn,
+  });
+  return after;
+}
+
+export async function deleteHarvest(w: Writer, current: HarvestTable): Promise<void> {
+  await w.remove('harvests', current.id);
+}
+
+/** Stores every parsed line in the caller's one transaction: all of them or, on any failure, none. */
+export async function importHarvests(w: Writer, scope: CycleScope, lines: HarvestLine[]): Promise<HarvestTable[]> {
+  const parents = cycleColumns(scope);
+  const out: HarvestTable[] = [];
+  for (const l of lines) {
+    out.push(await w.insert<HarvestTable>('harvests', { ...parents, week: l.week.label, kg: l.kg, note: l.note, harvested_on: null }));
+  }
+  return out;
+}
+
+export async function listHarvests(db: Db, cycleId: string, week?: IsoWeek): Promise<HarvestTable[]> {
+  let q = db.selectFrom('harvests').selectAll().where('cycle_id', '=', cycleId);
+  if (week) q = q.where('week', '=', week.label);
+  // Week labels sort chronologically as text; UUIDv7 ids sort by creation.
+  return q.orderBy('week').orderBy('id').execute();
+}

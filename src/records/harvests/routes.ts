@@ -1,0 +1,140 @@
+import { readFile } from 'node:fs/promises';
+import type { Context } from 'koa';
+import type { Config } from '../../config.js';
+import { defineRoute, type RouteSpec } from '../../http/route.js';
+import { listOf, pathParams, weekSchema } from '../../http/schemas.js';
+import { actorOf } from '../../http/pipeline.js';
+import { CYCLE, CYCLE_PARAMS } from '../../registry/paths.js';
+import { resolveCycle, type CyclePath } from '../../registry/scope.js';
+import { requireWeek } from '../common.js';
+import { createHarvestBody, harvestImportSchema, harvestSchema, patchHarvestBody } from './schemas.js';
+import { createHarvest, deleteHarvest, importHarvests, listHarvests, loadHarvest, updateHarvest, type HarvestInput, type HarvestPatch } from './commands.js';
+import { parseHarvestCsv, MAX_HARVEST_LINES, MAX_LISTED_ERRORS } from './csv.js';
+import { presentHarvest } from './presenters.js';
+
+/**
+ * Config has no harvest setting of its own (config.ts belongs to the
+ * foundation), so the cap is read from an override `harvestUploadLimit`
+ * (tests, embedding) or HARVEST_UPLOAD_LIMIT in the environment.
+ */
+export type HarvestConfig = Config & { harvestUploadLimit?: number };
+
+export const HARVEST_UPLOAD_LIMIT = 5 * 1024 * 1024;
+
+/** The configured cap: config override, else HARVEST_UPLOAD_LIMIT in the environment, else 5 MiB. */
+export function harvestUploadLimit(ctx: Context): number {
+  const configured = (ctx.services.config as HarvestConfig).harvestUploadLimit ?? Number(process.env.HARVEST_UPLOAD_LIMIT || NaN);
+  return Number.isFinite(configured) && configured > 0 ? configured : HARVEST_UPLOAD_LIMIT;
+}
+
+const TAG = 'Harvests';
+const itemParams = pathParams(...CYCLE_PARAMS, 'harvest_id');
+const deletedHarvestSchema = {
+  type: 'object',
+  required: ['deleted', 'harvest_id'],
+  additionalProperties: false,
+  properties: { deleted: { const: true }, harvest_id: { type: 'string', description: 'The removed harvest.' } },
+};
+
+type ItemParams = CyclePath & { harvest_id: string };
+
+export const harvestRoutes: RouteSpec[] = [
+  defineRoute<CyclePath, unknown, HarvestInput>({
+    method: 'post',
+    path: `${CYCLE}/harvests`,
+    operationId: 'create_harvest',
+    summary: 'Record a harvest',
+    description: 'One harvest of the crop cycle: kilograms picked, the ISO week it counts for (label or any date of it; answered as a label), an optional note and optional local harvest date. 422 when neither `week` nor `harvested_on` is sent, or when `harvested_on` is outside `week`.',
+    tags: [TAG],
+    auth: 'key',
+    params: pathParams(...CYCLE_PARAMS),
+    body: createHarvestBody,
+    responses: { 201: { description: 'The stored harvest.', schema: harvestSchema } },
+    errors: [404],
+    handler: async (ctx, { params, body }) => {
+      const scope = await resolveCycle(ctx.services.db, params);
+      const row = await ctx.services.store.write(actorOf(ctx.state.principal), (w) => createHarvest(w, scope, body));
+      return presentHarvest(row);
+    },
+  }),
+  defineRoute<CyclePath, { week?: string }>({
+    method: 'get',
+    path: `${CYCLE}/harvests`,
+    operationId: 'list_harvests',
+    summary: 'List the harvests of a crop cycle',
+    description: 'Ordered by week, then by when they were recorded.',
+    tags: [TAG],
+    auth: 'key',
+    params: pathParams(...CYCLE_PARAMS),
+    query: { type: 'object', properties: { week: { ...weekSchema, description: `Only the harvests of this week: ${(weekSchema.description as string).replace(/^ISO 8601 week: /, '')}` } } },
+    responses: { 200: { description: 'Harvests by week, then creation.', schema: listOf(harvestSchema) } },
+    errors: [404],
+    handler: async (ctx, { params, query }) => {
+      const week = query.week === undefined ? undefined : requireWeek(query.week, 'week', 'query');
+      const scope = await resolveCycle(ctx.services.db, params);
+      return { items: (await listHarvests(ctx.services.db, scope.cycle.id, week)).map(presentHarvest) };
+    },
+  }),
+  defineRoute<ItemParams, unknown, HarvestPatch>({
+    method: 'patch',
+    path: `${CYCLE}/harvests/{harvest_id}`,
+    operationId: 'update_harvest',
+    summary: 'Change a harvest',
+    description: 'Fields left out keep their value; `note` or `harvested_on` sent as null is cleared. The changed harvest must keep `harvested_on` inside `week` (422 otherwise, harvest unchanged). The backtest reads harvests live and follows the edit.',
+    tags: [TAG],
+    auth: 'key',
+    params: itemParams,
+    body: patchHarvestBody,
+    responses: { 200: { description: 'The changed harvest.', schema: harvestSchema } },
+    errors: [404],
+    handler: async (ctx, { params, body }) => {
+      const scope = await resolveCycle(ctx.services.db, params);
+      const row = await ctx.services.store.write(actorOf(ctx.state.principal), async (w) => updateHarvest(w, await loadHarvest(w.trx, scope.cycle.id, params.harvest_id), body));
+      return presentHarvest(row);
+    },
+  }),
+  defineRoute<ItemParams>({
+    method: 'delete',
+    path: `${CYCLE}/harvests/{harvest_id}`,
+    operationId: 'delete_harvest',
+    summary: 'Delete a harvest',
+    tags: [TAG],
+    auth: 'key',
+    params: itemParams,
+    responses: { 200: { description: 'Deleted.', schema: deletedHarvestSchema } },
+    errors: [404],
+    handler: async (ctx, { params }) => {
+      const scope = await resolveCycle(ctx.services.db, params);
+      await ctx.services.store.write(actorOf(ctx.state.principal), async (w) => deleteHarvest(w, await loadHarvest(w.trx, scope.cycle.id, params.harvest_id)));
+      return { deleted: true, harvest_id: params.harvest_id };
+    },
+  }),
+  defineRoute<CyclePath>({
+    method: 'post',
+    path: `${CYCLE}/harvests/csv`,
+    operationId: 'import_harvests_csv',
+    summary: 'Import harvests from a CSV file',
+    description: [
+      'multipart/form-data with the file in field `file`. The first line is a header naming the columns `week` and `kg`, and optionally `note`, in any order (names are case-insensitive; any other column is a 422). Each further line is one harvest: `week` as a label (2026-W07) or a date of the week, `kg` in kilograms (≥ 0), `note` at most 500 characters.',
+      'Accepted as spreadsheets write it: UTF-8 with or without a BOM, LF or CRLF line ends, quoted fields (a note with commas, a doubled quote "" inside quotes), `;` as delimiter with decimal commas (12,5), tab-separated; blank lines are ignored.',
+      `All or nothing: when any line is bad the answer is 422 with one \`errors\` entry per bad line (name "line N", N the line number in the file, header = line 1; at most ${MAX_LISTED_ERRORS} listed, \`bad_lines\` has the total) and nothing is stored. A file that is not UTF-8 text, has no harvest lines, or more than ${MAX_HARVEST_LINES} lines is a 422. Above the size cap (5 MiB by default, setting HARVEST_UPLOAD_LIMIT) the upload is stopped while streaming with 413.`,
+    ].join('\n\n'),
+    tags: [TAG],
+    auth: 'key',
+    params: pathParams(...CYCLE_PARAMS),
+    multipart: {
+      fields: { type: 'object', properties: {}, additionalProperties: false },
+      files: [{ name: 'file', maxCount: 1, required: true, description: 'The CSV file (UTF-8), header week,kg[,note].' }],
+      limitBytes: harvestUploadLimit,
+    },
+    responses: { 201: { description: 'Every line stored, in file order.', schema: harvestImportSchema } },
+    errors: [404],
+    handler: async (ctx, { params, files }) => {
+      const scope = await resolveCycle(ctx.services.db, params);
+      // The file is at most the cap (checked while streaming), so reading it whole is bounded.
+      const lines = parseHarvestCsv(await readFile(files[0]!.path));
+      const rows = await ctx.services.store.write(actorOf(ctx.state.principal), (w) => importHarvests(w, scope, lines));
+      return { items: rows.map(presentHarvest), count: rows.length };
+    },
+  }),
+];

@@ -1,0 +1,65 @@
+import { defineRoute, type RouteSpec } from '../../http/route.js';
+import { dateSchema, listOf, pathParams } from '../../http/schemas.js';
+import { actorOf } from '../../http/pipeline.js';
+import { CYCLE, CYCLE_PARAMS } from '../../registry/paths.js';
+import { resolveCycle, type CyclePath } from '../../registry/scope.js';
+import { deletedCountSchema, MAX_ROWS, saveTrussCountBody, trussCountSchema } from './schemas.js';
+import { deleteTrussCount, listTrussCounts, saveTrussCount, type TrussCountInput } from './commands.js';
+import { presentTrussCounts } from './presenters.js';
+
+const TAG = 'Truss counts';
+
+export const trussCountRoutes: RouteSpec[] = [
+  defineRoute<CyclePath, unknown, TrussCountInput>({
+    method: 'put',
+    path: `${CYCLE}/truss-counts`,
+    operationId: 'save_truss_count',
+    summary: 'Save the truss counts of one date',
+    description: `Fruit (and optionally flowers) counted per truss on tagged plants, for one count date. Saving a date again replaces every row it had, in one transaction. 1 to ${MAX_ROWS} rows; a (plant, truss) repeated within the date is a 422 naming the row index (rows.N, from 0) and nothing is saved.`,
+    tags: [TAG],
+    auth: 'key',
+    params: pathParams(...CYCLE_PARAMS),
+    body: saveTrussCountBody,
+    responses: { 200: { description: 'The saved count date with its rows, figures and the change since the previous count.', schema: trussCountSchema } },
+    errors: [404],
+    handler: async (ctx, { params, body }) => {
+      const scope = await resolveCycle(ctx.services.db, params);
+      await ctx.services.store.write(actorOf(ctx.state.principal), (w) => saveTrussCount(w, scope, body));
+      const all = presentTrussCounts(await listTrussCounts(ctx.services.db, scope.cycle.id), scope.cycle);
+      return all.find((c) => c.counted_on === body.counted_on)!;
+    },
+  }),
+  defineRoute<CyclePath>({
+    method: 'get',
+    path: `${CYCLE}/truss-counts`,
+    operationId: 'list_truss_counts',
+    summary: 'Truss counts, newest first, with what the forecast needs',
+    description: 'Each count date with its rows and figures: fruit per truss (mean), trusses per plant, fruit per plant, flowers per plant, fruit per m² (scaled by the cycle\'s stems_per_m2, else plants_per_m2; null with a reason when it has neither), and the change since the previous count (delta and per week).',
+    tags: [TAG],
+    auth: 'key',
+    params: pathParams(...CYCLE_PARAMS),
+    responses: { 200: { description: 'Count dates, newest first.', schema: listOf(trussCountSchema) } },
+    errors: [404],
+    handler: async (ctx, { params }) => {
+      const scope = await resolveCycle(ctx.services.db, params);
+      return { items: presentTrussCounts(await listTrussCounts(ctx.services.db, scope.cycle.id), scope.cycle) };
+    },
+  }),
+  defineRoute<CyclePath & { counted_on: string }>({
+    method: 'delete',
+    path: `${CYCLE}/truss-counts/{counted_on}`,
+    operationId: 'delete_truss_count',
+    summary: 'Delete the counts of one date',
+    description: '404 when nothing was counted on that date.',
+    tags: [TAG],
+    auth: 'key',
+    params: { ...pathParams(...CYCLE_PARAMS), properties: { ...pathParams(...CYCLE_PARAMS).properties, counted_on: { ...dateSchema, description: 'The count date, YYYY-MM-DD.' } }, required: [...CYCLE_PARAMS, 'counted_on'] },
+    responses: { 200: { description: 'Deleted, with how many rows went.', schema: deletedCountSchema } },
+    errors: [404],
+    handler: async (ctx, { params }) => {
+      const scope = await resolveCycle(ctx.services.db, params);
+      const rows = await ctx.services.store.write(actorOf(ctx.state.principal), (w) => deleteTrussCount(w, scope.cycle.id, params.counted_on));
+      return { deleted: true, counted_on: params.counted_on, rows };
+    },
+  }),
+];
