@@ -1,0 +1,109 @@
+import { distanceTransform, labelComponents } from '../image/components.js';
+import type { BuiltinParams } from './params.js';
+
+export interface Circle {
+  cx: number;
+  cy: number;
+  r: number;
+  /** Share of the blob's area that its circles explain (same for all circles of one blob). */
+  explained: number;
+  /** Share of the ring between r and 1.25·r that is skin: an isolated round fruit has little there. */
+  rim: number;
+  /** Label of the blob it came from. */
+  blob: number;
+}
+
+/**
+ * Splits skin blobs into round fruit. The distance transform's ridge peaks
+ * are centres of the largest circles that fit; taking them from the largest
+ * down and refusing any that sits inside one already taken separates
+ * touching fruit (two touching discs give two peaks) while one disc gives
+ * one. Blobs that circles explain poorly (a leaf, a stem) are dropped.
+ */
+export function findCircles(mask: Uint8Array, w: number, h: number, q: BuiltinParams): Circle[] {
+  const minArea = Math.floor(Math.PI * q.minRadius * q.minRadius * 0.8);
+  const { labels, components } = labelComponents(mask, w, h, minArea);
+  if (components.length === 0) return [];
+  const dt = distanceTransform(mask, w, h);
+  // Candidate centres: local maxima of the distance transform (3×3), at least minRadius deep.
+  const candidates: number[] = [];
+  for (let y = 1; y < h - 1; y++) {
+    for (let x = 1; x < w - 1; x++) {
+      const i = y * w + x;
+      const d = dt[i]!;
+      if (d < q.minRadius || !labels[i]) continue;
+      if (
+        d >= dt[i - 1]! && d >= dt[i + 1]! && d >= dt[i - w]! && d >= dt[i + w]! &&
+        d >= dt[i - w - 1]! && d >= dt[i - w + 1]! && d >= dt[i + w - 1]! && d >= dt[i + w + 1]!
+      )
+        candidates.push(i);
+    }
+  }
+  candidates.sort((a, b) => dt[b]! - dt[a]!);
+  const perBlob = new Map<number, Array<{ cx: number; cy: number; r: number }>>();
+  for (const i of candidates) {
+    const label = labels[i]!;
+    const x = i % w;
+    const y = (i - x) / w;
+    const r = dt[i]!;
+    const taken = perBlob.get(label) ?? [];
+    let ok = true;
+    for (const c of taken) {
+      const dist = Math.hypot(c.cx - x, c.cy - y);
+      if (dist < Math.max(c.r, r) + q.overlapFactor * Math.min(c.r, r)) {
+        ok = false;
+        break;
+      }
+    }
+    if (!ok) continue;
+    taken.push({ cx: x, cy: y, r });
+    perBlob.set(label, taken);
+  }
+  const out: Circle[] = [];
+  for (const comp of components) {
+    const circles = perBlob.get(comp.label);
+    if (!circles) continue;
+    // Area the circles account for, counted on the blob's pixels (each pixel once).
+    let covered = 0;
+    for (let y = comp.minY; y <= comp.maxY; y++) {
+      for (let x = comp.minX; x <= comp.maxX; x++) {
+        const i = y * w + x;
+        if (labels[i] !== comp.label) continue;
+        for (const c of circles) {
+          const dx = x - c.cx;
+          const dy = y - c.cy;
+          // The inscribed circle misses the rim a little: count pixels within 1.2 r.
+          if (dx * dx + dy * dy <= c.r * c.r * 1.44) {
+            covered++;
+            break;
+          }
+        }
+      }
+    }
+    const explained = covered / comp.area;
+    if (explained < q.minExplained) continue;
+    for (const c of circles) out.push({ ...c, explained, rim: rimShare(mask, w, h, c), blob: comp.label });
+  }
+  return out;
+}
+
+function rimShare(mask: Uint8Array, w: number, h: number, c: { cx: number; cy: number; r: number }): number {
+  const outer = c.r * 1.25 + 1;
+  const inner2 = (c.r + 1) * (c.r + 1);
+  const outer2 = outer * outer;
+  let on = 0;
+  let all = 0;
+  const x0 = Math.max(0, Math.floor(c.cx - outer));
+  const x1 = Math.min(w - 1, Math.ceil(c.cx + outer));
+  const y0 = Math.max(0, Math.floor(c.cy - outer));
+  const y1 = Math.min(h - 1, Math.ceil(c.cy + outer));
+  for (let y = y0; y <= y1; y += 1) {
+    for (let x = x0; x <= x1; x += 1) {
+      const d2 = (x - c.cx) ** 2 + (y - c.cy) ** 2;
+      if (d2 < inner2 || d2 > outer2) continue;
+      all++;
+      if (mask[y * w + x]) on++;
+    }
+  }
+  return all ? on / all : 0;
+}

@@ -1,0 +1,39 @@
+import type { RgbImage } from '../types.js';
+import { hueAngle, imageToLab, type LabPlanes } from '../image/colour.js';
+import { boxMean, localStdDev } from '../image/filters.js';
+import { greyWorld } from '../image/white-balance.js';
+
+/** Per-pixel planes the segmenter reads, computed once per frame at the working size. */
+export interface FramePlanes {
+  width: number;
+  height: number;
+  lab: LabPlanes;
+  /** Chroma C*ab. */
+  chroma: Float32Array;
+  /** Hue angle, degrees 0–360. */
+  hue: Float32Array;
+  /** Texture: local standard deviation of L* over 5×5. */
+  texture: Float32Array;
+  /** L* minus its mean over a wide window: fruit is lit and bulges, leaves around it are shaded. */
+  relativeL: Float32Array;
+  gains: [number, number, number];
+}
+
+export function computePlanes(image: RgbImage, wideRadius: number): FramePlanes {
+  const { gains } = greyWorld(image);
+  const lab = imageToLab(image, gains);
+  const n = image.width * image.height;
+  const chroma = new Float32Array(n);
+  const hue = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    const a = lab.a[i]!;
+    const b = lab.b[i]!;
+    chroma[i] = Math.sqrt(a * a + b * b);
+    hue[i] = hueAngle(a, b);
+  }
+  const texture = localStdDev(lab.L, image.width, image.height, 2);
+  const wide = boxMean(lab.L, image.width, image.height, wideRadius);
+  const relativeL = new Float32Array(n);
+  for (let i = 0; i < n; i++) relativeL[i] = lab.L[i]! - wide[i]!;
+  return { width: image.width, height: image.height, lab, chroma, hue, texture, relativeL, gains };
+}
