@@ -1,0 +1,257 @@
+// The per-walk scoring pipeline, free of HTTP, storage and queueing: decode each clip
+// in walking order, detect, track fruit / stems / plants across frames and clips,
+// and count each tracked object once. The job runner supplies the decoder, saves
+// frames and overlays in `onFrame`, and adds image quality from the frames it sees.
+import type { Box, Detection, DetectionKind, Detector, DetectorInfo, RgbImage, RipenessCounts } from './types.js';
+import { counter, summariseFruit, summariseObject, Tracker, type CountedFruit, type CountedObject, type TrackerOptions, type TrackState } from './track/index.js';
+
+export interface WalkOptions {
+  /** Detection threshold: detections from here up start and confirm tracks. */
+  conf: number;
+  /** Seconds between sampled frames of a clip. */
+  sampleSeconds: number;
+  /** Frames sampled at most from each clip. */
+  maxFrames: number;
+  /** Millimetres per pixel of the original clip (not of the decoded working frames). */
+  mmPerPixel?: number;
+  /** Passed to the decoder: frames are scaled so their long side is at most this. */
+  maxLongSide?: number;
+  /**
+   * What happens between consecutive clips of a batch. 'carry' (default): the clips are
+   * consecutive stretches of one row, so tracks continue into the next clip and a fruit
+   * filmed at the end of one clip and the start of the next is counted once. 'reset':
+   * every clip is tracked on its own.
+   */
+  clipBoundary?: 'carry' | 'reset';
+  /** Tracker settings; `highScore` defaults to `conf`. */
+  tracker?: Partial<TrackerOptions>;
+}
+
+export interface WalkFrameInput {
+  index: number;
+  timeSeconds: number;
+  image: RgbImage;
+}
+
+export type WalkDecoder = (
+  file: string,
+  options: { sampleSeconds: number; maxFrames: number; maxLongSide?: number; signal?: AbortSignal },
+) => AsyncIterable<WalkFrameInput>;
+
+export interface TrackView {
+  kind: DetectionKind;
+  /** Public id once counted, else null. */
+  track_id: number | null;
+  state: TrackState;
+  box: Box;
+}
+
+export interface WalkFrameInfo {
+  clip: number;
+  /** Walk-wide frame number, 0-based, in walking order. */
+  frameIndex: number;
+  /** Frame number inside the clip, as the decoder gave it. */
+  clipFrame: number;
+  timeSeconds: number;
+  image: RgbImage;
+  /** Detections kept: at or above `conf`, plus low-score ones that extended a track. */
+  detections: (Detection & { track_key: number | null })[];
+  tracks: TrackView[];
+}
+
+export interface WalkProgress {
+  clip: number;
+  clipsDone: number;
+  framesDone: number;
+  /** 0..1 when clip durations are known (a `probe` was given), else null. */
+  fraction: number | null;
+}
+
+export interface ScoreWalkInput {
+  /** File paths in walking order. */
+  clips: string[];
+  detector: Detector;
+  options: WalkOptions;
+  decode: WalkDecoder;
+  /** Original size and length of a clip: scales mm_per_pixel to working frames and drives progress. */
+  probe?: (file: string) => Promise<{ width: number; height: number; durationSeconds: number }>;
+  onFrame?: (info: WalkFrameInfo) => Promise<void> | void;
+  onProgress?: (p: WalkProgress) => Promise<void> | void;
+  signal?: AbortSignal;
+}
+
+export interface WalkFrame {
+  frame: number;
+  clip: number;
+  clip_frame: number;
+  time_seconds: number;
+  width: number;
+  height: number;
+  detections: { fruit: number; stems: number; plants: number };
+}
+
+export interface ObjectCount {
+  /** Number counted along the walk, or null when the detector cannot see this kind. */
+  count: number | null;
+  reason?: string;
+  items: CountedObject[];
+}
+
+export interface WalkResult {
+  detector: DetectorInfo;
+  frames: WalkFrame[];
+  fruit: CountedFruit[];
+  stems: ObjectCount;
+  plants: ObjectCount;
+  counts: RipenessCounts;
+  clips: { index: number; frames: number; done: boolean }[];
+}
+
+const KINDS: DetectionKind[] = ['fruit', 'stem', 'plant'];
+
+/** Scores one walk (one clip, a photo, or a batch of clips in walking order). */
+export async function scoreWalk(input: ScoreWalkInput): Promise<WalkResult> {
+  const { detector, options, signal } = input;
+  const conf = options.conf;
+  const lowScore = Math.min(conf, Math.max(0.05, conf / 3));
+  const trackerOptions: Partial<TrackerOptions> = { highScore: conf, lowScore, ...options.tracker };
+  const supported: Record<DetectionKind, boolean> = {
+    fruit: true,
+    stem: detector.info.stems.supported,
+    plant: detector.info.plants.supported,
+  };
+  const ids: Record<DetectionKind, () => number> = { fruit: counter(), stem: counter(), plant: counter() };
+  const counted: Record<DetectionKind, { track: ReturnType<Tracker['finish']>[number]; mm?: number }[]> = { fruit: [], stem: [], plant: [] };
+
+  // A segment is a run of frames tracked together: consecutive video clips (with
+  // 'carry'), or a single photo, which is never linked to the clips around it.
+  let trackers: Record<DetectionKind, Tracker> | null = null;
+  let segmentMm: number | undefined;
+  let segmentSize = '';
+  const openSegment = () => {
+    trackers = { fruit: new Tracker(trackerOptions, ids.fruit), stem: new Tracker(trackerOptions, ids.stem), plant: new Tracker(trackerOptions, ids.plant) };
+  };
+  const closeSegment = () => {
+    if (!trackers) return;
+    for (const k of KINDS) for (const track of trackers[k].finish()) counted[k].push({ track, mm: segmentMm });
+    trackers = null;
+  };
+
+  const frames: WalkFrame[] = [];
+  const clips = input.clips.map((_, index) => ({ index, frames: 0, done: false }));
+  const probes = input.probe ? await Promise.all(input.clips.map((f) => input.probe!(f))) : null;
+  const expected = probes?.map((p) => Math.max(1, Math.min(options.maxFrames, Math.ceil(p.durationSeconds / options.sampleSeconds) || 1)));
+  const progress = async (clip: number) => {
+    if (!input.onProgress) return;
+    let fraction: number | null = null;
+    if (expected) {
+      const done = clips.filter((c) => c.done).length;
+      const cur = clips[clip]!.done ? 0 : Math.min(1, clips[clip]!.frames / expected[clip]!);
+      fraction = Math.min(1, (done + cur) / clips.length);
+    }
+    await input.onProgress({ clip, clipsDone: clips.filter((c) => c.done).length, framesDone: frames.length, fraction });
+  };
+
+  const processFrame = async (clip: number, f: WalkFrameInput, dets: Detection[]) => {
+    const geo = { frame: frames.length, width: f.image.width, height: f.image.height };
+    const kept: WalkFrameInfo['detections'] = [];
+    const views: TrackView[] = [];
+    const perKind = { fruit: 0, stems: 0, plants: 0 };
+    // Fruit are many, small and distinct: the camera motion measured on them moves the stem and plant tracks.
+    let camera: [number, number] | null = null;
+    for (const kind of KINDS) {
+      if (!supported[kind]) continue;
+      const mine = dets.filter((d) => d.kind === kind);
+      const step = trackers![kind].update(mine, geo, kind === 'fruit' ? null : camera);
+      if (kind === 'fruit') camera = step.camera;
+      mine.forEach((d, i) => {
+        const key = step.assigned[i]!;
+        if (d.score >= conf || key >= 0) kept.push({ ...d, track_key: key >= 0 ? key : null });
+      });
+      for (const t of step.tracks) views.push({ kind, track_id: t.id, state: t.state, box: t.box });
+      const n = mine.filter((d) => d.score >= conf).length;
+      if (kind === 'fruit') perKind.fruit = n;
+      else if (kind === 'stem') perKind.stems = n;
+      else perKind.plants = n;
+    }
+    frames.push({ frame: geo.frame, clip, clip_frame: f.index, time_seconds: f.timeSeconds, width: geo.width, height: geo.height, detections: perKind });
+    clips[clip]!.frames++;
+    if (input.onFrame) {
+      await input.onFrame({ clip, frameIndex: geo.frame, clipFrame: f.index, timeSeconds: f.timeSeconds, image: f.image, detections: kept, tracks: views });
+    }
+    await progress(clip);
+  };
+
+  const detect = async (image: RgbImage) => {
+    throwIfAborted(signal);
+    return detector.detect(image, { conf: lowScore });
+  };
+
+  for (let c = 0; c < input.clips.length; c++) {
+    throwIfAborted(signal);
+    const file = input.clips[c]!;
+    const source = input.decode(file, { sampleSeconds: options.sampleSeconds, maxFrames: options.maxFrames, maxLongSide: options.maxLongSide, signal });
+    const it = source[Symbol.asyncIterator]();
+    try {
+      const first = await it.next();
+      if (first.done) {
+        clips[c]!.done = true;
+        continue;
+      }
+      const firstDets = await detect(first.value.image);
+      const second = await it.next();
+      const mm = mmPerWorkingPixel(options.mmPerPixel, probes?.[c]?.width, first.value.image.width);
+      if (second.done) {
+        // A photo (or a clip shorter than one sample): tracked alone, every detection counts.
+        closeSegment();
+        openSegment();
+        segmentMm = mm;
+        await processFrame(c, first.value, firstDets);
+        closeSegment();
+      } else {
+        const size = `${first.value.image.width}x${first.value.image.height}`;
+        // Tracks live in pixel coordinates: a clip of another size or scale starts afresh.
+        if (!trackers || options.clipBoundary === 'reset' || mm !== segmentMm || size !== segmentSize) {
+          closeSegment();
+          openSegment();
+        }
+        segmentMm = mm;
+        segmentSize = size;
+        await processFrame(c, first.value, firstDets);
+        await processFrame(c, second.value, await detect(second.value.image));
+        for (let n = await it.next(); !n.done; n = await it.next()) {
+          await processFrame(c, n.value, await detect(n.value.image));
+        }
+      }
+      clips[c]!.done = true;
+      await progress(c);
+    } finally {
+      await it.return?.();
+    }
+  }
+  closeSegment();
+
+  const fruit = counted.fruit.map(({ track, mm }) => summariseFruit(track, mm)).sort((a, b) => a.track_id - b.track_id);
+  const counts: RipenessCounts = { green: 0, turning: 0, red: 0, total: 0 };
+  for (const f of fruit) {
+    counts[f.ripeness]++;
+    counts.total++;
+  }
+  const objects = (kind: 'stem' | 'plant'): ObjectCount => {
+    const info = kind === 'stem' ? detector.info.stems : detector.info.plants;
+    if (!info.supported) return { count: null, reason: info.reason ?? `the detector ${detector.info.name} does not detect ${kind}s`, items: [] };
+    const items = counted[kind].map(({ track }) => summariseObject(track)).sort((a, b) => a.track_id - b.track_id);
+    return { count: items.length, items };
+  };
+  return { detector: detector.info, frames, fruit, stems: objects('stem'), plants: objects('plant'), counts, clips };
+}
+
+/** mm_per_pixel is for the clip as filmed; frames may have been scaled down to work on. */
+export function mmPerWorkingPixel(mmPerPixel: number | undefined, sourceWidth: number | undefined, workingWidth: number): number | undefined {
+  if (!mmPerPixel) return undefined;
+  return sourceWidth ? (mmPerPixel * sourceWidth) / workingWidth : mmPerPixel;
+}
+
+function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('scoring was cancelled');
+}

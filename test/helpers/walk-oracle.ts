@@ -1,0 +1,185 @@
+// An "oracle" detector for rendered walks: it reads the ground truth of the frame it
+// is shown and reports those boxes with configurable noise (misses, jitter, false
+// positives, wrong ripeness). It stands in for the detector where the tracker and
+// the walk pipeline are under test. The frames come from a real decoder; which
+// rendered frame each decoded image is, is found by comparing it with an exact
+// full-rate decode of the clip, so the oracle does not depend on how the decoder samples.
+import path from 'node:path';
+import { readAllFrames } from '../../scripts/render/ffmpeg.js';
+import { createRng, gaussian } from '../../scripts/render/rng.js';
+import type { TruthAppearance, WalkTruth } from '../../scripts/render/truth.js';
+import type { Box, Detection, DetectionKind, Detector, RgbImage, Ripeness } from '../../src/scoring/types.js';
+import type { WalkDecoder, WalkFrameInput } from '../../src/scoring/walk.js';
+
+export interface OracleNoise {
+  /** Probability that a visible object is not detected in a frame. */
+  miss: number;
+  /** Standard deviation of each box edge, as a fraction of the box size. */
+  jitter: number;
+  /** Mean number of false fruit per frame (random place, size and class). */
+  falsePositives: number;
+  /** Probability that a fruit's ripeness is reported as a neighbouring class. */
+  flip: number;
+  /** Least visible fraction detected with a confident score; less visible fruit get a low score. */
+  minVisible: number;
+  seed: number;
+}
+
+export const NO_NOISE: OracleNoise = { miss: 0, jitter: 0, falsePositives: 0, flip: 0, minVisible: 0.35, seed: 1 };
+export const TYPICAL_NOISE: OracleNoise = { miss: 0.15, jitter: 0.06, falsePositives: 1, flip: 0.15, minVisible: 0.35, seed: 1 };
+
+const GRID_W = 32;
+const GRID_H = 18;
+
+function blockMeans(data: Uint8Array, w: number, h: number): Float32Array {
+  const out = new Float32Array(GRID_W * GRID_H * 3);
+  const n = new Float32Array(GRID_W * GRID_H);
+  for (let y = 0; y < h; y += 2) {
+    const gy = Math.min(GRID_H - 1, Math.floor((y * GRID_H) / h));
+    for (let x = 0; x < w; x += 2) {
+      const g = gy * GRID_W + Math.min(GRID_W - 1, Math.floor((x * GRID_W) / w));
+      const p = (y * w + x) * 3;
+      out[g * 3] += data[p]!;
+      out[g * 3 + 1] += data[p + 1]!;
+      out[g * 3 + 2] += data[p + 2]!;
+      n[g]++;
+    }
+  }
+  for (let g = 0; g < n.length; g++) for (let c = 0; c < 3; c++) out[g * 3 + c] /= Math.max(1, n[g]!);
+  return out;
+}
+
+function distance(a: Float32Array, b: Float32Array): number {
+  let d = 0;
+  for (let i = 0; i < a.length; i++) d += Math.abs(a[i]! - b[i]!);
+  return d;
+}
+
+export interface SampledFrame {
+  clip: number;
+  frame: number;
+}
+
+export interface Oracle {
+  detector: Detector;
+  /** Wraps a real decoder so the oracle knows which rendered frame each image is. */
+  decode: WalkDecoder;
+  /** Rendered frames the decoder handed out, in order. */
+  sampled: SampledFrame[];
+  /** Fruit (or stems/plants) a perfect tracker would count on the sampled frames. */
+  expected(kind?: DetectionKind, minHits?: number): { total: number; green: number; turning: number; red: number; ids: number[] };
+}
+
+export function createOracle(
+  truth: WalkTruth,
+  clipFiles: string[],
+  realDecode: WalkDecoder,
+  noise: OracleNoise = TYPICAL_NOISE,
+  support: { stems?: boolean; plants?: boolean } = { stems: true, plants: true },
+): Oracle {
+  const rng = createRng(noise.seed);
+  const frameOf = new WeakMap<RgbImage, SampledFrame>();
+  const sampled: SampledFrame[] = [];
+  const index = new Map<string, { kind: DetectionKind; id: number; ripeness?: Ripeness; a: TruthAppearance }[]>();
+  const add = (kind: DetectionKind, id: number, a: TruthAppearance, ripeness?: Ripeness) => {
+    const key = `${a.clip}:${a.frame}`;
+    let list = index.get(key);
+    if (!list) index.set(key, (list = []));
+    list.push({ kind, id, a, ...(ripeness ? { ripeness } : {}) });
+  };
+  for (const f of truth.fruit) for (const a of f.appearances) add('fruit', f.id, a, f.ripeness);
+  for (const s of truth.stems) for (const a of s.appearances) add('stem', s.id, a);
+  for (const p of truth.plants) for (const a of p.appearances) add('plant', p.id, a);
+  const fruitSize = truth.fruit.length ? truth.fruit.reduce((s, f) => s + f.diameterMm, 0) / truth.fruit.length / truth.mmPerPixel : 30;
+
+  const decode: WalkDecoder = async function* (file, options) {
+    const clip = clipFiles.indexOf(file);
+    if (clip < 0) throw new Error(`the oracle knows no clip ${file}`);
+    const signatures: Float32Array[] = [];
+    for await (const raw of readAllFrames(file, truth.width, truth.height)) signatures.push(blockMeans(raw, truth.width, truth.height));
+    for await (const f of realDecode(file, options) as AsyncIterable<WalkFrameInput>) {
+      const sig = blockMeans(f.image.data, f.image.width, f.image.height);
+      const guess = Math.round(f.timeSeconds * truth.fps);
+      let best = -1;
+      let bestD = Infinity;
+      const lo = Math.max(0, guess - truth.fps), hi = Math.min(signatures.length - 1, guess + truth.fps);
+      for (let k = lo; k <= hi; k++) {
+        const d = distance(sig, signatures[k]!);
+        if (d < bestD) { bestD = d; best = k; }
+      }
+      const at = { clip, frame: best };
+      sampled.push(at);
+      frameOf.set(f.image, at);
+      yield f;
+    }
+  };
+
+  const ripenessFlip = (r: Ripeness): Ripeness => {
+    if (r === 'turning') return rng() < 0.5 ? 'green' : 'red';
+    return 'turning';
+  };
+
+  const detector: Detector = {
+    info: {
+      name: 'oracle',
+      kind: 'builtin',
+      stems: support.stems ? { supported: true } : { supported: false, reason: 'the oracle was built without stems' },
+      plants: support.plants ? { supported: true } : { supported: false, reason: 'the oracle was built without plants' },
+    },
+    async detect(image, { conf }) {
+      const at = frameOf.get(image);
+      if (!at) throw new Error('the oracle was shown an image its decoder did not hand out');
+      const sx = image.width / truth.width;
+      const sy = image.height / truth.height;
+      const out: Detection[] = [];
+      for (const o of index.get(`${at.clip}:${at.frame}`) ?? []) {
+        if ((o.kind === 'stem' && !support.stems) || (o.kind === 'plant' && !support.plants)) continue;
+        if (o.a.visible < 0.1 || rng() < noise.miss) continue;
+        const [x1, y1, x2, y2] = o.a.box;
+        const j = (size: number) => gaussian(rng) * noise.jitter * size;
+        const w = x2 - x1, h = y2 - y1;
+        const box: Box = [(x1 + j(w)) * sx, (y1 + j(h)) * sy, (x2 + j(w)) * sx, (y2 + j(h)) * sy];
+        const score = o.a.visible >= noise.minVisible ? 0.55 + 0.45 * rng() : 0.15 + 0.3 * rng();
+        if (score < conf) continue;
+        const d: Detection = { kind: o.kind, box, score };
+        if (o.ripeness) d.ripeness = rng() < noise.flip ? ripenessFlip(o.ripeness) : o.ripeness;
+        out.push(d);
+      }
+      // Poisson false positives: a stray fruit-sized blob somewhere in the frame.
+      let fp = 0;
+      for (let p = Math.exp(-noise.falsePositives), prod = rng(); prod > p; prod *= rng()) fp++;
+      for (let k = 0; k < fp; k++) {
+        const s = fruitSize * (0.7 + 0.6 * rng());
+        const x = rng() * (truth.width - s), y = rng() * (truth.height - s);
+        const score = 0.5 + 0.3 * rng();
+        if (score < conf) continue;
+        out.push({ kind: 'fruit', box: [x * sx, y * sy, (x + s) * sx, (y + s) * sy], score, ripeness: (['green', 'turning', 'red'] as const)[Math.floor(rng() * 3)]! });
+      }
+      return out;
+    },
+  };
+
+  const expected: Oracle['expected'] = (kind = 'fruit', minHits = 2) => {
+    const seen = new Set(sampled.map((s) => `${s.clip}:${s.frame}`));
+    const list = kind === 'fruit' ? truth.fruit : kind === 'stem' ? truth.stems : truth.plants;
+    const minVisible = kind === 'fruit' ? noise.minVisible : 0.3;
+    const r = { total: 0, green: 0, turning: 0, red: 0, ids: [] as number[] };
+    const single = sampled.length < minHits;
+    for (const o of list) {
+      const hits = o.appearances.filter((a) => a.visible >= minVisible && seen.has(`${a.clip}:${a.frame}`)).length;
+      if (hits >= (single ? 1 : minHits)) {
+        r.total++;
+        r.ids.push(o.id);
+        if ('ripeness' in o) r[(o as { ripeness: Ripeness }).ripeness]++;
+      }
+    }
+    return r;
+  };
+
+  return { detector, decode, sampled, expected };
+}
+
+/** Paths of a rendered walk's clips, as renderWalk wrote them. */
+export function clipPaths(truthFile: string, truth: WalkTruth): string[] {
+  return truth.clips.map((c) => path.join(path.dirname(truthFile), c.file));
+}
