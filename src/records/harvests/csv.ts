@@ -71,6 +71,7 @@ export function parseHarvestCsv(input: string | Uint8Array): HarvestLine[] {
   let badLines = 0;
   let tooMany = false;
   let headerProblems: FieldError[] = [];
+  const weeks = new Map<string, IsoWeek | null>();
   // Line numbers are physical lines, so a quoted note spanning lines does not shift the ones after it.
   let scanned = 0;
   let newlines = 0;
@@ -121,7 +122,10 @@ export function parseHarvestCsv(input: string | Uint8Array): HarvestLine[] {
         return;
       }
       const problems: string[] = [];
-      const week = parseWeek(cells[columns.week!]!.trim());
+      const weekText = cells[columns.week!]!.trim();
+      // A season file repeats a few dozen weeks; parse each once.
+      let week = weeks.get(weekText);
+      if (week === undefined) weeks.set(weekText, (week = parseWeek(weekText)));
       if (!week) problems.push(`week: must be ${WEEK_FORMS}`);
       const kg = parseKg(cells[columns.kg!]!, decimalComma);
       if (kg === null || !Number.isFinite(kg)) problems.push(`kg: must be a number ≥ 0${decimalComma ? ' (12.5 or 12,5)' : ' (12.5)'}`);
