@@ -1,0 +1,258 @@
+import type { Db } from '../../db/database.js';
+import type { Store, Writer } from '../../db/store.js';
+import { SYSTEM_ACTOR } from '../../db/store.js';
+import { notFound } from '../../http/problem.js';
+import type { ScoringOptions } from './options.js';
+import type { StoredResult } from './result.js';
+import type { WalkClipTable, WalkSource, WalkTable } from './tables.js';
+
+/**
+ * Domain functions of the walk queue: plain values in, rows out, no Koa.
+ * State changes (queued → running → done | failed, and back to queued) go
+ * through the Writer so the change log has them; progress ticks do not (see
+ * recordProgress).
+ */
+
+/** A job interrupted this many times is failed instead of queued again: it is probably what kills the process. */
+export const MAX_ATTEMPTS = 3;
+
+export interface NewClip {
+  fileName: string;
+  originalName: string;
+  size: number;
+  sha256: string;
+  kind: 'image' | 'video';
+  format: string;
+  width: number;
+  height: number;
+  durationSeconds: number;
+}
+
+export interface NewWalk {
+  id: string;
+  organizationId: string;
+  cycle: { farm_id: string; greenhouse_id: string; row_id: string; cycle_id: string; week: string } | null;
+  source: WalkSource;
+  exampleKey: string | null;
+  mode: string;
+  options: ScoringOptions;
+  idempotencyKey: string | null;
+  requestHash: string;
+  keyId: string | null;
+  clips: NewClip[];
+}
+
+export interface WalkWithClips {
+  walk: WalkTable;
+  clips: WalkClipTable[];
+}
+
+export async function createWalk(w: Writer, input: NewWalk): Promise<WalkWithClips> {
+  const walk = await w.insert<WalkTable>('walks', {
+    id: input.id,
+    organization_id: input.organizationId,
+    farm_id: input.cycle?.farm_id ?? null,
+    greenhouse_id: input.cycle?.greenhouse_id ?? null,
+    row_id: input.cycle?.row_id ?? null,
+    cycle_id: input.cycle?.cycle_id ?? null,
+    week: input.cycle?.week ?? null,
+    source: input.source,
+    example_key: input.exampleKey,
+    status: 'queued',
+    progress: 0,
+    mode: input.mode,
+    options: JSON.stringify(input.options),
+    detector: null,
+    error: null,
+    idempotency_key: input.idempotencyKey,
+    request_hash: input.requestHash,
+    created_by_key_id: input.keyId,
+    attempts: 0,
+    started_at: null,
+    finished_at: null,
+    count_green: null,
+    count_turning: null,
+    count_red: null,
+    count_total: null,
+    result: null,
+  });
+  const clips: WalkClipTable[] = [];
+  for (const [position, c] of input.clips.entries()) {
+    clips.push(
+      await w.insert<WalkClipTable>('walk_clips', {
+        organization_id: input.organizationId,
+        walk_id: walk.id,
+        cycle_id: walk.cycle_id,
+        position,
+        file_name: c.fileName,
+        original_name: c.originalName.slice(0, 255),
+        size_bytes: c.size,
+        sha256: c.sha256,
+        kind: c.kind,
+        format: c.format,
+        width: c.width,
+        height: c.height,
+        duration_s: c.durationSeconds,
+        status: 'queued',
+        progress: 0,
+        frames: 0,
+        error: null,
+      }),
+    );
+  }
+  return { walk, clips };
+}
+
+export async function findWalk(db: Db, id: string): Promise<WalkTable | undefined> {
+  return db.selectFrom('walks').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** The walk when it belongs to the organization; another organization's walk is a 404 like a missing one. */
+export async function loadWalk(db: Db, id: string, organizationId: string): Promise<WalkTable> {
+  const walk = await db.selectFrom('walks').selectAll().where('id', '=', id).where('organization_id', '=', organizationId).executeTakeFirst();
+  if (!walk) throw notFound('walk');
+  return walk;
+}
+
+export async function clipsOf(db: Db, walkId: string): Promise<WalkClipTable[]> {
+  return db.selectFrom('walk_clips').selectAll().where('walk_id', '=', walkId).orderBy('position').execute();
+}
+
+export async function findByIdempotencyKey(db: Db, organizationId: string, key: string): Promise<WalkTable | undefined> {
+  return db.selectFrom('walks').selectAll().where('organization_id', '=', organizationId).where('idempotency_key', '=', key).executeTakeFirst();
+}
+
+/**
+ * Claims the oldest queued walk for this process. The UPDATE ... WHERE
+ * status = 'queued' is the claim: when two runners race for one row only one
+ * of them changes it, and the other moves on.
+ */
+export async function claimNextWalk(store: Store): Promise<WalkTable | null> {
+  return store.write(SYSTEM_ACTOR, async (w) => {
+    const candidate = await w.trx.selectFrom('walks').selectAll().where('status', '=', 'queued').orderBy('id').limit(1).executeTakeFirst();
+    if (!candidate) return null;
+    const version = store.clock.now();
+    const changed = await w.trx
+      .updateTable('walks')
+      .set({ status: 'running', progress: 0, started_at: w.now, finished_at: null, error: null, attempts: candidate.attempts + 1, updated_at: w.now, version })
+      .where('id', '=', candidate.id)
+      .where('status', '=', 'queued')
+      .executeTakeFirst();
+    if (Number(changed.numUpdatedRows) !== 1) return null;
+    const after = await w.trx.selectFrom('walks').selectAll().where('id', '=', candidate.id).executeTakeFirstOrThrow();
+    await w.log({ organization_id: after.organization_id, entity: 'walks', entity_id: after.id, op: 'update', before: candidate, after });
+    await w.trx.updateTable('walk_clips').set({ status: 'queued', progress: 0, frames: 0, error: null }).where('walk_id', '=', after.id).execute();
+    return after;
+  });
+}
+
+export interface ClipProgress {
+  position: number;
+  progress: number;
+  frames: number;
+  status: 'queued' | 'running' | 'done';
+}
+
+/**
+ * Progress of a running walk. Written straight to the row rather than through
+ * the Writer: it changes several times a second, is meaningless once the job
+ * ends, and would otherwise flood the change log (the future sync outbox)
+ * with hundreds of entries per walk. Only a running walk is touched, so a
+ * late tick never overwrites a finished or re-queued one.
+ */
+export async function recordProgress(db: Db, walkId: string, progress: number, clips: ClipProgress[]): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const r = await trx.updateTable('walks').set({ progress: clamp01(progress) }).where('id', '=', walkId).where('status', '=', 'running').executeTakeFirst();
+    if (Number(r.numUpdatedRows) !== 1) return;
+    for (const c of clips) {
+      await trx
+        .updateTable('walk_clips')
+        .set({ progress: clamp01(c.progress), frames: c.frames, status: c.status })
+        .where('walk_id', '=', walkId)
+        .where('position', '=', c.position)
+        .execute();
+    }
+  });
+}
+
+/** Stores the result of a running walk; false when the walk is no longer running (deleted, or re-queued by a stop). */
+export async function finishWalk(w: Writer, walkId: string, result: StoredResult): Promise<boolean> {
+  const walk = await w.trx.selectFrom('walks').select(['status']).where('id', '=', walkId).executeTakeFirst();
+  if (walk?.status !== 'running') return false;
+  await w.update<WalkTable>('walks', walkId, {
+    status: 'done',
+    progress: 1,
+    finished_at: w.now,
+    detector: result.detector.name,
+    count_green: result.counts.green,
+    count_turning: result.counts.turning,
+    count_red: result.counts.red,
+    count_total: result.counts.total,
+    result: JSON.stringify(result),
+    error: null,
+  });
+  const frames = new Map(result.clips.map((c) => [c.position, c.frames]));
+  for (const clip of await w.trx.selectFrom('walk_clips').selectAll().where('walk_id', '=', walkId).execute()) {
+    await w.update<WalkClipTable>('walk_clips', clip.id, { status: 'done', progress: 1, frames: frames.get(clip.position) ?? clip.frames, error: null });
+  }
+  return true;
+}
+
+/** Ends a running walk as failed with its reason (shown as `error`); `clip` names the clip at fault when known. */
+export async function failWalk(w: Writer, walkId: string, reason: string, clip?: number): Promise<boolean> {
+  const walk = await w.trx.selectFrom('walks').select(['status']).where('id', '=', walkId).executeTakeFirst();
+  if (!walk || walk.status === 'done' || walk.status === 'failed') return false;
+  await w.update<WalkTable>('walks', walkId, { status: 'failed', finished_at: w.now, error: reason.slice(0, 2000) });
+  if (clip !== undefined) {
+    const row = await w.trx.selectFrom('walk_clips').select(['id']).where('walk_id', '=', walkId).where('position', '=', clip).executeTakeFirst();
+    if (row) await w.update<WalkClipTable>('walk_clips', row.id, { status: 'failed', error: reason.slice(0, 2000) });
+  }
+  return true;
+}
+
+/** Puts a running walk back in the queue (stopped by shutdown, or found running after a crash). */
+export async function requeueWalk(w: Writer, walkId: string): Promise<boolean> {
+  const walk = await w.trx.selectFrom('walks').select(['status']).where('id', '=', walkId).executeTakeFirst();
+  if (walk?.status !== 'running') return false;
+  await w.update<WalkTable>('walks', walkId, { status: 'queued', progress: 0, started_at: null });
+  await w.trx.updateTable('walk_clips').set({ status: 'queued', progress: 0, frames: 0, error: null }).where('walk_id', '=', walkId).execute();
+  return true;
+}
+
+/**
+ * At start: every walk left `running` by a crash or a kill goes back to the
+ * queue, except one that has already been interrupted MAX_ATTEMPTS times,
+ * which fails rather than take the box down again and again.
+ */
+export async function recoverInterrupted(store: Store): Promise<{ requeued: string[]; failed: string[] }> {
+  return store.write(SYSTEM_ACTOR, async (w) => {
+    const running = await w.trx.selectFrom('walks').select(['id', 'attempts']).where('status', '=', 'running').execute();
+    const requeued: string[] = [];
+    const failed: string[] = [];
+    for (const r of running) {
+      if (r.attempts >= MAX_ATTEMPTS) {
+        await failWalk(w, r.id, `scoring was interrupted ${r.attempts} times (the process stopped while scoring it); not trying again`);
+        failed.push(r.id);
+      } else {
+        await requeueWalk(w, r.id);
+        requeued.push(r.id);
+      }
+    }
+    return { requeued, failed };
+  });
+}
+
+export async function queueDepth(db: Db): Promise<{ queued: number; running: number }> {
+  const rows = await db
+    .selectFrom('walks')
+    .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
+    .where('status', 'in', ['queued', 'running'])
+    .groupBy('status')
+    .execute();
+  const n = (s: string) => Number(rows.find((r) => r.status === s)?.n ?? 0);
+  return { queued: n('queued'), running: n('running') };
+}
+
+function clamp01(x: number): number {
+  return Number.isFinite(x) ? Math.min(1, Math.max(0, x)) : 0;
+}

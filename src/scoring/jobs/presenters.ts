@@ -1,0 +1,248 @@
+import { presentInstant } from '../../time/instants.js';
+import { countsSchema, instantSchema } from '../../http/schemas.js';
+import type { JsonSchema } from '../../http/route.js';
+import { DEFAULT_OPTIONS, type ScoringOptions } from './options.js';
+import type { StoredResult } from './result.js';
+import type { WalkClipTable, WalkTable } from './tables.js';
+
+/** Row → JSON of a walk (scoring job). Its id is `job_id` in every answer (conventions.md). */
+export function frameUrl(walkId: string, index: number, name: 'image.jpg' | 'overlay.jpg'): string {
+  return `/api/observations/${walkId}/frames/${index}/${name}`;
+}
+
+const at = (iso: string | null, zone: string) => (iso === null ? null : presentInstant(iso, zone));
+
+export function presentWalk(walk: WalkTable, clips: WalkClipTable[], zone = 'UTC') {
+  const options = { ...DEFAULT_OPTIONS, ...(JSON.parse(walk.options) as Partial<ScoringOptions>) };
+  const result = walk.status === 'done' && walk.result ? (JSON.parse(walk.result) as StoredResult) : null;
+  return {
+    job_id: walk.id,
+    organization_id: walk.organization_id,
+    status: walk.status,
+    progress: walk.status === 'done' ? 1 : Math.round(walk.progress * 1000) / 1000,
+    error: walk.status === 'failed' ? walk.error : null,
+    source: walk.source,
+    example_key: walk.example_key,
+    farm_id: walk.farm_id,
+    greenhouse_id: walk.greenhouse_id,
+    row_id: walk.row_id,
+    cycle_id: walk.cycle_id,
+    week: walk.week,
+    mode: walk.mode,
+    options,
+    detector: walk.detector,
+    attempts: walk.attempts,
+    clips: clips.map((c) => ({
+      position: c.position,
+      name: c.original_name,
+      kind: c.kind,
+      format: c.format,
+      size_bytes: c.size_bytes,
+      sha256: c.sha256,
+      width: c.width,
+      height: c.height,
+      duration_s: c.duration_s,
+      status: c.status,
+      progress: c.status === 'done' ? 1 : Math.round(c.progress * 1000) / 1000,
+      frames: c.frames,
+      error: c.error,
+    })),
+    counts: walk.count_total === null ? null : { green: walk.count_green!, turning: walk.count_turning!, red: walk.count_red!, total: walk.count_total },
+    result: result && {
+      detector: result.detector,
+      counts: result.counts,
+      frames: result.frames.map((f) => ({ ...f, image_url: frameUrl(walk.id, f.index, 'image.jpg'), overlay_url: frameUrl(walk.id, f.index, 'overlay.jpg') })),
+      fruit: result.fruit,
+      stems: result.stems,
+      plants: result.plants,
+      quality: result.quality,
+    },
+    created_at: at(walk.created_at, zone)!,
+    started_at: at(walk.started_at, zone),
+    finished_at: at(walk.finished_at, zone),
+    updated_at: at(walk.updated_at, zone)!,
+    version: walk.version,
+  };
+}
+
+const num = (description: string, extra: JsonSchema = {}): JsonSchema => ({ type: 'number', description, ...extra });
+const nullableNum = (description: string, extra: JsonSchema = {}): JsonSchema => ({ type: ['number', 'null'], description, ...extra });
+const nullableId = (description: string): JsonSchema => ({ type: ['string', 'null'], description });
+const boxSchema: JsonSchema = { type: 'array', items: { type: 'number' }, minItems: 4, maxItems: 4, description: 'Box [x1, y1, x2, y2] in pixels of the frame named beside it (the working frame: long side at most 1280 px).' };
+const statusSchema: JsonSchema = { enum: ['queued', 'running', 'done', 'failed'], description: 'queued: waiting for the runner; running: being scored; done: `result` is filled in; failed: `error` says why.' };
+
+const countWithReason = (what: string): JsonSchema => ({
+  type: 'object',
+  required: ['count', 'reason'],
+  additionalProperties: false,
+  description: `${what} counted along the walk (each once). When the detector cannot see ${what}, count is null and reason says why.`,
+  properties: { count: { type: ['integer', 'null'] }, reason: { type: ['string', 'null'] } },
+});
+
+export const frameQualitySchema: JsonSchema = {
+  type: 'object',
+  required: ['sharpness', 'brightness', 'dark_fraction', 'bright_fraction', 'motion_px_per_s', 'score'],
+  additionalProperties: false,
+  properties: {
+    sharpness: num('Focus, 0 to 1 (0.5 is the reference sharpness; below 0.35 counts as out of focus).'),
+    brightness: num('Exposure: mean luma, 0 (black) to 1 (white); below 0.18 counts as too dark.'),
+    dark_fraction: num('Share of near-black pixels, 0 to 1.'),
+    bright_fraction: num('Share of blown-out pixels, 0 to 1.'),
+    motion_px_per_s: nullableNum('Camera motion since the previous sampled frame of the same clip, in pixels of the working frame per second; null for a clip\'s first frame and for photos.'),
+    score: num('How usable the frame is for counting, 0 to 1.'),
+  },
+};
+
+export const walkSchema: JsonSchema = {
+  type: 'object',
+  required: ['job_id', 'organization_id', 'status', 'progress', 'error', 'source', 'example_key', 'farm_id', 'greenhouse_id', 'row_id', 'cycle_id', 'week', 'mode', 'options', 'detector', 'attempts', 'clips', 'counts', 'result', 'created_at', 'started_at', 'finished_at', 'updated_at', 'version'],
+  additionalProperties: false,
+  properties: {
+    job_id: { type: 'string', description: 'The walk\'s id (UUIDv7): the job id, also walk_id in {walk} paths.' },
+    organization_id: { type: 'string' },
+    status: statusSchema,
+    progress: num('Share of the walk scored, 0 to 1 (1 only when done). Moves as frames are scored; stored at most every 250 ms.', { minimum: 0, maximum: 1 }),
+    error: { type: ['string', 'null'], description: 'Why the walk failed (e.g. ffmpeg\'s reason for a clip that does not decode); null unless failed.' },
+    source: { enum: ['observation', 'cycle_video', 'cycle_batch', 'example'], description: 'How the walk was made: POST /api/observations, {cycle}/videos, {cycle}/videos/batch, or POST /api/examples/{key}.' },
+    example_key: { type: ['string', 'null'], description: 'The example scored, for source "example".' },
+    farm_id: nullableId('With cycle_id: the crop cycle\'s farm.'),
+    greenhouse_id: nullableId('With cycle_id: the crop cycle\'s greenhouse.'),
+    row_id: nullableId('With cycle_id: the crop cycle\'s row.'),
+    cycle_id: nullableId('The crop cycle the walk is saved to; null for POST /api/observations and examples.'),
+    week: { type: ['string', 'null'], description: 'ISO week label the walk is saved to (with cycle_id).' },
+    mode: { type: 'string', description: 'The mode asked for: auto, builtin, model, photo or video.' },
+    options: {
+      type: 'object',
+      required: ['conf', 'sample_seconds', 'max_frames', 'mm_per_pixel'],
+      additionalProperties: false,
+      properties: {
+        conf: num('Detection threshold, 0 to 1.'),
+        sample_seconds: num('Seconds between sampled frames of a video.', { 'x-unit': 's' }),
+        max_frames: { type: 'integer', description: 'Most frames sampled from each clip.' },
+        mm_per_pixel: nullableNum('Millimetres per pixel of the clip as filmed, at the fruit\'s distance; null: diameters are not measured.', { 'x-unit': 'mm/px' }),
+      },
+    },
+    detector: { type: ['string', 'null'], description: 'Name of the detector that scored the walk; null until it ran.' },
+    attempts: { type: 'integer', description: 'Times the runner started scoring it (more than 1 after a restart interrupted it).' },
+    clips: {
+      type: 'array',
+      description: 'The uploaded clips (or photos) in walking order, with per-clip progress.',
+      items: {
+        type: 'object',
+        required: ['position', 'name', 'kind', 'format', 'size_bytes', 'sha256', 'width', 'height', 'duration_s', 'status', 'progress', 'frames', 'error'],
+        additionalProperties: false,
+        properties: {
+          position: { type: 'integer', description: '0-based walking order.' },
+          name: { type: 'string', description: 'File name as uploaded (for display only; the box stores it under its own name).' },
+          kind: { enum: ['image', 'video'] },
+          format: { type: 'string', description: 'Container found by content: jpeg, png, webp, mp4, mov, mkv, webm or avi.' },
+          size_bytes: { type: 'integer', 'x-unit': 'B' },
+          sha256: { type: 'string', description: 'sha256 of the uploaded bytes, hex.' },
+          width: { type: 'integer', description: 'Displayed width in pixels (rotation applied).' },
+          height: { type: 'integer', description: 'Displayed height in pixels.' },
+          duration_s: num('Length in seconds; 0 for a photo.', { 'x-unit': 's' }),
+          status: statusSchema,
+          progress: num('Share of this clip scored, 0 to 1.'),
+          frames: { type: 'integer', description: 'Frames of this clip scored so far.' },
+          error: { type: ['string', 'null'], description: 'Why this clip failed the walk, when it did.' },
+        },
+      },
+    },
+    counts: { oneOf: [countsSchema, { type: 'null' }], description: 'Fruit counted by ripeness (each fruit once); null until done.' },
+    result: {
+      description: 'The scoring result; null until done.',
+      oneOf: [
+        { type: 'null' },
+        {
+          type: 'object',
+          required: ['detector', 'counts', 'frames', 'fruit', 'stems', 'plants', 'quality'],
+          additionalProperties: false,
+          properties: {
+            detector: {
+              type: 'object',
+              required: ['name', 'kind', 'fallback_reason'],
+              additionalProperties: false,
+              properties: {
+                name: { type: 'string' },
+                kind: { type: 'string', description: 'builtin or onnx.' },
+                fallback_reason: { type: ['string', 'null'], description: 'Why the built-in detector ran although a model is configured (mode auto).' },
+              },
+            },
+            counts: countsSchema,
+            frames: {
+              type: 'array',
+              description: 'Every scored frame, in walking order.',
+              items: {
+                type: 'object',
+                required: ['index', 'clip', 'time_s', 'detections', 'width', 'height', 'quality', 'image_url', 'overlay_url'],
+                additionalProperties: false,
+                properties: {
+                  index: { type: 'integer', description: 'Walk-wide frame number, 0-based: {frame} in the frames URL.' },
+                  clip: { type: 'integer', description: 'Position of its clip.' },
+                  time_s: num('Seconds into its clip.', { 'x-unit': 's' }),
+                  detections: { type: 'integer', description: 'Detections at or above conf in this frame (fruit, stems and plants).' },
+                  width: { type: 'integer', description: 'Working frame width, pixels.' },
+                  height: { type: 'integer', description: 'Working frame height, pixels.' },
+                  quality: frameQualitySchema,
+                  image_url: { type: 'string', description: 'The frame as scored (JPEG).' },
+                  overlay_url: { type: 'string', description: 'The frame with boxes coloured by ripeness (green, orange = turning, red; stems blue, plants purple) and track ids (JPEG).' },
+                },
+              },
+            },
+            fruit: {
+              type: 'array',
+              description: 'Each fruit counted once, by tracking it across frames and clips.',
+              items: {
+                type: 'object',
+                required: ['track_id', 'ripeness', 'votes', 'box', 'frame', 'first_frame', 'last_frame', 'frames_seen', 'score', 'diameter_mm'],
+                additionalProperties: false,
+                properties: {
+                  track_id: { type: 'integer', description: 'Unique in the walk; corrections name a fruit by it.' },
+                  ripeness: { enum: ['green', 'turning', 'red'] },
+                  votes: { type: 'object', description: 'Score-weighted votes of the frames that saw it, per ripeness.', properties: { green: { type: 'number' }, turning: { type: 'number' }, red: { type: 'number' } }, required: ['green', 'turning', 'red'] },
+                  box: boxSchema,
+                  frame: { type: 'integer', description: 'Frame with the best view (the box is in it).' },
+                  first_frame: { type: 'integer' },
+                  last_frame: { type: 'integer' },
+                  frames_seen: { type: 'integer', description: 'Frames in which it was detected.' },
+                  score: num('Best detector confidence, 0 to 1.'),
+                  diameter_mm: nullableNum('Fruit diameter in mm (median of the box\'s short side along the track); null without mm_per_pixel.', { 'x-unit': 'mm' }),
+                },
+              },
+            },
+            stems: countWithReason('stems'),
+            plants: countWithReason('plants'),
+            quality: {
+              type: 'object',
+              required: ['score', 'warnings'],
+              additionalProperties: false,
+              description: 'Whether the footage is good enough for the counts to be trusted. Per-frame measures are in frames[].quality.',
+              properties: {
+                score: num('Mean usability of the frames, 0 to 1.'),
+                warnings: {
+                  type: 'array',
+                  description: 'Things the person filming can do better; raised when at least 20% of the frames (or the one photo) are concerned.',
+                  items: {
+                    type: 'object',
+                    required: ['code', 'message', 'frames'],
+                    additionalProperties: false,
+                    properties: {
+                      code: { enum: ['too_dark', 'overexposed', 'out_of_focus', 'walked_too_fast'] },
+                      message: { type: 'string' },
+                      frames: { type: 'array', items: { type: 'integer' }, description: 'Frames concerned.' },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        },
+      ],
+    },
+    created_at: instantSchema,
+    started_at: { type: ['string', 'null'], format: 'date-time', description: 'When scoring (last) started; null while queued.' },
+    finished_at: { type: ['string', 'null'], format: 'date-time', description: 'When it ended, done or failed.' },
+    updated_at: instantSchema,
+    version: { type: 'string', description: 'Hybrid-logical-clock stamp; grows with every state change (not with progress ticks).' },
+  },
+};
