@@ -5,7 +5,7 @@ import type { Server } from 'node:http';
 import { loadConfig, type Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
 import { openDatabase } from './db/database.js';
-import { Store } from './db/store.js';
+import { Store, outsideWriteGuard } from './db/store.js';
 import { loadAdminToken } from './auth/admin-token.js';
 import { FailureLimiter } from './auth/failures.js';
 import { HttpProblem } from './http/problem.js';
@@ -81,7 +81,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   const services: Services = {
     config,
     log,
-    db: opened.db,
+    db: opened.db.withPlugin(outsideWriteGuard),
     sqlite: opened.sqlite,
     clock: opened.clock,
     store: new Store(opened.db, opened.clock),

@@ -1,4 +1,5 @@
-import type { Kysely, Transaction } from 'kysely';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Kysely, KyselyPlugin, Transaction } from 'kysely';
 import type { Database, SyncedColumns } from './schema.js';
 import type { HybridLogicalClock } from './hlc.js';
 import { newId } from './ids.js';
@@ -36,6 +37,26 @@ export interface Writer {
 
 const CHUNK = 500;
 
+const insideWrite = new AsyncLocalStorage<true>();
+
+/**
+ * better-sqlite3 gives Kysely one connection: a query on the outer `db` issued
+ * inside `store.write` waits for the transaction that is waiting for it, and the
+ * request hangs. This plugin, on the `db` handed to request handlers, turns that
+ * deadlock into an immediate error that says what to do.
+ */
+export const outsideWriteGuard: KyselyPlugin = {
+  transformQuery(args) {
+    if (insideWrite.getStore()) {
+      throw new Error('services.db was used inside store.write(): use w.trx for every query in the transaction (one SQLite connection would deadlock)');
+    }
+    return args.node;
+  },
+  async transformResult(args) {
+    return args.result;
+  },
+};
+
 export class Store {
   constructor(
     readonly db: Kysely<Database>,
@@ -44,7 +65,7 @@ export class Store {
 
   /** Runs `fn` in one transaction with a Writer bound to it. */
   async write<R>(actor: Actor, fn: (w: Writer) => Promise<R>): Promise<R> {
-    return this.db.transaction().execute((trx) => fn(this.writer(trx, actor)));
+    return insideWrite.run(true, () => this.db.transaction().execute((trx) => fn(this.writer(trx, actor))));
   }
 
   private writer(trx: Transaction<Database>, actor: Actor): Writer {

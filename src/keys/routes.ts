@@ -1,4 +1,4 @@
-import type { Context } from 'koa';
+import type { Db } from '../db/database.js';
 import { defineRoute, type RouteSpec } from '../http/route.js';
 import { listOf, pageOf, pagingQuery, pathParams, idSchema } from '../http/schemas.js';
 import { actorOf } from '../http/pipeline.js';
@@ -12,8 +12,8 @@ const ADMIN_TAG = 'Appliance admin';
 const keyName = { type: 'string', minLength: 1, maxLength: 200, description: 'A name to tell the key apart, e.g. "harvest tablet".' };
 const role = { enum: ['admin', 'member'], description: 'admin manages keys; member does everything else.' };
 
-async function loadKey(ctx: Context, keyId: string, organizationId?: string) {
-  let q = ctx.services.db.selectFrom('api_keys').selectAll().where('id', '=', keyId);
+async function loadKey(db: Db, keyId: string, organizationId?: string) {
+  let q = db.selectFrom('api_keys').selectAll().where('id', '=', keyId);
   if (organizationId) q = q.where('organization_id', '=', organizationId);
   const key = await q.executeTakeFirst();
   if (!key) throw notFound('key');
@@ -106,7 +106,7 @@ export const keyRoutes: RouteSpec[] = [
     responses: { 200: { description: 'The renamed key.', schema: keySchema } },
     errors: [404],
     handler: async (ctx, { params, body }) => {
-      const key = await loadKey(ctx, params.key_id!, params.organization_id);
+      const key = await loadKey(ctx.services.db, params.key_id!, params.organization_id);
       return presentKey(await ctx.services.store.write(actorOf(ctx.state.principal), (w) => renameKey(w, key, body.name)));
     },
   }),
@@ -123,7 +123,7 @@ export const keyRoutes: RouteSpec[] = [
     errors: [404, 409],
     handler: async (ctx, { params }) => {
       return ctx.services.store.write(actorOf(ctx.state.principal), async (w) => {
-        const key = await loadKey(ctx, params.key_id!, params.organization_id);
+        const key = await loadKey(w.trx, params.key_id!, params.organization_id);
         return presentKey(await revokeKey(w, key));
       });
     },
@@ -173,6 +173,6 @@ export const keyRoutes: RouteSpec[] = [
     responses: { 200: { description: 'The revoked key.', schema: keySchema } },
     errors: [404, 409],
     handler: async (ctx, { params }) =>
-      ctx.services.store.write(actorOf(ctx.state.principal), async (w) => presentKey(await revokeKey(w, await loadKey(ctx, params.key_id!)))),
+      ctx.services.store.write(actorOf(ctx.state.principal), async (w) => presentKey(await revokeKey(w, await loadKey(w.trx, params.key_id!)))),
   }),
 ];

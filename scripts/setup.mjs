@@ -1,0 +1,70 @@
+#!/usr/bin/env node
+// Runs before `npm start`, `npm test` and `npm run bench`: installs what is
+// missing on a fresh machine and says what it does. Plain JavaScript on
+// purpose: it must run before the TypeScript tooling is installed.
+import { existsSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const purpose = process.argv[2] ?? 'start';
+const say = (msg) => process.stderr.write(`[setup] ${msg}\n`);
+
+function run(cmd, args, env = {}) {
+  say(`running: ${cmd} ${args.join(' ')}`);
+  const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', env: { ...process.env, ...env } });
+  if (r.status !== 0) {
+    say(`failed: ${cmd} ${args.join(' ')} (exit ${r.status ?? r.signal})`);
+    process.exit(r.status ?? 1);
+  }
+}
+
+function has(cmd) {
+  return spawnSync(cmd, ['-version'], { stdio: 'ignore' }).status === 0;
+}
+
+const [major, minor] = process.versions.node.split('.').map(Number);
+if (major < 20 || (major === 20 && minor < 12)) {
+  say(`Node ${process.versions.node} is too old: cropwalk needs Node 20.12 or newer.`);
+  process.exit(1);
+}
+
+// 1. Node modules: install when missing or older than the lock file.
+const lock = path.join(root, 'package-lock.json');
+const marker = path.join(root, 'node_modules', '.package-lock.json');
+const stale = !existsSync(marker) || (existsSync(lock) && statSync(lock).mtimeMs > statSync(marker).mtimeMs + 1000);
+if (stale) {
+  say('node modules are missing or out of date: installing them (better-sqlite3 builds from source once, about two minutes)');
+  // onnxruntime-node's install script would download CUDA binaries; its CPU binaries ship in the package.
+  run('npm', [existsSync(lock) ? 'ci' : 'install', '--no-audit', '--no-fund'], { ONNXRUNTIME_NODE_INSTALL: 'skip', npm_config_onnxruntime_node_install: 'skip' });
+}
+
+// 2. The native SQLite binding must load on this Node.
+const require = createRequire(path.join(root, 'package.json'));
+try {
+  const Database = require('better-sqlite3');
+  new Database(':memory:').close();
+} catch (err) {
+  say(`better-sqlite3 does not load (${err.message.split('\n')[0]}): rebuilding it`);
+  run('npm', ['rebuild', 'better-sqlite3']);
+}
+
+// 3. ffmpeg for scoring: FFMPEG_PATH, else ffmpeg-static if installed, else the system's ffmpeg.
+const ffmpeg = process.env.FFMPEG_PATH;
+if (ffmpeg ? !existsSync(ffmpeg) : !has('ffmpeg') || !has('ffprobe')) {
+  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  if (isRoot && spawnSync('apt-get', ['--version'], { stdio: 'ignore' }).status === 0) {
+    say('ffmpeg is missing: installing the Debian package ffmpeg (provides ffmpeg and ffprobe)');
+    run('apt-get', ['update', '-qq']);
+    run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'ffmpeg'], { DEBIAN_FRONTEND: 'noninteractive' });
+  } else if (purpose === 'test') {
+    say('ffmpeg is missing and cannot be installed here (needs root and apt-get): install the ffmpeg package, or set FFMPEG_PATH and FFPROBE_PATH.');
+    process.exit(1);
+  } else {
+    say('ffmpeg is missing: the API runs, but walk scoring reports itself unavailable in /api/health until ffmpeg is installed (apt-get install ffmpeg) or FFMPEG_PATH is set.');
+  }
+}
+
+say(`ready for ${purpose}`);
