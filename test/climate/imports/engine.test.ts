@@ -1,0 +1,100 @@
+import t from 'tap';
+import { startServer, createTree } from '../../helpers/server.js';
+import { storeImport, type ImportMeta, type IncomingReading } from '../../../src/climate/imports/engine.js';
+import { undoImport, laterChanges } from '../../../src/climate/imports/undo.js';
+import { SYSTEM_ACTOR } from '../../../src/db/store.js';
+import { HttpProblem } from '../../../src/http/problem.js';
+
+/** The import engine and undo, against a real SQLite file, without HTTP. */
+t.test('import bookkeeping and undo', async (t) => {
+  const s = await startServer(t);
+  const tree = await createTree(s);
+  const { store, sqlite, clock, db } = s.app.services;
+  const cycle = await db.selectFrom('cycles').selectAll().where('id', '=', tree.cycleId).executeTakeFirstOrThrow();
+  const meta = (name: string, hash = name): ImportMeta => ({ kind: 'csv', fileName: name, contentHash: hash, sizeBytes: 10, actor: 'watcher', mapping: { columns: [] }, warnings: [] });
+  const run = (name: string, readings: IncomingReading[], hash?: string) => store.write(SYSTEM_ACTOR, (w) => storeImport(w, sqlite, clock, cycle, meta(name, hash), [readings]));
+  const readings = () => sqlite.prepare('SELECT metric, at_utc, value, import_id FROM climate_readings WHERE cycle_id = ? ORDER BY metric, at_utc').all(tree.cycleId) as any[];
+  const count = (table: string) => (sqlite.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+  const undo = (id: string, confirm = false) =>
+    store.write(SYSTEM_ACTOR, async (w) => undoImport(w, sqlite, clock, (await w.trx.selectFrom('climate_imports').selectAll().where('id', '=', id).executeTakeFirstOrThrow()), confirm));
+
+  const fileA: IncomingReading[] = [
+    { at: '2026-03-01T12:00:00+01:00', metric: 'air_temperature', value: 20 },
+    { at: '2026-03-01T12:00:00+01:00', metric: 'co2', value: 600 },
+    { at: '2026-03-01T13:00:00+01:00', metric: 'air_temperature', value: 21 },
+  ];
+  const a = await run('a.csv', fileA);
+  t.same([a.readings_added, a.readings_updated, a.readings_skipped, a.status], [3, 0, 0, 'done']);
+  t.equal(a.from_utc, '2026-03-01T11:00:00.000Z');
+  t.equal(a.to_utc, '2026-03-01T12:00:00.000Z');
+  t.same(JSON.parse(a.metrics), ['air_temperature', 'co2']);
+  t.ok(readings().every((r) => r.import_id === a.id));
+
+  const again = await run('a.csv', fileA);
+  t.same([again.readings_added, again.readings_updated, again.readings_skipped], [0, 0, 3], 'the same content again changes nothing');
+  t.equal(count('climate_readings'), 3);
+  t.ok(readings().every((r) => r.import_id === a.id), 'unchanged readings keep their source');
+
+  const b = await run('b.csv', [
+    { at: Date.UTC(2026, 2, 1, 11), metric: 'air_temperature', value: 20 },
+    { at: Date.UTC(2026, 2, 1, 12), metric: 'air_temperature', value: 22.5 },
+    { at: Date.UTC(2026, 2, 1, 13), metric: 'air_temperature', value: 23 },
+    { at: Date.UTC(2026, 2, 1, 13), metric: 'air_temperature', value: 24 },
+  ]);
+  t.same([b.readings_added, b.readings_updated, b.readings_skipped, b.duplicates], [1, 1, 2, 1], 'one skipped as equal, one repeat within the file');
+  t.same(readings().map((r) => r.value), [20, 22.5, 24, 600], 'the later repeat wins');
+
+  t.test('undo refused while a later import changed the same readings', async (t) => {
+    const err = await undo(a.id).catch((e) => e);
+    t.ok(err instanceof HttpProblem);
+    t.equal(err.status, 409);
+    t.same(err.extra.later_imports, [b.id]);
+    t.equal(readings().length, 4, 'nothing changed');
+  });
+
+  t.test('undo of the later import restores values and removes what it added', async (t) => {
+    const r = await undo(b.id);
+    t.same([r.removed, r.restored, r.missing], [1, 1, 0]);
+    t.same(readings().map((x) => [x.value, x.import_id]), [[20, a.id], [21, a.id], [600, a.id]]);
+    t.same(laterChanges(sqlite, (await db.selectFrom('climate_imports').selectAll().where('id', '=', a.id).executeTakeFirstOrThrow())).later_imports, [], 'no conflict left');
+    const twice = await undo(b.id).catch((e) => e);
+    t.equal(twice.status, 409, 'undoing twice is refused');
+  });
+
+  t.test('then the first import undoes cleanly', async (t) => {
+    const r = await undo(a.id);
+    t.equal(r.removed, 3);
+    t.equal(readings().length, 0);
+    const rec = await db.selectFrom('climate_imports').selectAll().where('id', '=', a.id).executeTakeFirstOrThrow();
+    t.equal(rec.status, 'undone');
+    t.ok(rec.undone_at);
+  });
+
+  t.test('hand edits after an import need confirm; confirm undoes anyway', async (t) => {
+    const c = await run('c.csv', [{ at: '2026-04-01T00:00:00Z', metric: 'co2', value: 700 }]);
+    const point = readings()[0];
+    const pid = (sqlite.prepare('SELECT id FROM climate_readings WHERE import_id = ?').get(c.id) as { id: string }).id;
+    const edit = await s.request('PATCH', `${tree.cyclePath}/climate/${pid}`, { key: tree.adminKey, body: { value: 710 } });
+    t.equal(edit.status, 200);
+    t.equal(edit.body.source, 'manual');
+    const refused = await undo(c.id).catch((e) => e);
+    t.equal(refused.status, 409);
+    t.equal(refused.extra.manual_edits, 1);
+    t.equal(readings()[0].value, 710);
+    const done = await undo(c.id, true);
+    t.equal(done.removed, 1);
+    t.equal(readings().length, 0, `${point.metric} removed with confirm`);
+  });
+
+  t.test('a failure half way leaves nothing: no readings, no record, no effects, no log', async (t) => {
+    const before = { readings: count('climate_readings'), imports: count('climate_imports'), effects: count('climate_import_effects'), log: count('change_log') };
+    async function* batches(): AsyncGenerator<IncomingReading[]> {
+      yield Array.from({ length: 5000 }, (_, i) => ({ at: Date.UTC(2026, 4, 1) + i * 60_000, metric: 'par', value: i % 1000 }));
+      // An empty metric name breaks the table's CHECK constraint.
+      yield [{ at: Date.UTC(2026, 5, 1), metric: '', value: 1 }];
+    }
+    const err = await store.write(SYSTEM_ACTOR, (w) => storeImport(w, sqlite, clock, cycle, meta('crash.csv'), batches())).catch((e) => e);
+    t.match(String(err), /CHECK constraint failed/);
+    t.same({ readings: count('climate_readings'), imports: count('climate_imports'), effects: count('climate_import_effects'), log: count('change_log') }, before);
+  });
+});
