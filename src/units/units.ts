@@ -198,6 +198,11 @@ export function unitBySymbol(symbol: string): UnitDef | null {
   return BY_SYMBOL.get(symbol) ?? null;
 }
 
+/** Drops binary floating-point noise (10 × 0.1 = 1.0000000000000002) that a factor adds. */
+function tidy(v: number): number {
+  return v === 0 || !Number.isFinite(v) ? v : +v.toPrecision(12);
+}
+
 export interface Conversion {
   /** e.g. '°F → °C'; for the same unit the symbol alone. */
   label: string;
@@ -220,14 +225,14 @@ function sunlight(from: UnitDef, to: UnitDef): Conversion | null {
     return {
       label: `${from.symbol} → µmol/m²/s (sunlight approximation, 1 µmol/m²/s ≈ ${LUX_PER_UMOL} lux)`,
       identity: false,
-      apply: (v) => (v * lux) / LUX_PER_UMOL,
+      apply: (v) => tidy((v * lux) / LUX_PER_UMOL),
     };
   }
   if (to.symbol === 'W/m²') {
     return {
       label: `${from.symbol} → W/m² (sunlight approximation, 1 W/m² ≈ ${Math.round(LUX_PER_W)} lux)`,
       identity: false,
-      apply: (v) => (v * lux) / LUX_PER_W,
+      apply: (v) => tidy((v * lux) / LUX_PER_W),
     };
   }
   return null;
@@ -247,6 +252,6 @@ export function conversion(fromUnit: string | UnitDef, toUnit: string | UnitDef)
   const o = ((from.offset ?? 0) - (to.offset ?? 0)) / to.factor;
   const label = `${from.symbol} → ${to.symbol}`;
   if (f === 1 && o === 0) return { label, identity: false, apply: (v) => v };
-  if (o === 0) return { label, identity: false, apply: (v) => v * f };
-  return { label, identity: false, apply: (v) => v * f + o };
+  if (o === 0) return { label, identity: false, apply: (v) => tidy(v * f) };
+  return { label, identity: false, apply: (v) => tidy(v * f + o) };
 }

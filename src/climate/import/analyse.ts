@@ -1,0 +1,164 @@
+// The reader's two entry points: analyseExport (the preview: what would be stored) and
+// readReadings (the import: every reading, streamed in batches).
+import { addEvidence, emptyEvidence } from './dates.js';
+import { splitDateCell } from './dates.js';
+import { makePlan, mappingOf, type Plan } from './plan.js';
+import { Scanner } from './scan.js';
+import { ReaderError } from './source.js';
+import { openTable, type Table } from './table.js';
+import {
+  DEFAULT_LIMITS, type AnalyseOptions, type Analysis, type ExportInput, type Layout, type PreviewRow, type Problem,
+  type ReaderLimits, type ReadOptions, type Reading, type ReadStats,
+} from './types.js';
+
+function emptyStats(): ReadStats {
+  return {
+    rows_read: 0, data_rows: 0, values: 0, skipped: { empty: 0, not_a_number: 0, out_of_range: 0 }, skipped_by_column: [],
+    rows_without_time: 0, dst: { repeated_hours: [], repeated_rows: 0, missing_hours: [], missing_rows_skipped: 0 },
+  };
+}
+
+function fileNameOf(input: ExportInput): string | null {
+  return input.fileName ?? ('path' in input ? input.path.split(/[\\/]/).pop() ?? null : null);
+}
+
+function baseLayout(table: Table | null, bytesRead: number): Layout {
+  return {
+    kind: table?.kind ?? 'csv', encoding: table?.encoding?.encoding ?? null, bom: table?.encoding?.bom ?? false,
+    delimiter: table?.delimiter ?? null, decimal: '.', quoted: table?.quoted ?? false, sheet: table?.sheet ?? null,
+    header_rows: [], time: null, date_format: null, date_order: null, data_rows: null, trailing_rows_dropped: 0,
+    compartments: [], bytes_read: bytesRead,
+  };
+}
+
+function refused(input: ExportInput, options: AnalyseOptions, err: ReaderError, table: Table | null): Analysis {
+  return {
+    file_name: fileNameOf(input), layout: baseLayout(table, err.bytesRead ?? table?.bytesRead() ?? 0), columns: [],
+    time_zone: options.timeZone, time_range: null, first_rows: [], warnings: [],
+    blocking: [{ code: err.code, message: err.message }], mapping: null, stats: emptyStats(),
+  };
+}
+
+function limitsOf(options: AnalyseOptions): ReaderLimits {
+  return { ...DEFAULT_LIMITS, ...(options.limits ?? {}) };
+}
+
+async function prepare(input: ExportInput, options: AnalyseOptions): Promise<
+  | { ok: true; table: Table; plan: Plan }
+  | { ok: false; analysis: Analysis }
+> {
+  let table: Table | null = null;
+  try {
+    table = await openTable(input, limitsOf(options));
+    const t = table;
+    const planOrProblems = await makePlan(t, options, async (col) => {
+      const ev = emptyEvidence();
+      for await (const row of t.rows()) {
+        const p = splitDateCell(row[col] ?? '');
+        if (p) addEvidence(ev, p);
+      }
+      return ev;
+    });
+    if (!('time' in planOrProblems)) {
+      const a = refused(input, options, new ReaderError('x', 'x'), table);
+      a.blocking = planOrProblems.blocking;
+      a.warnings = planOrProblems.warnings;
+      return { ok: false, analysis: a };
+    }
+    return { ok: true, table: t, plan: planOrProblems };
+  } catch (err) {
+    if (err instanceof ReaderError) return { ok: false, analysis: refused(input, options, err, table) };
+    throw err;
+  }
+}
+
+/**
+ * Reads an export through once and says what an import would store, writing nothing.
+ * Never throws for a bad file: problems come back in `blocking`. Throws RangeError for an
+ * unknown time zone (a caller's mistake, not the file's).
+ */
+export async function analyseExport(input: ExportInput, options: AnalyseOptions): Promise<Analysis> {
+  const prep = await prepare(input, options);
+  if (!prep.ok) return prep.analysis;
+  const { table, plan } = prep;
+  const previewN = Math.min(200, Math.max(0, options.previewRows ?? 10));
+  const scanner = new Scanner(plan);
+  const first: PreviewRow[] = [];
+  const layout = baseLayout(table, 0);
+  const blocking: Problem[] = [...plan.blocking];
+  try {
+    for await (const cells of table.rows()) {
+      const out = scanner.push(cells);
+      if (out && first.length < previewN) {
+        const values: Record<string, number> = {};
+        out.metrics.forEach((m, i) => { values[m] = out.values[i]!; });
+        first.push({ at: out.at, values });
+      }
+    }
+  } catch (err) {
+    if (!(err instanceof ReaderError)) throw err;
+    blocking.push({ code: err.code, message: err.message });
+  }
+  const { trailingRowsDropped } = scanner.finish();
+  Object.assign(layout, {
+    decimal: plan.decimal, header_rows: plan.headerRows, time: plan.time, date_format: plan.dateFormat,
+    date_order: plan.order, data_rows: scanner.firstDataRow ? { first: scanner.firstDataRow, last: scanner.lastDataRow } : null,
+    trailing_rows_dropped: trailingRowsDropped, compartments: plan.compartments, bytes_read: table.bytesRead(),
+  } satisfies Partial<Layout>);
+  if (scanner.stats.data_rows === 0 && blocking.length === 0) {
+    blocking.push({ code: 'no_data_rows', message: 'no row holds a readable time' });
+  }
+  const zone = plan.zone;
+  const warnings = [...plan.warnings, ...scanner.warnings];
+  if (plan.dateOnly) warnings.push({ code: 'date_only', message: 'the time column holds dates without times: each reading is stamped at local midnight' });
+  if (plan.time.kind === 'period') warnings.push({ code: 'period_start_stamps', message: `each row covers a period (columns ${plan.time.start_column + 1} to ${plan.time.end_column + 1}); its reading is stamped with the period's start` });
+  return {
+    file_name: fileNameOf(input), layout, columns: plan.columns, time_zone: options.timeZone,
+    time_range: scanner.stats.data_rows > 0 ? { from: zone.iso(scanner.minMs), to: zone.iso(scanner.maxMs) } : null,
+    first_rows: first, warnings, blocking, mapping: blocking.length === 0 ? mappingOf(plan) : null, stats: scanner.stats,
+  };
+}
+
+export class ExportRefused extends Error {
+  constructor(readonly blocking: Problem[]) {
+    super(blocking.map((b) => b.message).join('; '));
+  }
+}
+
+/**
+ * Every reading of the export, in batches, converted to canonical units. Detects the layout
+ * first unless a mapping is given. Rejects with ExportRefused when the file has blocking
+ * problems (before the first batch, or mid-file for a line that is too long).
+ * `stats` (filled as the iteration goes) and the warnings are available on the returned object after the loop.
+ */
+export function readReadings(input: ExportInput, options: ReadOptions): AsyncIterable<Reading[]> & { stats: ReadStats | null; warnings: Problem[] } {
+  const batchSize = Math.max(1, options.batchSize ?? 5000);
+  const result = {
+    stats: null as ReadStats | null,
+    warnings: [] as Problem[],
+    async *[Symbol.asyncIterator](): AsyncGenerator<Reading[]> {
+      const prep = await prepare(input, options);
+      if (!prep.ok) throw new ExportRefused(prep.analysis.blocking);
+      const { table, plan } = prep;
+      if (plan.blocking.length > 0) throw new ExportRefused(plan.blocking);
+      const scanner = new Scanner(plan);
+      result.stats = scanner.stats;
+      let batch: Reading[] = [];
+      try {
+        for await (const cells of table.rows()) {
+          const out = scanner.push(cells);
+          if (!out) continue;
+          for (let i = 0; i < out.metrics.length; i++) batch.push({ at: out.at, metric: out.metrics[i]!, value: out.values[i]! });
+          if (batch.length >= batchSize) { yield batch; batch = []; }
+        }
+      } catch (err) {
+        if (err instanceof ReaderError) throw new ExportRefused([{ code: err.code, message: err.message }]);
+        throw err;
+      }
+      if (batch.length > 0) yield batch;
+      scanner.finish();
+      result.warnings = [...plan.warnings, ...scanner.warnings];
+    },
+  };
+  return result;
+}

@@ -1,0 +1,8 @@
+// The climate-export reader's public surface.
+export { analyseExport, readReadings, ExportRefused } from './analyse.js';
+export { aggregateHourly, type HourlyValue } from './hourly.js';
+export type {
+  Analysis, AnalyseOptions, ColumnChoice, ColumnReport, ConfirmedMapping, ConfirmedMappingColumn, DateOrder, ExportInput,
+  Layout, PreviewRow, Problem, Reading, ReaderLimits, ReadOptions, ReadStats, TimeSpec,
+} from './types.js';
+export { DEFAULT_LIMITS } from './types.js';

@@ -1,0 +1,121 @@
+// Opening an export as a table: text (CSV, TSV, semicolon, pipe) streamed row by row, or
+// .xlsx read within limits. Everything after this sees rows of text cells.
+import { readFile, stat } from 'node:fs/promises';
+import { detectDelimiter, parseBlock, DELIMITERS } from './layout.js';
+import {
+  detectEncoding, garbageShare, headBytes, ReaderError, recordBlocks, sniffKind, textChunks, type Encoding,
+} from './source.js';
+import type { ExportInput, ReaderLimits } from './types.js';
+import { readXlsx } from './xlsx.js';
+
+export interface Table {
+  kind: 'csv' | 'xlsx';
+  encoding: Encoding | null;
+  delimiter: string | null;
+  quoted: boolean;
+  sheet: string | null;
+  /** The first rows, for layout detection. */
+  head: string[][];
+  /** True when head holds every row of the file. */
+  headIsAll: boolean;
+  /** Rows from the first, file row 1 first; each call reads the file again. */
+  rows(): AsyncGenerator<string[]>;
+  bytesRead(): number;
+}
+
+const HEAD_BYTES = 64 * 1024;
+const HEAD_ROWS = 200;
+
+async function inputSize(input: ExportInput): Promise<number> {
+  return 'bytes' in input ? input.bytes.length : (await stat(input.path)).size;
+}
+
+export async function openTable(input: ExportInput, limits: ReaderLimits): Promise<Table> {
+  const head = await headBytes(input, HEAD_BYTES);
+  if (head.length === 0) throw new ReaderError('not_a_table', 'the file is empty');
+  const kind = sniffKind(head);
+  if (kind === 'zip') return openXlsx(input, limits);
+  if (kind === 'ole') throw new ReaderError('unsupported_format', 'an old binary Excel file (.xls): save it as .xlsx or CSV');
+  const enc = detectEncoding(head);
+  if (!enc) throw new ReaderError('unsupported_encoding', 'the file is neither UTF-8, UTF-16 nor Windows-1252 text');
+  const headText = new TextDecoder(enc.encoding).decode(head, { stream: true });
+  if (garbageShare(headText) > 0.01) throw new ReaderError('not_a_table', 'the file is not text: it holds control characters or bytes that decode to nothing');
+  // A first line with more delimiters than columns allowed is refused before it is read to its end.
+  const firstLineEnd = headText.indexOf('\n');
+  const firstLine = firstLineEnd === -1 ? headText : headText.slice(0, firstLineEnd);
+  for (const d of DELIMITERS) {
+    const n = firstLine.split(d).length - 1;
+    if (n >= limits.maxColumns) throw new ReaderError('too_many_columns', `the first line has more than ${limits.maxColumns} columns`);
+  }
+
+  let bytes = 0;
+  const onBytes = (n: number) => { bytes += n; };
+  // The head: whole records up to about HEAD_BYTES; reading stops there.
+  let headTextWhole = '';
+  let ended = true;
+  try {
+    for await (const block of recordBlocks(textChunks(input, enc, onBytes), { maxLineChars: limits.maxLineChars })) {
+      headTextWhole += block;
+      if (headTextWhole.length >= HEAD_BYTES) { ended = false; break; }
+    }
+  } catch (err) {
+    if (err instanceof ReaderError) err.bytesRead = bytes;
+    throw err;
+  }
+  const size = await inputSize(input);
+  const headIsAll = ended && bytes >= size;
+  let text = headTextWhole;
+  let sepHint: string | null = null;
+  const sepLine = /^sep=(.)\r?\n/.exec(text);
+  if (sepLine) { sepHint = sepLine[1]!; text = text.slice(sepLine[0].length); }
+  const delimiter = sepHint ?? detectDelimiter(text);
+  if (!delimiter) throw new ReaderError('not_a_table', 'no delimiter (, ; tab |) splits the lines into columns');
+  const headRows = toRows(text, delimiter).slice(0, HEAD_ROWS);
+  if (sepLine) headRows.unshift([sepLine[0].trim()]);
+  checkColumns(headRows, limits);
+  const quoted = text.includes('"');
+  return {
+    kind: 'csv', encoding: enc, delimiter, quoted, sheet: null, head: headRows, headIsAll,
+    bytesRead: () => bytes,
+    async *rows() {
+      bytes = 0;
+      let first = true;
+      for await (const block of recordBlocks(textChunks(input, enc, onBytes), { maxLineChars: limits.maxLineChars })) {
+        const rows = toRows(block, delimiter);
+        if (first && sepLine && rows.length > 0) rows[0] = [sepLine[0].trim()];
+        first = false;
+        checkColumns(rows, limits);
+        yield* rows;
+      }
+    },
+  };
+}
+
+function toRows(block: string, delimiter: string): string[][] {
+  let end = block.length;
+  if (block.endsWith('\r\n')) end -= 2;
+  else if (block.endsWith('\n') || block.endsWith('\r')) end -= 1;
+  if (end === 0) return block.length > 0 ? [['']] : [];
+  return parseBlock(block.slice(0, end), delimiter);
+}
+
+function checkColumns(rows: string[][], limits: ReaderLimits): void {
+  for (const r of rows) {
+    if (r.length > limits.maxColumns) throw new ReaderError('too_many_columns', `a row has ${r.length} columns; at most ${limits.maxColumns} are read`);
+  }
+}
+
+async function openXlsx(input: ExportInput, limits: ReaderLimits): Promise<Table> {
+  const size = await inputSize(input);
+  if (size > limits.maxXlsxBytes) {
+    throw new ReaderError('xlsx_too_large', `the workbook is ${Math.round(size / 1048576)} MiB; at most ${Math.round(limits.maxXlsxBytes / 1048576)} MiB is read`);
+  }
+  const buf = 'bytes' in input ? input.bytes : await readFile(input.path);
+  const sheet = await readXlsx(buf, limits);
+  return {
+    kind: 'xlsx', encoding: null, delimiter: null, quoted: false, sheet: sheet.sheet,
+    head: sheet.rows.slice(0, HEAD_ROWS), headIsAll: sheet.rows.length <= HEAD_ROWS,
+    bytesRead: () => buf.length,
+    async *rows() { yield* sheet.rows; },
+  };
+}
