@@ -30,8 +30,11 @@ export function framesDir(dataDir: string, walkId: string): string {
   return path.join(walkDir(dataDir, walkId), 'frames');
 }
 
+/** Frame files are named 00012-image.jpg; ffmpeg's image2 writer uses the same %05d pattern. */
+export const FRAME_INDEX_DIGITS = 5;
+
 export function frameFileName(index: number, name: FrameName): string {
-  return `${String(index).padStart(5, '0')}-${name}`;
+  return `${String(index).padStart(FRAME_INDEX_DIGITS, '0')}-${name}`;
 }
 
 /** The file of one frame, or null when the request names anything but a frame of this walk. */

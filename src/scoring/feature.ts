@@ -1,0 +1,27 @@
+import type { Feature } from '../feature.js';
+import type { Services } from '../services.js';
+import { BUILTIN_DETECTOR_NAME } from './builtin/index.js';
+import { scoringHealthCheck } from './jobs/health.js';
+import { attachRunner, WalkRunner } from './jobs/runner.js';
+import { scoringRoutes } from './routes.js';
+
+/**
+ * Walk scoring as a service: uploads become walks queued in SQLite, a runner
+ * scores them in worker threads, results and frames are served back.
+ */
+export const scoringFeature: Feature = {
+  name: 'scoring',
+  routes: scoringRoutes,
+  recordKinds: [
+    { name: 'walks', table: 'walks', scope: 'cycle', column: 'cycle_id' },
+    { name: 'walk_clips', table: 'walk_clips', scope: 'cycle', column: 'cycle_id', dependsOn: ['walks'] },
+  ],
+  async start(services: Services) {
+    const runner = new WalkRunner(services, { concurrency: services.config.scoringConcurrency });
+    attachRunner(services, runner);
+    services.healthChecks.push(scoringHealthCheck(services, BUILTIN_DETECTOR_NAME));
+    // Registered before start: app.close runs onClose in reverse, so the runner stops before the database closes.
+    services.onClose.push(() => runner.stop());
+    await runner.start();
+  },
+};

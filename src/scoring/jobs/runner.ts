@@ -1,0 +1,302 @@
+import { rm, mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { SYSTEM_ACTOR } from '../../db/store.js';
+import type { Services } from '../../services.js';
+import { HttpProblem } from '../../http/problem.js';
+import { claimNextWalk, clipsOf, failWalk, finishWalk, recordProgress, recoverInterrupted, requeueWalk } from './commands.js';
+import { chooseDetector, configuredDetector } from './detector-choice.js';
+import type { RunnerMessage, WorkerJob, WorkerMessage } from './messages.js';
+import { DEFAULT_OPTIONS, type ScoringMode, type ScoringOptions } from './options.js';
+import { clipsDir, framesDir } from './storage.js';
+import type { WalkTable } from './tables.js';
+
+/**
+ * Runs queued walks, each in its own worker thread, so decoding and detection
+ * never hold the API's event loop. The database is the queue: the runner
+ * claims a row, hands the worker plain data, stores what it reports, and on
+ * stop puts the running walk back in the queue.
+ */
+const HERE = fileURLToPath(import.meta.url);
+const BOOT = new URL('./worker-boot.mjs', import.meta.url);
+const ENTRY = new URL(`./worker${path.extname(HERE)}`, import.meta.url);
+
+export interface RunnerOptions {
+  /** Walks scored at once; 0 pauses scoring (walks stay queued). */
+  concurrency: number;
+  /** Least time between two progress writes of one walk, ms. */
+  progressIntervalMs?: number;
+  /** How long a stopping worker may take before it is terminated, ms. */
+  stopTimeoutMs?: number;
+}
+
+interface Active {
+  walk: WalkTable;
+  worker: Worker;
+  startedAt: number;
+  detector: string | null;
+  frames: number;
+  /** Messages are handled one after another, so a late progress tick never lands after the result. */
+  chain: Promise<void>;
+  terminal: 'done' | 'failed' | 'stopped' | null;
+  stopRequested: boolean;
+  pendingProgress: Extract<WorkerMessage, { type: 'progress' }> | null;
+  lastProgressWrite: number;
+  progressTimer: NodeJS.Timeout | null;
+  workerError: Error | null;
+  finished: Promise<void>;
+}
+
+export class WalkRunner {
+  private readonly active = new Map<string, Active>();
+  private running = false;
+  private pumping: Promise<void> | null = null;
+  private pumpAgain = false;
+  private readonly progressIntervalMs: number;
+  private readonly stopTimeoutMs: number;
+
+  constructor(
+    private readonly services: Services,
+    private readonly options: RunnerOptions,
+  ) {
+    this.progressIntervalMs = options.progressIntervalMs ?? 250;
+    this.stopTimeoutMs = options.stopTimeoutMs ?? 10_000;
+  }
+
+  get alive(): boolean {
+    return this.running;
+  }
+
+  get concurrency(): number {
+    return this.options.concurrency;
+  }
+
+  /** Ids of the walks being scored now. */
+  activeWalks(): string[] {
+    return [...this.active.keys()];
+  }
+
+  async start(): Promise<void> {
+    const { log, config } = this.services;
+    const { requeued, failed } = await recoverInterrupted(this.services.store);
+    for (const id of requeued) {
+      // Frames of the interrupted attempt would mix with the next one's.
+      await rm(framesDir(config.dataDir, id), { recursive: true, force: true });
+      log.info('walk requeued', { job_id: id, step: 'requeued', why: 'found running at start (the process stopped while scoring it)' });
+    }
+    for (const id of failed) log.warn('walk failed', { job_id: id, step: 'failed', why: 'interrupted too often' });
+    this.running = true;
+    this.wake();
+  }
+
+  /** Looks for queued walks; called after a walk is queued and whenever one ends. */
+  wake(): void {
+    if (!this.running) return;
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return;
+    }
+    this.pumping = this.pump()
+      .catch((err) => this.services.log.error('walk runner could not claim a walk', { error: err as Error }))
+      .finally(() => {
+        this.pumping = null;
+        if (this.pumpAgain && this.running) {
+          this.pumpAgain = false;
+          this.wake();
+        }
+      });
+  }
+
+  private async pump(): Promise<void> {
+    do {
+      this.pumpAgain = false;
+      while (this.running && this.active.size < this.options.concurrency) {
+        const walk = await claimNextWalk(this.services.store);
+        if (!walk) break;
+        if (!this.running) {
+          await this.services.store.write(SYSTEM_ACTOR, (w) => requeueWalk(w, walk.id));
+          break;
+        }
+        await this.launch(walk);
+      }
+    } while (this.pumpAgain && this.running);
+  }
+
+  private async launch(walk: WalkTable): Promise<void> {
+    const { config, log, db } = this.services;
+    const clips = await clipsOf(db, walk.id);
+    let detector;
+    try {
+      detector = chooseDetector(configuredDetector(config.detector), walk.mode as ScoringMode);
+    } catch (err) {
+      // The configuration changed since the walk was queued (model removed): fail it with the reason.
+      const reason = err instanceof HttpProblem ? err.message : String(err);
+      await this.services.store.write(SYSTEM_ACTOR, (w) => failWalk(w, walk.id, reason));
+      log.warn('walk failed', { job_id: walk.id, step: 'failed', reason, duration_ms: 0 });
+      return;
+    }
+    const frames = framesDir(config.dataDir, walk.id);
+    await rm(frames, { recursive: true, force: true });
+    await mkdir(frames, { recursive: true });
+    const dir = clipsDir(config.dataDir, walk.id);
+    const job: WorkerJob = {
+      walkId: walk.id,
+      clips: clips.map((c) => ({ position: c.position, path: path.join(dir, c.file_name), kind: c.kind, width: c.width, height: c.height, durationSeconds: c.duration_s })),
+      options: { ...DEFAULT_OPTIONS, ...(JSON.parse(walk.options) as Partial<ScoringOptions>) },
+      detector,
+      framesDir: frames,
+    };
+    // A TypeScript worker needs the parent's loader (tsx, or tap's): execArgv carries it, the boot file registers tsx when it is missing.
+    const worker = new Worker(BOOT, { workerData: { entry: ENTRY.href, job }, execArgv: process.execArgv });
+    let resolveFinished!: () => void;
+    const active: Active = {
+      walk,
+      worker,
+      startedAt: Date.now(),
+      detector: null,
+      frames: 0,
+      chain: Promise.resolve(),
+      terminal: null,
+      stopRequested: false,
+      pendingProgress: null,
+      lastProgressWrite: 0,
+      progressTimer: null,
+      workerError: null,
+      finished: new Promise<void>((r) => (resolveFinished = r)),
+    };
+    this.active.set(walk.id, active);
+    log.info('walk started', { job_id: walk.id, step: 'started', attempt: walk.attempts, clips: clips.length, detector: detector.kind === 'model' ? path.basename(detector.manifest) : 'builtin', queued_ms: Date.parse(walk.started_at ?? '') - Date.parse(walk.created_at) || 0 });
+
+    const handle = (fn: () => Promise<void>) => {
+      active.chain = active.chain.then(fn).catch((err) => log.error('walk runner could not store a worker report', { job_id: walk.id, error: err as Error }));
+    };
+    worker.on('message', (m: WorkerMessage) => handle(() => this.onMessage(active, m)));
+    worker.on('error', (err) => {
+      active.workerError = err;
+    });
+    worker.once('exit', (code) => {
+      handle(() => this.onExit(active, code));
+      void active.chain.then(() => {
+        this.active.delete(walk.id);
+        resolveFinished();
+        this.wake();
+      });
+    });
+  }
+
+  private async onMessage(a: Active, m: WorkerMessage): Promise<void> {
+    const { store, log } = this.services;
+    if (a.terminal) return;
+    switch (m.type) {
+      case 'started':
+        a.detector = m.detector;
+        return;
+      case 'progress': {
+        a.frames = m.frames;
+        a.pendingProgress = m;
+        const wait = a.lastProgressWrite + this.progressIntervalMs - Date.now();
+        if (wait <= 0) await this.flushProgress(a);
+        else if (!a.progressTimer) {
+          a.progressTimer = setTimeout(() => {
+            a.progressTimer = null;
+            a.chain = a.chain.then(() => this.flushProgress(a)).catch((err) => log.error('progress write failed', { job_id: a.walk.id, error: err as Error }));
+          }, wait);
+        }
+        return;
+      }
+      case 'done': {
+        this.clearProgress(a);
+        a.terminal = 'done';
+        const stored = await store.write(SYSTEM_ACTOR, (w) => finishWalk(w, a.walk.id, m.result));
+        if (stored) log.info('walk done', { job_id: a.walk.id, step: 'done', duration_ms: Date.now() - a.startedAt, frames: m.result.frames.length, counts: m.result.counts, detector: m.result.detector.name });
+        else log.warn('walk result dropped', { job_id: a.walk.id, step: 'done', why: 'the walk was deleted or re-queued while it was scored' });
+        return;
+      }
+      case 'failed': {
+        this.clearProgress(a);
+        a.terminal = 'failed';
+        await store.write(SYSTEM_ACTOR, (w) => failWalk(w, a.walk.id, m.reason, m.clip ?? undefined));
+        log.warn('walk failed', { job_id: a.walk.id, step: 'failed', duration_ms: Date.now() - a.startedAt, reason: m.reason, clip: m.clip });
+        return;
+      }
+      case 'stopped':
+        this.clearProgress(a);
+        a.terminal = 'stopped';
+        await this.requeue(a);
+        return;
+    }
+  }
+
+  private async onExit(a: Active, code: number): Promise<void> {
+    this.clearProgress(a);
+    if (a.terminal) return;
+    if (a.stopRequested) {
+      a.terminal = 'stopped';
+      await this.requeue(a);
+      return;
+    }
+    a.terminal = 'failed';
+    const reason = `the scoring worker stopped unexpectedly (exit code ${code})${a.workerError ? `: ${a.workerError.message}` : ''}`;
+    await this.services.store.write(SYSTEM_ACTOR, (w) => failWalk(w, a.walk.id, reason));
+    this.services.log.error('walk failed', { job_id: a.walk.id, step: 'failed', duration_ms: Date.now() - a.startedAt, reason });
+  }
+
+  private async requeue(a: Active): Promise<void> {
+    const { store, log, config } = this.services;
+    const back = await store.write(SYSTEM_ACTOR, (w) => requeueWalk(w, a.walk.id));
+    await rm(framesDir(config.dataDir, a.walk.id), { recursive: true, force: true });
+    if (back) log.info('walk requeued', { job_id: a.walk.id, step: 'requeued', why: 'stopped by shutdown', duration_ms: Date.now() - a.startedAt });
+  }
+
+  private async flushProgress(a: Active): Promise<void> {
+    const p = a.pendingProgress;
+    if (!p || a.terminal) return;
+    a.pendingProgress = null;
+    a.lastProgressWrite = Date.now();
+    await recordProgress(this.services.db, a.walk.id, p.progress, p.clips);
+  }
+
+  private clearProgress(a: Active): void {
+    if (a.progressTimer) clearTimeout(a.progressTimer);
+    a.progressTimer = null;
+    a.pendingProgress = null;
+  }
+
+  /**
+   * Stops the runner: no new claims, every running walk is told to stop and
+   * goes back to the queue (the next start scores it from the beginning). A
+   * worker that does not stop in time is terminated.
+   */
+  async stop(): Promise<void> {
+    this.running = false;
+    await this.pumping;
+    const all = [...this.active.values()];
+    for (const a of all) {
+      a.stopRequested = true;
+      a.worker.postMessage({ type: 'stop' } satisfies RunnerMessage);
+    }
+    await Promise.all(
+      all.map(async (a) => {
+        let timer: NodeJS.Timeout | undefined;
+        const timedOut = await Promise.race([a.finished.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), this.stopTimeoutMs)))]);
+        clearTimeout(timer);
+        if (timedOut) {
+          await a.worker.terminate();
+          await a.finished;
+        }
+      }),
+    );
+  }
+}
+
+/** The runner of an app, for the routes and the health check (one per Services). */
+const runners = new WeakMap<Services, WalkRunner>();
+
+export function attachRunner(services: Services, runner: WalkRunner): void {
+  runners.set(services, runner);
+}
+
+export function runnerOf(services: Services): WalkRunner | undefined {
+  return runners.get(services);
+}

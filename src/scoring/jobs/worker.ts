@@ -1,0 +1,170 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { decodeFrames } from '../media/decode.js';
+import { MediaError } from '../media/errors.js';
+import { drawOverlay, type OverlayBox } from '../overlay.js';
+import { frameQuality, walkQuality, type FrameQuality as MeasuredQuality } from '../quality.js';
+import { iou } from '../track/index.js';
+import type { RgbImage } from '../types.js';
+import { scoreWalk, type WalkFrameInfo, type WalkResult } from '../walk.js';
+import { openDetector } from './detectors.js';
+import type { ClipProgressMessage, RunnerMessage, WorkerJob, WorkerMessage } from './messages.js';
+import type { FrameQuality, StoredResult } from './result.js';
+import { JpegSequenceWriter } from './frame-writer.js';
+
+/**
+ * A scoring worker thread: scores one walk with the pure pipeline, writes each
+ * frame's image and overlay under the walk's frames folder, and reports
+ * progress and the result to the runner. It never touches the database.
+ */
+const job = (workerData as { job: WorkerJob }).job;
+const port = parentPort!;
+const post = (m: WorkerMessage) => port.postMessage(m);
+const controller = new AbortController();
+port.on('message', (m: RunnerMessage) => {
+  if (m.type === 'stop') controller.abort(new MediaError('aborted', 'scoring was stopped'));
+});
+
+const clipByPath = new Map(job.clips.map((c) => [c.path, c]));
+const clipState: ClipProgressMessage[] = job.clips.map((c) => ({ position: c.position, progress: 0, frames: 0, status: 'queued' }));
+// Frames a clip will give: what progress is measured against (the pipeline samples per clip).
+const expected = job.clips.map((c) => (c.kind === 'image' ? 1 : Math.max(1, Math.min(job.options.max_frames, Math.ceil(c.durationSeconds / job.options.sample_seconds) || 1))));
+let currentClip: number | null = null;
+const images = new JpegSequenceWriter(job.framesDir, 'image.jpg');
+const overlays = new JpegSequenceWriter(job.framesDir, 'overlay.jpg');
+let framesDone = 0;
+
+const qualities: { quality: MeasuredQuality; width: number }[] = [];
+let previous: { clip: number; image: RgbImage } | null = null;
+
+function overallProgress(): number {
+  const done = clipState.reduce((s, c) => s + (c.status === 'done' ? 1 : c.progress), 0);
+  // Held below 1 until the result is stored: 1 means "done", not "last frame decoded".
+  return Math.min(0.99, done / clipState.length);
+}
+
+function reportProgress(): void {
+  post({ type: 'progress', progress: overallProgress(), frames: framesDone, clips: clipState.map((c) => ({ ...c })) });
+}
+
+async function onFrame(info: WalkFrameInfo): Promise<void> {
+  const clip = job.clips[info.clip]!;
+  const isPhoto = clip.kind === 'image';
+  const prev = !isPhoto && previous && previous.clip === info.clip ? previous.image : null;
+  const quality = frameQuality(info.image, prev, job.options.sample_seconds);
+  qualities[info.frameIndex] = { quality, width: info.image.width };
+  previous = { clip: info.clip, image: info.image };
+
+  const boxes: OverlayBox[] = info.detections.map((d) => {
+    // The frame's tracks carry the public ids; a detection's track is the one its box updated (highest overlap).
+    let best: { id: number | null; overlap: number } = { id: null, overlap: 0.3 };
+    for (const t of info.tracks) {
+      if (t.kind !== d.kind || t.track_id === null) continue;
+      const o = iou(t.box, d.box);
+      if (o > best.overlap) best = { id: t.track_id, overlap: o };
+    }
+    return { box: d.box, kind: d.kind, ripeness: d.ripeness, trackId: best.id ?? undefined };
+  });
+  await Promise.all([images.write(info.frameIndex, info.image), overlays.write(info.frameIndex, drawOverlay(info.image, boxes))]);
+  framesDone++;
+  const state = clipState[info.clip]!;
+  state.status = 'running';
+  state.frames++;
+  state.progress = Math.min(0.99, state.frames / expected[info.clip]!);
+  reportProgress();
+}
+
+const round = (x: number, k = 1000) => Math.round(x * k) / k;
+
+function toStored(result: WalkResult, fallbackReason: string | null): StoredResult {
+  const walk = walkQuality(qualities);
+  const frameQualityOf = (i: number): FrameQuality => {
+    const q = qualities[i]!.quality;
+    return {
+      sharpness: round(q.sharpness),
+      brightness: round(q.brightness),
+      dark_fraction: round(q.darkFraction),
+      bright_fraction: round(q.brightFraction),
+      motion_px_per_s: q.motionPxPerSecond === null ? null : round(q.motionPxPerSecond, 10),
+      score: round(walk.frameScores[i] ?? 0),
+    };
+  };
+  return {
+    detector: { name: result.detector.name, kind: result.detector.kind, fallback_reason: fallbackReason },
+    frames: result.frames.map((f) => ({
+      index: f.frame,
+      clip: job.clips[f.clip]!.position,
+      time_s: round(f.time_seconds),
+      detections: f.detections.fruit + f.detections.stems + f.detections.plants,
+      width: f.width,
+      height: f.height,
+      quality: frameQualityOf(f.frame),
+    })),
+    fruit: result.fruit.map((f) => ({
+      track_id: f.track_id,
+      ripeness: f.ripeness,
+      votes: f.votes,
+      box: f.best_box,
+      frame: f.best_frame,
+      first_frame: f.first_frame,
+      last_frame: f.last_frame,
+      frames_seen: f.frames,
+      score: f.score,
+      diameter_mm: f.diameter_mm,
+    })),
+    stems: { count: result.stems.count, reason: result.stems.reason ?? null },
+    plants: { count: result.plants.count, reason: result.plants.reason ?? null },
+    quality: { score: round(walk.score), warnings: walk.warnings.map((w) => ({ code: w.code, message: w.message, frames: w.frames })) },
+    counts: result.counts,
+    clips: result.clips.map((c) => ({ position: job.clips[c.index]!.position, frames: c.frames })),
+  };
+}
+
+async function main(): Promise<void> {
+  const opened = await openDetector(job.detector);
+  post({ type: 'started', detector: opened.detector.info.name });
+  try {
+    const result = await scoreWalk({
+      clips: job.clips.map((c) => c.path),
+      detector: opened.detector,
+      options: { conf: job.options.conf, sampleSeconds: job.options.sample_seconds, maxFrames: job.options.max_frames, mmPerPixel: job.options.mm_per_pixel ?? undefined },
+      decode: (file, o) => {
+        const clip = clipByPath.get(file)!;
+        currentClip = clip.position;
+        clipState[clip.position]!.status = 'running';
+        return decodeFrames(file, o);
+      },
+      probe: async (file) => {
+        const c = clipByPath.get(file)!;
+        return { width: c.width, height: c.height, durationSeconds: c.durationSeconds };
+      },
+      onFrame,
+      onProgress: (p) => {
+        const state = clipState[p.clip]!;
+        if (p.clipsDone > 0) for (let i = 0; i < p.clipsDone && i < clipState.length; i++) clipState[i]!.status = 'done';
+        if (state.status === 'done') state.progress = 1;
+        reportProgress();
+      },
+      signal: controller.signal,
+    });
+    // Every frame file is on disk before the walk is reported done.
+    await Promise.all([images.close(), overlays.close()]);
+    post({ type: 'done', result: toStored(result, opened.fallbackReason) });
+  } finally {
+    images.kill();
+    overlays.kill();
+    await opened.detector.close?.();
+  }
+}
+
+try {
+  await main();
+} catch (err) {
+  if (controller.signal.aborted) post({ type: 'stopped' });
+  else post({ type: 'failed', reason: reasonOf(err, currentClip), clip: currentClip });
+}
+
+function reasonOf(err: unknown, clip: number | null): string {
+  const where = clip !== null && job.clips.length > 1 ? `clip ${clip + 1} of ${job.clips.length}: ` : '';
+  if (err instanceof MediaError) return `${where}${err.message}`;
+  return `${where}${err instanceof Error ? err.message : String(err)}`;
+}

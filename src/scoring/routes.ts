@@ -1,0 +1,381 @@
+import { createReadStream } from 'node:fs';
+import { stat, rm } from 'node:fs/promises';
+import type { Context } from 'koa';
+import { defineRoute, type JsonSchema, type ObjectSchema, type RouteSpec, type UploadedFile } from '../http/route.js';
+import { idSchema, listOf, pathParams, weekSchema } from '../http/schemas.js';
+import { actorOf } from '../http/pipeline.js';
+import { conflict, fieldError, notFound } from '../http/problem.js';
+import { newId } from '../db/ids.js';
+import { CYCLE, CYCLE_PARAMS } from '../registry/paths.js';
+import { resolveCycle, type CyclePath, type CycleScope } from '../registry/scope.js';
+import { parseWeek, WEEK_FORMS } from '../time/weeks.js';
+import { clipsOf, createWalk, findByIdempotencyKey, loadWalk, type WalkWithClips } from './jobs/commands.js';
+import { chooseDetector, configuredDetector } from './jobs/detector-choice.js';
+import { checkKinds, inspectUpload, placeClips, requestHash, sha256File, type InspectedFile } from './jobs/intake.js';
+import { DEFAULT_OPTIONS, LIMITS, MODE_TEXT, SCORING_MODES, optionsFrom, type ScoringMode } from './jobs/options.js';
+import { presentWalk, walkSchema } from './jobs/presenters.js';
+import { runnerOf } from './jobs/runner.js';
+import { FRAME_NAMES, framePath, walkDir } from './jobs/storage.js';
+import type { WalkSource, WalkTable } from './jobs/tables.js';
+import { examplePath, loadExamples } from './examples/catalogue.js';
+
+const TAG = 'Scoring';
+
+interface ScoringFields {
+  mode?: ScoringMode;
+  conf?: number;
+  sample_seconds?: number;
+  max_frames?: number;
+  mm_per_pixel?: number;
+  week?: string;
+}
+
+const modeDescription = `What scores the walk. ${SCORING_MODES.map((m) => `\`${m}\`: ${MODE_TEXT[m]}`).join('; ')}. Default auto.`;
+
+const optionFields: Record<string, JsonSchema> = {
+  mode: { enum: [...SCORING_MODES], default: 'auto', description: modeDescription },
+  conf: { type: 'number', minimum: LIMITS.conf.min, maximum: LIMITS.conf.max, description: `Detection threshold, ${LIMITS.conf.min} to ${LIMITS.conf.max}: detections scoring below it are not counted. Default ${DEFAULT_OPTIONS.conf}.` },
+  sample_seconds: { type: 'number', minimum: LIMITS.sample_seconds.min, maximum: LIMITS.sample_seconds.max, 'x-unit': 's', description: `Seconds between sampled frames of a video, ${LIMITS.sample_seconds.min} to ${LIMITS.sample_seconds.max}. Default ${DEFAULT_OPTIONS.sample_seconds}.` },
+  max_frames: { type: 'integer', minimum: LIMITS.max_frames.min, maximum: LIMITS.max_frames.max, description: `Most frames sampled from each clip, ${LIMITS.max_frames.min} to ${LIMITS.max_frames.max}. Default ${DEFAULT_OPTIONS.max_frames}.` },
+  mm_per_pixel: { type: 'number', exclusiveMinimum: 0, maximum: 1000, 'x-unit': 'mm/px', description: 'Millimetres per pixel of the clip as filmed, at the fruit\'s distance (e.g. 1.5). With it every fruit gets diameter_mm; without it diameters are null.' },
+};
+
+const optionsSchema: ObjectSchema = { type: 'object', additionalProperties: false, properties: optionFields };
+const cycleFieldsSchema: ObjectSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['week'],
+  properties: { ...optionFields, week: { ...weekSchema, description: `The week the walk is saved to: ${WEEK_FORMS}. Answered as a label.` } },
+};
+
+const idempotencyHeaders: ObjectSchema = {
+  type: 'object',
+  properties: {
+    'idempotency-key': {
+      type: 'string',
+      minLength: 1,
+      maxLength: LIMITS.idempotencyKey,
+      description: `Up to ${LIMITS.idempotencyKey} characters, chosen by the client (e.g. a UUID per recording). A retry with the same key and the same upload (same bytes and fields) answers the walk made the first time, with the same job_id; the same key with a different upload is a 409. Keys are per organization.`,
+    },
+  },
+};
+
+const uploadLimit = (ctx: Context) => ctx.services.config.videoUploadLimit;
+const uploadErrors = `A file that is not a photo (JPEG, PNG, WebP) or video (MP4, MOV, MKV, WebM, AVI) by its content gets 415; one above the size cap (VIDEO_UPLOAD_LIMIT, default 2 GiB) gets 413 while it streams. A clip that looks right but does not decode ends as a failed walk with the reason in \`error\`.`;
+
+const walkResponse = (status: number, what: string) => ({
+  [status]: { description: `${what} The walk (job) as stored now: poll GET /api/observations/{job_id} until status is done or failed.`, schema: walkSchema },
+});
+
+async function present(ctx: Context, walk: WalkTable) {
+  let zone = 'UTC';
+  if (walk.greenhouse_id) {
+    const gh = await ctx.services.db.selectFrom('greenhouses').select('time_zone').where('id', '=', walk.greenhouse_id).executeTakeFirst();
+    zone = gh?.time_zone ?? 'UTC';
+  }
+  return presentWalk(walk, await clipsOf(ctx.services.db, walk.id), zone);
+}
+
+function organizationOf(ctx: Context): string {
+  const p = ctx.state.principal;
+  if (p?.kind !== 'key') throw new Error('scoring routes need an organization key');
+  return p.organizationId;
+}
+
+interface Accept {
+  operation: string;
+  source: WalkSource;
+  scope: (CycleScope & { week: string }) | null;
+  fields: ScoringFields;
+  files: UploadedFile[];
+  labels: string[];
+  idempotencyKey: string | undefined;
+  exampleKey?: string;
+  /** Examples are copied, uploads moved. */
+  copy?: boolean;
+}
+
+/**
+ * The one path from an accepted upload to a queued walk: replay or refuse a
+ * reused Idempotency-Key, check every file by content, pick the detector,
+ * move the files under the walk's folder and insert walk and clips in one
+ * transaction.
+ */
+async function accept(ctx: Context, a: Accept): Promise<WalkWithClips['walk']> {
+  const { services } = ctx;
+  const organizationId = organizationOf(ctx);
+  const mode = a.fields.mode ?? 'auto';
+  const options = optionsFrom(a.fields);
+
+  const shas = await Promise.all(a.files.map((f) => sha256File(f.path)));
+  const hash = requestHash({
+    operation: a.operation,
+    scope: a.scope ? { cycle_id: a.scope.cycle.id, week: a.scope.week } : {},
+    fields: { ...a.fields, ...(a.scope ? { week: a.scope.week } : {}), ...(a.exampleKey ? { example: a.exampleKey } : {}) },
+    files: shas,
+  });
+  const replay = async (): Promise<WalkTable | null> => {
+    if (!a.idempotencyKey) return null;
+    const earlier = await findByIdempotencyKey(services.db, organizationId, a.idempotencyKey);
+    if (!earlier) return null;
+    if (earlier.request_hash !== hash) {
+      throw conflict('This Idempotency-Key was already used for a different upload (other bytes or fields). Use a new key for a new walk.', { job_id: earlier.id });
+    }
+    return earlier;
+  };
+  const earlier = await replay();
+  if (earlier) return earlier;
+
+  const inspected: InspectedFile[] = [];
+  for (const [i, f] of a.files.entries()) {
+    inspected.push(await inspectUpload({ path: f.path, originalName: f.originalname, size: f.size }, a.labels[i]!, shas[i]));
+  }
+  checkKinds(inspected, mode, a.labels);
+  const detector = chooseDetector(configuredDetector(services.config.detector), mode);
+
+  const id = newId();
+  const clips = await placeClips(services.config.dataDir, id, inspected, { copy: a.copy });
+  let created: WalkWithClips;
+  try {
+    created = await services.store.write(actorOf(ctx.state.principal), async (w) => {
+      // Checked again inside the transaction: a retry racing the first request finds its walk here.
+      if (a.idempotencyKey) {
+        const raced = await findByIdempotencyKey(w.trx as any, organizationId, a.idempotencyKey);
+        if (raced) return { walk: raced, clips: [] };
+      }
+      return createWalk(w, {
+        id,
+        organizationId,
+        cycle: a.scope && { farm_id: a.scope.cycle.farm_id, greenhouse_id: a.scope.cycle.greenhouse_id, row_id: a.scope.cycle.row_id, cycle_id: a.scope.cycle.id, week: a.scope.week },
+        source: a.source,
+        exampleKey: a.exampleKey ?? null,
+        mode,
+        options,
+        idempotencyKey: a.idempotencyKey ?? null,
+        requestHash: hash,
+        keyId: ctx.state.principal?.kind === 'key' ? ctx.state.principal.keyId : null,
+        clips,
+      });
+    });
+  } catch (err) {
+    await rm(walkDir(services.config.dataDir, id), { recursive: true, force: true });
+    throw err;
+  }
+  if (created.walk.id !== id) {
+    await rm(walkDir(services.config.dataDir, id), { recursive: true, force: true });
+    const again = await replay();
+    if (again) return again;
+  }
+  services.log.info('walk queued', { job_id: id, step: 'queued', source: a.source, clips: clips.length, bytes: clips.reduce((s, c) => s + c.size, 0), mode, detector: detector.kind });
+  runnerOf(services)?.wake();
+  return created.walk;
+}
+
+function weekOf(fields: ScoringFields): string {
+  const week = parseWeek(fields.week ?? '');
+  if (!week) throw fieldError('body', 'week', `must be ${WEEK_FORMS}`);
+  return week.label;
+}
+
+export const scoringRoutes: RouteSpec[] = [
+  defineRoute<unknown, unknown, ScoringFields>({
+    method: 'post',
+    path: '/api/observations',
+    operationId: 'create_observation',
+    summary: 'Upload a photo or clip to be scored (answers at once with the job)',
+    description: `Multipart upload of one photo or video clip (field \`file\`) with optional scoring options. Answers 202 Accepted at once with the queued job; scoring runs in the background, one walk at a time by default. The walk belongs to the key's organization and to no crop cycle (use {cycle}/videos to save a walk to a crop cycle and week). ${uploadErrors}`,
+    tags: [TAG],
+    auth: 'key',
+    headers: idempotencyHeaders,
+    multipart: { fields: optionsSchema, files: [{ name: 'file', maxCount: 1, required: true, description: 'The photo or clip.' }], limitBytes: uploadLimit },
+    responses: walkResponse(202, 'Accepted and queued (or, with a repeated Idempotency-Key, the walk made the first time).'),
+    errors: [409, 413, 415, 503],
+    handler: async (ctx, { body, files, headers }) => {
+      ctx.status = 202;
+      const walk = await accept(ctx, { operation: 'observation', source: 'observation', scope: null, fields: body, files, labels: ['file'], idempotencyKey: headers['idempotency-key'] as string | undefined });
+      return present(ctx, walk);
+    },
+  }),
+  defineRoute<{ id: string }>({
+    method: 'get',
+    path: '/api/observations/{id}',
+    operationId: 'get_observation',
+    summary: 'A walk (scoring job): status, progress, per-clip progress and, when done, the result',
+    description: 'Status is queued, running, done or failed; progress goes from 0 to 1. When done, `result` holds every scored frame (with image and overlay URLs and quality), each fruit counted once (track id, ripeness, votes, best box, diameter), stems and plants, the walk\'s quality warnings and the counts by ripeness. A walk of another organization is a 404.',
+    tags: [TAG],
+    auth: 'key',
+    params: { type: 'object', required: ['id'], properties: { id: idSchema('The job id (job_id).') } },
+    responses: { 200: { description: 'The walk.', schema: walkSchema } },
+    errors: [404],
+    handler: async (ctx, { params }) => present(ctx, await loadWalk(ctx.services.db, params.id, organizationOf(ctx))),
+  }),
+  defineRoute<{ id: string; frame: number; name: string }>({
+    method: 'get',
+    path: '/api/observations/{id}/frames/{frame}/{name}',
+    operationId: 'get_observation_frame',
+    summary: 'One scored frame of a walk as JPEG: the image, or the overlay with boxes and track ids',
+    description: 'Frames are numbered across the whole walk as in result.frames[].index. The overlay outlines fruit by ripeness (green, orange for turning, red), stems in blue and plants in purple, with the track id above each counted fruit. Only frames of a walk of the key\'s organization are served.',
+    tags: [TAG],
+    auth: 'key',
+    params: {
+      type: 'object',
+      required: ['id', 'frame', 'name'],
+      properties: {
+        id: idSchema('The job id.'),
+        frame: { type: 'integer', minimum: 0, maximum: 99999, description: 'Walk-wide frame number (result.frames[].index).' },
+        name: { enum: [...FRAME_NAMES], description: 'image.jpg: the frame as scored; overlay.jpg: with boxes and track ids.' },
+      },
+    },
+    responses: { 200: { description: 'The JPEG.', contentType: 'image/jpeg' } },
+    errors: [404],
+    handler: async (ctx, { params }) => {
+      const walk = await loadWalk(ctx.services.db, params.id, organizationOf(ctx));
+      const file = framePath(ctx.services.config.dataDir, walk.id, params.frame, params.name);
+      const info = file ? await stat(file).catch(() => null) : null;
+      if (!file || !info?.isFile()) throw notFound('frame');
+      ctx.status = 200;
+      ctx.type = 'image/jpeg';
+      ctx.length = info.size;
+      ctx.set('Cache-Control', 'private, max-age=3600');
+      ctx.body = createReadStream(file);
+      return undefined;
+    },
+  }),
+  defineRoute<CyclePath, unknown, ScoringFields>({
+    method: 'post',
+    path: `${CYCLE}/videos`,
+    operationId: 'create_cycle_video',
+    summary: 'Upload one clip or photo of a walk, saved to the crop cycle and a week, and score it',
+    description: `Multipart: \`file\` (one clip or photo), \`week\` (required: ${WEEK_FORMS}) and the scoring options of POST /api/observations. Answers 201 with the queued walk (job_id), linked to this crop cycle and week. With an Idempotency-Key header a retry answers the same walk (201 again) instead of making a second one. ${uploadErrors}`,
+    tags: [TAG],
+    auth: 'key',
+    params: pathParams(...CYCLE_PARAMS),
+    headers: idempotencyHeaders,
+    multipart: { fields: cycleFieldsSchema, files: [{ name: 'file', maxCount: 1, required: true, description: 'The clip or photo.' }], limitBytes: uploadLimit },
+    responses: walkResponse(201, 'The walk, saved to the crop cycle and week.'),
+    errors: [404, 409, 413, 415, 503],
+    handler: async (ctx, { params, body, files, headers }) => {
+      const scope = await resolveCycle(ctx.services.db, params);
+      const walk = await accept(ctx, { operation: 'cycle_video', source: 'cycle_video', scope: { ...scope, week: weekOf(body) }, fields: body, files, labels: ['file'], idempotencyKey: headers['idempotency-key'] as string | undefined });
+      return present(ctx, walk);
+    },
+  }),
+  defineRoute<CyclePath, unknown, ScoringFields>({
+    method: 'post',
+    path: `${CYCLE}/videos/batch`,
+    operationId: 'create_cycle_video_batch',
+    summary: `Upload up to ${LIMITS.batchClips} clips of one walk, in walking order, scored and counted as one walk`,
+    description: `Multipart: repeated \`files\` fields (1 to ${LIMITS.batchClips}, in the order they were walked), \`week\` (required) and the scoring options. The clips are scored as one walk: a fruit filmed at the end of one clip and the start of the next is counted once. The job's \`clips\` shows progress per clip. More than ${LIMITS.batchClips} files, or none, is a 422. Idempotency-Key as for {cycle}/videos. ${uploadErrors}`,
+    tags: [TAG],
+    auth: 'key',
+    params: pathParams(...CYCLE_PARAMS),
+    headers: idempotencyHeaders,
+    multipart: { fields: cycleFieldsSchema, files: [{ name: 'files', maxCount: LIMITS.batchClips, required: true, description: `The clips, 1 to ${LIMITS.batchClips}, in walking order.` }], limitBytes: uploadLimit },
+    responses: walkResponse(201, 'The walk, saved to the crop cycle and week.'),
+    errors: [404, 409, 413, 415, 503],
+    handler: async (ctx, { params, body, files, headers }) => {
+      const scope = await resolveCycle(ctx.services.db, params);
+      const walk = await accept(ctx, {
+        operation: 'cycle_batch',
+        source: 'cycle_batch',
+        scope: { ...scope, week: weekOf(body) },
+        fields: body,
+        files,
+        labels: files.map((_, i) => `files[${i}]`),
+        idempotencyKey: headers['idempotency-key'] as string | undefined,
+      });
+      return present(ctx, walk);
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/examples',
+    operationId: 'list_examples',
+    summary: 'Example photos shipped with the box, to try scoring',
+    description: 'Synthetic photos of a tomato row rendered by the project, with what is in them. POST /api/examples/{key} scores one like an upload.',
+    tags: [TAG],
+    auth: 'key',
+    responses: {
+      200: {
+        description: 'The examples.',
+        schema: listOf({
+          type: 'object',
+          required: ['key', 'title', 'description', 'width', 'height', 'mm_per_pixel', 'truth', 'image_url'],
+          additionalProperties: false,
+          properties: {
+            key: { type: 'string' },
+            title: { type: 'string' },
+            description: { type: 'string' },
+            width: { type: 'integer', description: 'Pixels.' },
+            height: { type: 'integer', description: 'Pixels.' },
+            mm_per_pixel: { type: 'number', 'x-unit': 'mm/px', description: 'Scale of the photo (known, since it is rendered); sent as mm_per_pixel when it is scored.' },
+            truth: {
+              type: 'object',
+              description: 'What the renderer put in view (fruit at least half visible) by ripeness, and stems and plants: what a perfect scorer would count.',
+              required: ['green', 'turning', 'red', 'total', 'stems', 'plants'],
+              properties: { green: { type: 'integer' }, turning: { type: 'integer' }, red: { type: 'integer' }, total: { type: 'integer' }, stems: { type: 'integer' }, plants: { type: 'integer' } },
+            },
+            image_url: { type: 'string', description: 'The photo (JPEG).' },
+          },
+        }),
+      },
+    },
+    handler: async () => ({
+      items: loadExamples().map((e) => ({ key: e.key, title: e.title, description: e.description, width: e.width, height: e.height, mm_per_pixel: e.mm_per_pixel, truth: e.truth, image_url: `/api/examples/${e.key}/image.jpg` })),
+    }),
+  }),
+  defineRoute<{ key: string }>({
+    method: 'get',
+    path: '/api/examples/{key}/image.jpg',
+    operationId: 'get_example_image',
+    summary: 'An example photo (JPEG)',
+    tags: [TAG],
+    auth: 'key',
+    params: { type: 'object', required: ['key'], properties: { key: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]{0,63}$', description: 'Example key from GET /api/examples.' } } },
+    responses: { 200: { description: 'The photo.', contentType: 'image/jpeg' } },
+    errors: [404],
+    handler: async (ctx, { params }) => {
+      const example = loadExamples().find((e) => e.key === params.key);
+      if (!example) throw notFound('example');
+      const file = examplePath(example);
+      const info = await stat(file);
+      ctx.status = 200;
+      ctx.type = 'image/jpeg';
+      ctx.length = info.size;
+      ctx.body = createReadStream(file);
+      return undefined;
+    },
+  }),
+  defineRoute<{ key: string }, unknown, ScoringFields>({
+    method: 'post',
+    path: '/api/examples/{key}',
+    operationId: 'score_example',
+    summary: 'Score an example photo (answers at once with the job, like an upload)',
+    description: 'Queues the example photo as a walk of the key\'s organization, exactly as if it had been uploaded to POST /api/observations; its known mm_per_pixel is used unless the body gives one. The optional JSON body takes the same scoring options. Unknown key: 404.',
+    tags: [TAG],
+    auth: 'key',
+    params: { type: 'object', required: ['key'], properties: { key: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]{0,63}$', description: 'Example key from GET /api/examples.' } } },
+    body: optionsSchema,
+    responses: walkResponse(202, 'Accepted and queued.'),
+    errors: [404, 503],
+    handler: async (ctx, { params, body }) => {
+      const example = loadExamples().find((e) => e.key === params.key);
+      if (!example) throw notFound('example');
+      const file = examplePath(example);
+      const info = await stat(file);
+      ctx.status = 202;
+      const walk = await accept(ctx, {
+        operation: 'example',
+        source: 'example',
+        scope: null,
+        fields: { mm_per_pixel: example.mm_per_pixel, ...body },
+        files: [{ fieldname: 'file', originalname: example.file, path: file, size: info.size, mimetype: 'image/jpeg' }],
+        labels: ['example'],
+        idempotencyKey: undefined,
+        exampleKey: example.key,
+        copy: true,
+      });
+      return present(ctx, walk);
+    },
+  }),
+];
