@@ -1,6 +1,24 @@
 import t from 'tap';
 import { startServer, createTree, createOrg } from '../helpers/server.js';
 import { harvestWeek } from '../../src/records/harvests/commands.js';
+import { harvestUploadLimit, HARVEST_UPLOAD_LIMIT } from '../../src/records/harvests/routes.js';
+
+t.test('harvest upload cap: override, environment, default', async (t) => {
+  const ctx = (config: Record<string, unknown>) => ({ services: { config } }) as any;
+  const saved = process.env.HARVEST_UPLOAD_LIMIT;
+  t.teardown(() => {
+    if (saved === undefined) delete process.env.HARVEST_UPLOAD_LIMIT;
+    else process.env.HARVEST_UPLOAD_LIMIT = saved;
+  });
+  delete process.env.HARVEST_UPLOAD_LIMIT;
+  t.equal(harvestUploadLimit(ctx({})), HARVEST_UPLOAD_LIMIT);
+  t.equal(HARVEST_UPLOAD_LIMIT, 5 * 1024 * 1024, '5 MiB');
+  process.env.HARVEST_UPLOAD_LIMIT = '2048';
+  t.equal(harvestUploadLimit(ctx({})), 2048, 'from the environment');
+  t.equal(harvestUploadLimit(ctx({ harvestUploadLimit: 1000 })), 1000, 'an override wins');
+  process.env.HARVEST_UPLOAD_LIMIT = 'lots';
+  t.equal(harvestUploadLimit(ctx({})), HARVEST_UPLOAD_LIMIT, 'nonsense falls back to the default');
+});
 
 t.test('harvestWeek: week, date or both', async (t) => {
   t.equal(harvestWeek('2026-W07', undefined).label, '2026-W07');
@@ -98,6 +116,13 @@ t.test('harvests over HTTP', async (t) => {
     t.equal(nullWeek.status, 422, 'week cannot be cleared');
     const nullKg = await s.request('PATCH', item, { key, body: { kg: null } });
     t.equal(nullKg.status, 422, 'kg cannot be cleared');
+
+    const before = await list();
+    for (const body of [{ kg: -2 }, { kg: '3' }, { week: '2027-W53' }, { week: 'soon' }, { note: 'x'.repeat(501) }, { harvested_on: '2026-02-31' }, { harvested_on: '2026-01-01' }, { harvest_id: c.body.harvest_id }, { cycle_id: tree.cycleId }]) {
+      const r = await s.request('PATCH', item, { key, body });
+      t.equal(r.status, 422, `PATCH ${JSON.stringify(body)}`);
+    }
+    t.same(await list(), before, 'no bad PATCH changed anything');
   });
 
   t.test('DELETE and 404s for other cycles and organizations', async (t) => {

@@ -86,6 +86,13 @@ t.test('irrigation entries', async (t) => {
     t.equal((await s.request('PATCH', item, { key, body: { at: null } })).status, 422, 'at cannot be cleared');
     t.equal((await s.request('PATCH', item, { key, body: {} })).status, 422, 'empty patch');
     t.equal((await all()).items.find((e: any) => e.entry_id === first.body.entry_id).at, '2026-03-01T09:15:00+01:00');
+
+    const snapshot = await all();
+    for (const body of [{ ph_in: 15 }, { ec_in: -1 }, { volume_l: 'lots' }, { at: 'tomorrow' }, { note: 'n'.repeat(501) }, { entry_id: first.body.entry_id }, { duration_min: 2000 }]) {
+      const r = await s.request('PATCH', item, { key, body });
+      t.equal(r.status, 422, `PATCH ${JSON.stringify(body)}`);
+    }
+    t.same(await all(), snapshot, 'no bad PATCH changed anything');
   });
 
   t.test('GET: newest first, limit and offset', async (t) => {
