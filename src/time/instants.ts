@@ -3,7 +3,8 @@ import { DateTime } from 'luxon';
 /**
  * Instants arrive as ISO 8601; one without an offset is wall-clock time in the
  * greenhouse's IANA zone (conventions.md). A wall time that does not exist in
- * that zone (the spring-forward gap) is refused rather than silently shifted.
+ * that zone (the spring-forward gap) is refused rather than silently shifted;
+ * a wall time that occurs twice (the autumn hour) is its first instant.
  */
 const HAS_OFFSET = /(Z|[+-]\d{2}:?\d{2})$/i;
 const ISO_LOCAL = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?)?$/;
@@ -24,6 +25,12 @@ export function parseInstant(text: string, zone: string): InstantResult {
   const roundTrip = d.toFormat(trimmed.length <= 10 ? 'yyyy-MM-dd' : "yyyy-MM-dd'T'HH:mm");
   if (!trimmed.replace(' ', 'T').startsWith(roundTrip)) {
     return { ok: false, message: `does not exist in ${zone} (the clock skips that hour when summer time starts)` };
+  }
+  // A repeated autumn wall time names two instants; luxon picks the later one.
+  // Take the first (still summer time), as a person reading the clock would.
+  const earlier = d.minus({ hours: 1 });
+  if (earlier.offset !== d.offset && earlier.toFormat("yyyy-MM-dd'T'HH:mm:ss.SSS") === d.toFormat("yyyy-MM-dd'T'HH:mm:ss.SSS")) {
+    return { ok: true, utc: earlier.toUTC().toISO()!, local: earlier };
   }
   return { ok: true, utc: d.toUTC().toISO()!, local: d };
 }

@@ -1,0 +1,88 @@
+import t from 'tap';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { openDatabase } from '../../src/db/database.js';
+import { Store } from '../../src/db/store.js';
+import { HybridLogicalClock } from '../../src/db/hlc.js';
+
+t.test('the database file: WAL, synchronous=FULL, foreign keys, migrations once', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'cropwalk-store-'));
+  const first = await openDatabase(dir);
+  t.equal(first.sqlite.pragma('journal_mode', { simple: true }), 'wal');
+  t.equal(first.sqlite.pragma('synchronous', { simple: true }), 2, 'FULL');
+  t.equal(first.sqlite.pragma('foreign_keys', { simple: true }), 1);
+  const applied = first.sqlite.prepare('select name from kysely_migration order by name').all() as { name: string }[];
+  t.ok(applied.some((m) => m.name === '0001_registry'));
+  const node = first.clock.node;
+  const stamp = first.clock.now();
+  await first.close();
+  const second = await openDatabase(dir);
+  t.same(second.sqlite.prepare('select name from kysely_migration order by name').all(), applied, 'nothing re-applied');
+  t.equal(second.clock.node, node, 'the node id is kept');
+  await second.close();
+  t.ok(stamp.endsWith(node));
+});
+
+t.test('every write appends to the change log in the same transaction', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'cropwalk-store-'));
+  const opened = await openDatabase(dir);
+  t.teardown(() => opened.close());
+  const store = new Store(opened.db, opened.clock);
+  const actor = { keyId: 'key-1', label: 'key:key-1' };
+
+  const org = await store.write(actor, (w) => w.insert('organizations', { organization_id: 'org-1', id: 'org-1', name: 'A' } as any));
+  const farm = await store.write(actor, (w) => w.insert('farms', { organization_id: 'org-1', name: 'F', location: null, notes: null } as any));
+  const { after } = await store.write(actor, (w) => w.update('farms', (farm as any).id, { name: 'G' } as any));
+  t.equal((after as any).name, 'G');
+  t.ok((after as any).version > (farm as any).version, 'the version stamp grows');
+  await store.write(actor, (w) => w.remove('farms', (farm as any).id));
+
+  const log = opened.sqlite.prepare('select * from change_log order by seq').all() as any[];
+  t.same(log.map((l) => [l.entity, l.op]), [['organizations', 'insert'], ['farms', 'insert'], ['farms', 'update'], ['farms', 'delete']]);
+  t.equal(log[2].actor_key_id, 'key-1');
+  t.equal(JSON.parse(log[2].before).name, 'F');
+  t.equal(JSON.parse(log[2].after).name, 'G');
+  t.equal(JSON.parse(log[3].before).name, 'G', 'the tombstone keeps what was deleted');
+  t.equal(log[3].after, null);
+  t.ok(log.every((l, i) => i === 0 || l.version > log[i - 1].version), 'log versions only grow');
+  t.ok(org);
+
+  // A failure half way leaves nothing: neither the rows nor their log entries.
+  const countBefore = (opened.sqlite.prepare('select count(*) n from change_log').get() as any).n;
+  await t.rejects(
+    store.write(actor, async (w) => {
+      await w.insert('farms', { organization_id: 'org-1', name: 'H1', location: null, notes: null } as any);
+      await w.insert('farms', { organization_id: 'org-1', name: 'H2', location: null, notes: null } as any);
+      throw new Error('crash half way');
+    }),
+  );
+  t.equal((opened.sqlite.prepare("select count(*) n from farms where name like 'H%'").get() as any).n, 0);
+  t.equal((opened.sqlite.prepare('select count(*) n from change_log').get() as any).n, countBefore);
+
+  // The guard: an outer query inside a write fails at once instead of deadlocking.
+  const guarded = opened.db.withPlugin((await import('../../src/db/store.js')).outsideWriteGuard);
+  await t.rejects(store.write(actor, async () => guarded.selectFrom('farms').selectAll().execute()), /use w\.trx/);
+});
+
+t.test('hybrid logical clock', async (t) => {
+  let wall = 1_000;
+  const clock = new HybridLogicalClock('n1', () => wall);
+  const a = clock.now();
+  const b = clock.now();
+  t.ok(b > a, 'same millisecond: the counter grows');
+  wall = 500;
+  const c = clock.now();
+  t.ok(c > b, 'the wall clock stepped back: the stamp still grows');
+  wall = 2_000;
+  const d = clock.now();
+  t.equal(HybridLogicalClock.parse(d).ms, 2000);
+  t.equal(HybridLogicalClock.parse(d).counter, 0);
+  const remote = HybridLogicalClock.format(5_000, 3, 'n2');
+  const e = clock.receive(remote);
+  t.ok(e > remote, 'after receiving a later stamp, ours is later still');
+  const fresh = new HybridLogicalClock('n1', () => 100);
+  fresh.seed(e);
+  t.ok(fresh.now() > e, 'seeded from the stored maximum, a restart never goes back');
+  t.throws(() => HybridLogicalClock.parse('garbage'));
+});
