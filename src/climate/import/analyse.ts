@@ -148,8 +148,10 @@ export function readReadings(input: ExportInput, options: ReadOptions): AsyncIte
         for await (const cells of table.rows()) {
           const out = scanner.push(cells);
           if (!out) continue;
-          for (let i = 0; i < out.metrics.length; i++) batch.push({ at: out.at, metric: out.metrics[i]!, value: out.values[i]! });
-          if (batch.length >= batchSize) { yield batch; batch = []; }
+          for (let i = 0; i < out.metrics.length; i++) {
+            batch.push({ at: out.at, metric: out.metrics[i]!, value: out.values[i]! });
+            if (batch.length === batchSize) { yield batch; batch = []; }
+          }
         }
       } catch (err) {
         if (err instanceof ReaderError) throw new ExportRefused([{ code: err.code, message: err.message }]);

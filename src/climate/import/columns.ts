@@ -187,6 +187,11 @@ export function guessColumn(h: HeaderCells): ColumnGuess {
   const def = climateMetric(m.metric)!;
   let confidence = m.confidence;
   let reason = m.reason;
+  if (m.metric === 'air_temperature' && m.confidence <= 0.5 && /^(?:temperatuur|temperature|temperatur|temp)$/.test(bare)) {
+    // A column named only 'Temperature' (often under a compartment) is the air temperature.
+    confidence = 0.75;
+    reason = 'a column named only "temperature", taken as air temperature';
+  }
   if (unit) {
     const c = conversion(unit, def.unit);
     if (c) {

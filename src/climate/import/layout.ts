@@ -79,7 +79,7 @@ export interface TimeDetection {
 function headerIs(rows: string[][], firstData: number, col: number, re: RegExp): boolean {
   for (let i = 0; i < firstData; i++) {
     const c = rows[i]?.[col];
-    if (c && re.test(foldHeader(c))) return true;
+    if (c && re.test(foldHeader(c).replace(/[^a-z0-9æøß ]/g, '').trim())) return true;
   }
   return false;
 }

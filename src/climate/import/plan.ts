@@ -193,7 +193,9 @@ export async function makePlan(
       order = decided;
     }
   }
-  const dateFormat = describeDateFormat(order, sampleSep, yearDigits, det.serial);
+  const dateFormat = blocking.some((b) => b.code === 'ambiguous_date_order')
+    ? `${describeDateFormat('dmy', sampleSep, yearDigits, false)} or ${describeDateFormat('mdy', sampleSep, yearDigits, false)}`
+    : describeDateFormat(order, sampleSep, yearDigits, det.serial);
 
   const decimal = table.kind === 'xlsx' ? '.' : detectDecimal(dataHead.slice(0, 50), tcols, table.delimiter);
   const readNumber = numberReader(decimal);

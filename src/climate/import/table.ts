@@ -63,14 +63,15 @@ export async function openTable(input: ExportInput, limits: ReaderLimits): Promi
     throw err;
   }
   const size = await inputSize(input);
-  const headIsAll = ended && bytes >= size;
   let text = headTextWhole;
   let sepHint: string | null = null;
   const sepLine = /^sep=(.)\r?\n/.exec(text);
   if (sepLine) { sepHint = sepLine[1]!; text = text.slice(sepLine[0].length); }
   const delimiter = sepHint ?? detectDelimiter(text);
   if (!delimiter) throw new ReaderError('not_a_table', 'no delimiter (, ; tab |) splits the lines into columns');
-  const headRows = toRows(text, delimiter).slice(0, HEAD_ROWS);
+  const allHeadRows = toRows(text, delimiter);
+  const headIsAll = ended && bytes >= size && allHeadRows.length <= HEAD_ROWS;
+  const headRows = allHeadRows.slice(0, HEAD_ROWS);
   if (sepLine) headRows.unshift([sepLine[0].trim()]);
   checkColumns(headRows, limits);
   const quoted = text.includes('"');
