@@ -1,5 +1,6 @@
 import type { Feature } from '../feature.js';
 import { readingRoutes } from './readings/routes.js';
+import { importRoutes } from './imports/routes.js';
 
 /**
  * Climate: typed readings, imports of climate-computer exports (preview,
@@ -7,7 +8,7 @@ import { readingRoutes } from './readings/routes.js';
  */
 export const climateFeature: Feature = {
   name: 'climate',
-  routes: [...readingRoutes],
+  routes: [...readingRoutes, ...importRoutes],
   recordKinds: [
     // Effects point at readings and imports: removed first (see dependsOn).
     { name: 'climate_import_effects', table: 'climate_import_effects', scope: 'cycle', column: 'cycle_id', dependsOn: ['climate_readings', 'climate_imports'] },

@@ -22,7 +22,8 @@ export interface ImportMeta {
   /** `key:<id>`, `admin-token` or `watcher`. */
   actor: string;
   mapping: unknown;
-  warnings: string[];
+  /** Warning texts; a function when they are known only once the file is read. */
+  warnings: string[] | (() => string[]);
   /** File rows read; when absent, the number of distinct instants seen. */
   rowsRead?: () => number;
 }
@@ -133,7 +134,7 @@ export async function storeImport(
     status: 'done',
     failure_reason: null,
     mapping: meta.mapping === undefined || meta.mapping === null ? null : JSON.stringify(meta.mapping),
-    warnings: JSON.stringify(meta.warnings),
+    warnings: JSON.stringify(typeof meta.warnings === 'function' ? meta.warnings() : meta.warnings),
     undone_at: null,
   });
   return { ...row, duplicates: totals.duplicates };
@@ -160,7 +161,7 @@ export async function recordFailedImport(w: Writer, cycle: CycleTable, meta: Omi
     status: 'failed',
     failure_reason: reason,
     mapping: meta.mapping === undefined || meta.mapping === null ? null : JSON.stringify(meta.mapping),
-    warnings: JSON.stringify(meta.warnings),
+    warnings: JSON.stringify(typeof meta.warnings === 'function' ? meta.warnings() : meta.warnings),
     undone_at: null,
   });
 }

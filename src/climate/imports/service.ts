@@ -1,0 +1,222 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import type SQLite from 'better-sqlite3';
+import type { Db } from '../../db/database.js';
+import type { Actor, Store } from '../../db/store.js';
+import type { HybridLogicalClock } from '../../db/hlc.js';
+import type { CycleScope } from '../../registry/scope.js';
+import { HttpProblem, badRequest } from '../../http/problem.js';
+import { analyseExport, aggregateHourly, readReadings, ExportRefused, type Analysis, type AnalyseOptions, type ConfirmedMapping, type Problem, type Reading } from '../import/index.js';
+import { storeImport, type IncomingReading } from './engine.js';
+import { saveMapping, savedMapping } from './mappings.js';
+import type { ClimateImportTable, ImportKind } from './tables.js';
+
+/** What the import functions need of the running service; plain values, no Koa. */
+export interface ClimateDeps {
+  db: Db;
+  store: Store;
+  sqlite: SQLite.Database;
+  clock: HybridLogicalClock;
+}
+
+/** An export on disk (an upload spooled by the pipeline, or a file in the watched folder). */
+export interface ExportFile {
+  path: string;
+  fileName: string;
+  size: number;
+}
+
+/** The caller's choices: columns named by hand win over a confirmed mapping, which wins over detection. */
+export interface ExportChoices {
+  columns?: AnalyseOptions['columns'];
+  mapping?: ConfirmedMapping;
+  compartment?: string;
+  dateOrder?: 'dmy' | 'mdy';
+}
+
+export async function sha256File(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+function optionsFor(scope: CycleScope, choices: ExportChoices, previewRows?: number): AnalyseOptions {
+  // The reader applies the precedence itself; sending only the winner keeps the record honest.
+  const o: AnalyseOptions = { timeZone: scope.zone, ...(previewRows ? { previewRows } : {}) };
+  if (choices.columns && choices.columns.length > 0) o.columns = choices.columns;
+  else if (choices.mapping) o.mapping = choices.mapping;
+  if (choices.compartment !== undefined) o.compartment = choices.compartment;
+  if (choices.dateOrder !== undefined) o.dateOrder = choices.dateOrder;
+  return o;
+}
+
+/** 400 `climate_file_blocked` listing the file's blocking problems. */
+export function fileBlocked(blocking: Problem[]): HttpProblem {
+  return badRequest('climate_file_blocked', `The file cannot be imported: ${blocking.map((b) => b.message).join('; ')}. Nothing was stored.`, { blocking });
+}
+
+const MAPPING_CODES = new Set(['mapping_mismatch', 'unknown_column']);
+
+/** Whether the problems say the file is not the one a saved mapping was made for. */
+export function mappingDoesNotFit(blocking: Problem[]): boolean {
+  return blocking.some((b) => MAPPING_CODES.has(b.code));
+}
+
+export interface StoredCount {
+  metric: string;
+  readings: number;
+}
+
+/** Readings already stored in the cycle per metric between two instants (inclusive). */
+export async function storedInRange(db: Db, cycleId: string, from: string, to: string): Promise<StoredCount[]> {
+  const rows = await db
+    .selectFrom('climate_readings')
+    .select(['metric', (eb) => eb.fn.countAll<number>().as('n')])
+    .where('cycle_id', '=', cycleId)
+    .where('at_utc', '>=', new Date(from).toISOString())
+    .where('at_utc', '<=', new Date(to).toISOString())
+    .groupBy('metric')
+    .orderBy('metric')
+    .execute();
+  return rows.map((r) => ({ metric: r.metric, readings: Number(r.n) }));
+}
+
+/** Preview of a climate CSV: the reader's analysis of what an upload would store. Writes nothing. */
+export async function previewCsv(scope: CycleScope, file: ExportFile, choices: ExportChoices): Promise<Analysis> {
+  return analyseExport({ path: file.path, fileName: file.fileName }, optionsFor(scope, choices, 20));
+}
+
+export const PREVIEW_HOURS = 24;
+
+export interface HourPreview {
+  hour: string;
+  values: Record<string, number>;
+}
+
+/**
+ * Preview of a climate-computer export: the analysis, the first hours as the
+ * import would store them, and how many readings the cycle already holds in
+ * the file's time range (those hours would be updated, not doubled).
+ */
+export async function previewFile(db: Db, scope: CycleScope, file: ExportFile, choices: ExportChoices): Promise<Analysis & { first_hours: HourPreview[]; already_stored: StoredCount[] }> {
+  const options = optionsFor(scope, choices, 20);
+  const analysis = await analyseExport({ path: file.path, fileName: file.fileName }, options);
+  const firstHours: HourPreview[] = [];
+  if (analysis.blocking.length === 0 && analysis.mapping) {
+    // Read only as far as the first hours reach; the import reads it all.
+    const collected: Reading[] = [];
+    let stopAt = Infinity;
+    try {
+      outer: for await (const batch of readReadings({ path: file.path, fileName: file.fileName }, { ...options, columns: undefined, mapping: analysis.mapping, batchSize: 2000 })) {
+        for (const r of batch) {
+          const ms = Date.parse(r.at);
+          if (stopAt === Infinity) stopAt = Math.floor(ms / 3_600_000) * 3_600_000 + PREVIEW_HOURS * 3_600_000;
+          if (ms >= stopAt) break outer;
+          collected.push(r);
+        }
+      }
+    } catch (err) {
+      if (!(err instanceof ExportRefused)) throw err;
+    }
+    const byHour = new Map<string, HourPreview>();
+    for (const h of await aggregateHourly(collected, { timeZone: scope.zone })) {
+      let row = byHour.get(h.hour);
+      if (!row) byHour.set(h.hour, (row = { hour: h.hour, values: {} }));
+      row.values[h.metric] = h.value;
+    }
+    firstHours.push(...[...byHour.values()].slice(0, PREVIEW_HOURS));
+  }
+  const alreadyStored = analysis.time_range ? await storedInRange(db, scope.cycle.id, analysis.time_range.from, analysis.time_range.to) : [];
+  return { ...analysis, first_hours: firstHours, already_stored: alreadyStored };
+}
+
+export interface ImportRequest {
+  kind: ImportKind;
+  actor: Actor;
+  /** The import record's `actor`: `key:<id>`, `admin-token`, `watcher`. */
+  actorLabel: string;
+  /** Climate-computer exports are stored as hourly values; climate CSVs as read. */
+  hourly: boolean;
+  choices: ExportChoices;
+  /** Save the mapping used as the greenhouse's column choices, in the same transaction. */
+  remember?: boolean;
+  /** Set by ingest: the saved mapping must fit the file, else 422. */
+  mappingMustFit?: boolean;
+}
+
+/**
+ * Imports one export into a cycle, in one transaction. The mapping is settled
+ * first (the caller's, or the reader's analysis when there is none), so a
+ * file with blocking problems is refused (400) before anything is written; a
+ * problem found later in the file (a line too long) rolls everything back.
+ */
+export async function importExport(deps: ClimateDeps, scope: CycleScope, file: ExportFile, req: ImportRequest): Promise<ClimateImportTable & { duplicates: number; remembered: boolean }> {
+  const input = { path: file.path, fileName: file.fileName };
+  const options = optionsFor(scope, req.choices);
+  let mapping: ConfirmedMapping | undefined = options.columns ? undefined : options.mapping;
+  let analysisWarnings: Problem[] = [];
+  if (!mapping) {
+    // Columns named by hand, or detection: the analysis turns them into the mapping that is recorded.
+    const analysis = await analyseExport(input, options);
+    if (analysis.blocking.length > 0 || !analysis.mapping) throw refusal(analysis.blocking, req);
+    mapping = analysis.mapping;
+    analysisWarnings = analysis.warnings;
+  }
+  const readOptions = { timeZone: scope.zone, mapping, batchSize: 5000 };
+  const contentHash = await sha256File(file.path);
+  const meta = {
+    kind: req.kind,
+    fileName: file.fileName,
+    contentHash,
+    sizeBytes: file.size,
+    actor: req.actorLabel,
+    mapping,
+    warnings: [] as string[],
+  };
+
+  try {
+    if (req.hourly) {
+      // Hours are made before the transaction opens: the database waits only for the writes.
+      const reader = readReadings(input, readOptions);
+      const hours = await aggregateHourly(reader);
+      const warnings = (reader.warnings.length ? reader.warnings : analysisWarnings).map((w) => w.message);
+      const batches = (function* () {
+        for (let i = 0; i < hours.length; i += 5000) yield hours.slice(i, i + 5000).map((h): IncomingReading => ({ at: h.hour, metric: h.metric, value: h.value }));
+      })();
+      return await deps.store.write(req.actor, async (w) => {
+        const row = await storeImport(w, deps.sqlite, deps.clock, scope.cycle, { ...meta, warnings, rowsRead: () => reader.stats?.data_rows ?? 0 }, batches);
+        if (req.remember) await saveMapping(w, scope.greenhouse, mapping, file.fileName);
+        return { ...row, remembered: req.remember === true };
+      });
+    }
+    const reader = readReadings(input, readOptions);
+    const warnings = () => (reader.warnings.length ? reader.warnings : analysisWarnings).map((x) => x.message);
+    return await deps.store.write(req.actor, async (w) => {
+      const row = await storeImport(w, deps.sqlite, deps.clock, scope.cycle, { ...meta, warnings, rowsRead: () => reader.stats?.data_rows ?? 0 }, reader);
+      if (req.remember) await saveMapping(w, scope.greenhouse, mapping, file.fileName);
+      return { ...row, remembered: req.remember === true };
+    });
+  } catch (err) {
+    if (err instanceof ExportRefused) throw refusal(err.blocking, req);
+    throw err;
+  }
+}
+
+function refusal(blocking: Problem[], req: ImportRequest): HttpProblem {
+  if (req.mappingMustFit && mappingDoesNotFit(blocking)) {
+    return new HttpProblem(422, 'mapping_mismatch', `The file does not match the greenhouse's saved column choices: ${blocking.map((b) => b.message).join('; ')}. Nothing was stored.`, {
+      errors: [{ in: 'body', name: '(body)', message: 'does not have the columns of the saved column choices' }],
+      blocking,
+    });
+  }
+  return fileBlocked(blocking);
+}
+
+/** The greenhouse's saved mapping, or 409 `no_saved_mapping`. */
+export async function requireSavedMapping(db: Db, greenhouseId: string): Promise<ConfirmedMapping> {
+  const saved = await savedMapping(db, greenhouseId);
+  if (!saved) {
+    throw new HttpProblem(409, 'no_saved_mapping', 'This greenhouse has no saved column choices: preview a file with POST {cycle}/climate/file/preview and import it with remember=true first.');
+  }
+  return JSON.parse(saved.mapping) as ConfirmedMapping;
+}
