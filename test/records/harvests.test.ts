@@ -3,6 +3,9 @@ import { startServer, createTree, createOrg } from '../helpers/server.js';
 import { harvestWeek } from '../../src/records/harvests/commands.js';
 import { harvestUploadLimit, HARVEST_UPLOAD_LIMIT } from '../../src/records/harvests/routes.js';
 
+// tap's typings want an Error as the pattern; the thrown HttpProblem is matched on its status.
+const unprocessable = { status: 422 } as unknown as Error;
+
 t.test('harvest upload cap: override, environment, default', async (t) => {
   const ctx = (config: Record<string, unknown>) => ({ services: { config } }) as any;
   const saved = process.env.HARVEST_UPLOAD_LIMIT;
@@ -26,9 +29,9 @@ t.test('harvestWeek: week, date or both', async (t) => {
   t.equal(harvestWeek(undefined, '2026-02-15').label, '2026-W07', 'Sunday is still in the ISO week');
   t.equal(harvestWeek(undefined, '2026-02-16').label, '2026-W08', 'Monday starts the next');
   t.equal(harvestWeek(undefined, '2021-01-03').label, '2020-W53', 'ISO week-year differs from the calendar year');
-  t.throws(() => harvestWeek(undefined, undefined), { status: 422 });
-  t.throws(() => harvestWeek('2026-W07', '2026-02-16'), { status: 422 });
-  t.throws(() => harvestWeek('2027-W53', undefined), { status: 422 }, '2027 has 52 weeks');
+  t.throws(() => harvestWeek(undefined, undefined), unprocessable);
+  t.throws(() => harvestWeek('2026-W07', '2026-02-16'), unprocessable);
+  t.throws(() => harvestWeek('2027-W53', undefined), unprocessable, '2027 has 52 weeks');
 });
 
 t.test('harvests over HTTP', async (t) => {

@@ -73,6 +73,7 @@ t.test('every records route is in the OpenAPI document with units and errors', a
     ['get', '/truss-counts', ['200']],
     ['delete', '/truss-counts/{counted_on}', ['200', '404', '422']],
     ['post', '/weeks/{week}', ['201', '413', '422']],
+    ['get', '/weeks/{week}', ['200', '404', '422']],
   ];
   for (const [method, suffix, statuses] of ops) {
     const op = doc.paths[cycle + suffix]?.[method];

@@ -4,7 +4,9 @@ import { actorOf } from '../../http/pipeline.js';
 import { CYCLE, CYCLE_PARAMS } from '../../registry/paths.js';
 import { resolveCycle, type CyclePath } from '../../registry/scope.js';
 import { requireWeek } from '../common.js';
-import { weekNoteBody, weekNoteSchema } from './schemas.js';
+import { weekNoteBody, weekNoteSchema, weekReadSchema } from './schemas.js';
+import { readWeekRecords } from './read.js';
+import { presentParents } from '../common.js';
 import { checkWeekNote, saveWeekNote } from './commands.js';
 import { presentWeekNote } from './presenters.js';
 
@@ -32,6 +34,33 @@ export const weekNoteRoutes: RouteSpec[] = [
       const scope = await resolveCycle(ctx.services.db, params);
       const row = await ctx.services.store.write(actorOf(ctx.state.principal), (w) => saveWeekNote(w, scope, week, text));
       return presentWeekNote(row);
+    },
+  }),
+  defineRoute<CyclePath & { week: string }>({
+    method: 'get',
+    path: `${CYCLE}/weeks/{week}`,
+    operationId: 'read_week',
+    summary: 'Read a week (records part)',
+    description: 'The saved week note, the week\'s harvest total, irrigation totals (entries on the greenhouse clock) and the fruit mass in force. Walk counts, climate, water productivity and the forecast are not answered yet.',
+    tags: [TAG],
+    auth: 'key',
+    params,
+    responses: { 200: { description: 'The week.', schema: weekReadSchema } },
+    errors: [404],
+    handler: async (ctx, { params }) => {
+      const week = requireWeek(params.week, 'week', 'path');
+      const scope = await resolveCycle(ctx.services.db, params);
+      const r = await readWeekRecords(ctx.services.db, scope.cycle.id, week, scope.zone);
+      return {
+        ...presentParents({ ...scope.cycle, cycle_id: scope.cycle.id }),
+        week: week.label,
+        start: week.start,
+        end: week.end,
+        note: r.note ? presentWeekNote(r.note).note : null,
+        harvest: r.harvest,
+        irrigation: r.irrigation,
+        fruit_mass: r.fruitMass && { week: r.fruitMass.week, green_g: r.fruitMass.green_g, turning_g: r.fruitMass.turning_g, red_g: r.fruitMass.red_g },
+      };
     },
   }),
 ];
