@@ -65,7 +65,8 @@ export function sniffKind(head: Uint8Array): FileKind {
  * every other byte); else UTF-8 when the head decodes strictly; else Windows-1252, the
  * encoding of older Windows climate-computer exports ('°' is byte 0xB0 there).
  */
-export function detectEncoding(head: Uint8Array): Encoding | null {
+export function detectEncoding(head: Uint8Array): Encoding | null | 'utf-32' {
+  if ((head[0] === 0xff && head[1] === 0xfe && head[2] === 0 && head[3] === 0) || (head[0] === 0 && head[1] === 0 && head[2] === 0xfe && head[3] === 0xff)) return 'utf-32';
   if (head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf) return { encoding: 'utf-8', bom: true };
   if (head[0] === 0xff && head[1] === 0xfe) return { encoding: 'utf-16le', bom: true };
   if (head[0] === 0xfe && head[1] === 0xff) return { encoding: 'utf-16be', bom: true };
@@ -81,7 +82,7 @@ export function detectEncoding(head: Uint8Array): Encoding | null {
     if (oddZero > pairs * 0.3 && evenZero < pairs * 0.05) return { encoding: 'utf-16le', bom: false };
     if (evenZero > pairs * 0.3 && oddZero < pairs * 0.05) return { encoding: 'utf-16be', bom: false };
   }
-  if (evenZero + oddZero > 0) return null;
+  if (evenZero + oddZero > 0) return null; // zero bytes, not UTF-16: binary
   try {
     new TextDecoder('utf-8', { fatal: true }).decode(head, { stream: true });
     return { encoding: 'utf-8', bom: false };
@@ -157,6 +158,7 @@ export async function* recordBlocks(chunks: AsyncIterable<string>, opts: BlockOp
       throw new ReaderError('unbalanced_quotes', 'a quoted cell never ends; the file is not a well-formed table');
     }
   }
+  if (quotes % 2 === 1) throw new ReaderError('unbalanced_quotes', 'a quoted cell never ends; the file is not a well-formed table');
   if (pending.length > 0) yield pending;
 }
 

@@ -37,7 +37,8 @@ export async function openTable(input: ExportInput, limits: ReaderLimits): Promi
   if (kind === 'zip') return openXlsx(input, limits);
   if (kind === 'ole') throw new ReaderError('unsupported_format', 'an old binary Excel file (.xls): save it as .xlsx or CSV');
   const enc = detectEncoding(head);
-  if (!enc) throw new ReaderError('unsupported_encoding', 'the file is neither UTF-8, UTF-16 nor Windows-1252 text');
+  if (enc === 'utf-32') throw new ReaderError('unsupported_encoding', 'UTF-32 text: save the export as UTF-8, UTF-16 or Windows-1252');
+  if (!enc) throw new ReaderError('not_a_table', 'the file is not text: it holds zero bytes in no text encoding\'s pattern');
   const headText = new TextDecoder(enc.encoding).decode(head, { stream: true });
   if (garbageShare(headText) > 0.01) throw new ReaderError('not_a_table', 'the file is not text: it holds control characters or bytes that decode to nothing');
   // A first line with more delimiters than columns allowed is refused before it is read to its end.
