@@ -88,6 +88,18 @@ t.test('harvests over HTTP', async (t) => {
     t.same(items.slice(1).map((h) => h.harvest_id), [a.body.harvest_id, c.body.harvest_id], 'creation order within a week');
     t.same((await list('?week=2026-W07')).map((h) => h.harvest_id), [a.body.harvest_id, c.body.harvest_id]);
     t.same((await list('?week=2026-02-04')).map((h) => h.harvest_id), [b.body.harvest_id], 'week filter by a date');
+    const page = await s.request('GET', `${url}?limit=2&offset=1`, { key });
+    t.same(page.body.items.map((h: any) => h.harvest_id), [a.body.harvest_id, c.body.harvest_id], 'limit and offset');
+    t.match(page.body, { total: 3, limit: 2, offset: 1 });
+    const whole = await s.request('GET', url, { key });
+    t.match(whole.body, { total: 3, limit: 500, offset: 0 }, 'default page of 500');
+    const weekPage = await s.request('GET', `${url}?week=2026-W07&limit=1`, { key });
+    t.match(weekPage.body, { total: 2, limit: 1 }, 'total counts the filtered harvests');
+    for (const q of ['limit=501', 'limit=0', 'offset=-1', 'limit=x']) {
+      const r = await s.request('GET', `${url}?${q}`, { key });
+      t.equal(r.status, 422, q);
+      t.equal(r.body.errors[0].in, 'query');
+    }
     const bad = await s.request('GET', `${url}?week=2026-W99`, { key });
     t.equal(bad.status, 422);
     t.equal(bad.body.errors[0].in, 'query');

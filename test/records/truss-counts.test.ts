@@ -152,6 +152,15 @@ t.test('truss counts over HTTP', async (t) => {
     t.match(r.body.figures.fruit_per_m2_reason, /neither/);
   });
 
+  t.test('paged by count date; change compares across pages', async (t) => {
+    const page = await s.request('GET', `${url}?limit=1&offset=1`, { key });
+    t.equal(page.status, 200);
+    t.match(page.body, { total: 3, limit: 1, offset: 1 });
+    t.same(page.body.items.map((c: any) => [c.counted_on, c.change?.since]), [['2026-03-09', '2026-03-02']]);
+    t.equal((await s.request('GET', `${url}?limit=501`, { key })).status, 422);
+    t.match((await s.request('GET', url, { key })).body, { limit: 50, offset: 0, total: 3 });
+  });
+
   t.test('DELETE a date', async (t) => {
     const other = await createTree(s);
     await s.request('PUT', `${other.cyclePath}/truss-counts`, { key: other.adminKey, body: { counted_on: '2026-03-20', rows: rowsA } });

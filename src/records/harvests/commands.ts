@@ -82,9 +82,11 @@ export async function importHarvests(w: Writer, scope: CycleScope, lines: Harves
   return out;
 }
 
-export async function listHarvests(db: Db, cycleId: string, week?: IsoWeek): Promise<HarvestTable[]> {
-  let q = db.selectFrom('harvests').selectAll().where('cycle_id', '=', cycleId);
+export async function listHarvests(db: Db, cycleId: string, week: IsoWeek | undefined, limit: number, offset: number): Promise<{ items: HarvestTable[]; total: number }> {
+  let q = db.selectFrom('harvests').where('cycle_id', '=', cycleId);
   if (week) q = q.where('week', '=', week.label);
   // Week labels sort chronologically as text; UUIDv7 ids sort by creation.
-  return q.orderBy('week').orderBy('id').execute();
+  const items = await q.selectAll().orderBy('week').orderBy('id').limit(limit).offset(offset).execute();
+  const count = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  return { items, total: Number(count.n) };
 }

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import type { Context } from 'koa';
 import type { Config } from '../../config.js';
 import { defineRoute, type RouteSpec } from '../../http/route.js';
-import { listOf, pathParams, weekSchema } from '../../http/schemas.js';
+import { MAX_LIMIT, pageOf, pagingQuery, pathParams, weekSchema } from '../../http/schemas.js';
 import { actorOf } from '../../http/pipeline.js';
 import { CYCLE, CYCLE_PARAMS } from '../../registry/paths.js';
 import { resolveCycle, type CyclePath } from '../../registry/scope.js';
@@ -38,6 +38,18 @@ const deletedHarvestSchema = {
 
 type ItemParams = CyclePath & { harvest_id: string };
 
+/** A season is a few hundred harvests at most, so one default page usually holds all of them. */
+const HARVEST_PAGE = MAX_LIMIT;
+const paging = pagingQuery();
+const harvestQuery = {
+  ...paging,
+  properties: {
+    ...paging.properties,
+    limit: { ...paging.properties.limit, default: HARVEST_PAGE, description: `Page size, 1 to ${MAX_LIMIT} (default ${HARVEST_PAGE}).` },
+    week: { ...weekSchema, description: `Only the harvests of this week: ${(weekSchema.description as string).replace(/^ISO 8601 week: /, '')}` },
+  },
+};
+
 export const harvestRoutes: RouteSpec[] = [
   defineRoute<CyclePath, unknown, HarvestInput>({
     method: 'post',
@@ -57,22 +69,23 @@ export const harvestRoutes: RouteSpec[] = [
       return presentHarvest(row);
     },
   }),
-  defineRoute<CyclePath, { week?: string }>({
+  defineRoute<CyclePath, { week?: string; limit: number; offset: number }>({
     method: 'get',
     path: `${CYCLE}/harvests`,
     operationId: 'list_harvests',
     summary: 'List the harvests of a crop cycle',
-    description: 'Ordered by week, then by when they were recorded.',
+    description: `Ordered by week, then by when they were recorded. Paged: \`limit\` (default ${HARVEST_PAGE}, at most ${MAX_LIMIT}; above is a 422) and \`offset\` (default 0); \`total\` counts every harvest that matches.`,
     tags: [TAG],
     auth: 'key',
     params: pathParams(...CYCLE_PARAMS),
-    query: { type: 'object', properties: { week: { ...weekSchema, description: `Only the harvests of this week: ${(weekSchema.description as string).replace(/^ISO 8601 week: /, '')}` } } },
-    responses: { 200: { description: 'Harvests by week, then creation.', schema: listOf(harvestSchema) } },
+    query: harvestQuery,
+    responses: { 200: { description: 'Harvests by week, then creation.', schema: pageOf(harvestSchema) } },
     errors: [404],
     handler: async (ctx, { params, query }) => {
       const week = query.week === undefined ? undefined : requireWeek(query.week, 'week', 'query');
       const scope = await resolveCycle(ctx.services.db, params);
-      return { items: (await listHarvests(ctx.services.db, scope.cycle.id, week)).map(presentHarvest) };
+      const { items, total } = await listHarvests(ctx.services.db, scope.cycle.id, week, query.limit, query.offset);
+      return { items: items.map(presentHarvest), total, limit: query.limit, offset: query.offset };
     },
   }),
   defineRoute<ItemParams, unknown, HarvestPatch>({

@@ -1,5 +1,5 @@
 import { defineRoute, type RouteSpec } from '../../http/route.js';
-import { dateSchema, listOf, pathParams } from '../../http/schemas.js';
+import { dateSchema, MAX_LIMIT, pageOf, pagingQuery, pathParams } from '../../http/schemas.js';
 import { actorOf } from '../../http/pipeline.js';
 import { CYCLE, CYCLE_PARAMS } from '../../registry/paths.js';
 import { resolveCycle, type CyclePath } from '../../registry/scope.js';
@@ -29,20 +29,23 @@ export const trussCountRoutes: RouteSpec[] = [
       return all.find((c) => c.counted_on === body.counted_on)!;
     },
   }),
-  defineRoute<CyclePath>({
+  defineRoute<CyclePath, { limit: number; offset: number }>({
     method: 'get',
     path: `${CYCLE}/truss-counts`,
     operationId: 'list_truss_counts',
     summary: 'Truss counts, newest first, with what the forecast needs',
-    description: 'Each count date with its rows and figures: fruit per truss (mean), trusses per plant, fruit per plant, flowers per plant, fruit per m² (scaled by the cycle\'s stems_per_m2, else plants_per_m2; null with a reason when it has neither), and the change since the previous count (delta and per week).',
+    description: `Each count date with its rows and figures: fruit per truss (mean), trusses per plant, fruit per plant, flowers per plant, fruit per m² (scaled by the cycle's stems_per_m2, else plants_per_m2; null with a reason when it has neither), and the change since the previous count (delta and per week). Paged: \`limit\` (default 50, at most ${MAX_LIMIT}; above is a 422) and \`offset\` (default 0), in count dates; \`change\` always compares with the previous count date, also across pages.`,
     tags: [TAG],
     auth: 'key',
     params: pathParams(...CYCLE_PARAMS),
-    responses: { 200: { description: 'Count dates, newest first.', schema: listOf(trussCountSchema) } },
+    query: pagingQuery(),
+    responses: { 200: { description: 'Count dates, newest first.', schema: pageOf(trussCountSchema) } },
     errors: [404],
-    handler: async (ctx, { params }) => {
+    handler: async (ctx, { params, query }) => {
       const scope = await resolveCycle(ctx.services.db, params);
-      return { items: presentTrussCounts(await listTrussCounts(ctx.services.db, scope.cycle.id), scope.cycle) };
+      // Figures and changes are computed over every date (each compares with the one before it), then paged.
+      const all = presentTrussCounts(await listTrussCounts(ctx.services.db, scope.cycle.id), scope.cycle);
+      return { items: all.slice(query.offset, query.offset + query.limit), total: all.length, limit: query.limit, offset: query.offset };
     },
   }),
   defineRoute<CyclePath & { counted_on: string }>({
