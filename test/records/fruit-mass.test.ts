@@ -38,6 +38,11 @@ t.test('fruit mass over HTTP', async (t) => {
   t.equal(h.in_force.red_g, 110, 'W12 uses the mass saved for W10');
   t.equal((await get('?week=2026-W14')).in_force.red_g, 120);
   t.equal((await get('?week=2026-W09')).in_force, null, 'nothing known before W10');
+  const paged = await get('?week=2026-W14&limit=1&offset=0');
+  t.match(paged, { total: 2, limit: 1, offset: 0 });
+  t.same(paged.items.map((e: any) => e.week), ['2026-W10']);
+  t.equal(paged.in_force.week, '2026-W14', 'in force over the whole history, not the page');
+  t.equal((await s.request('GET', `${url}?limit=501`, { key })).status, 422);
 
   const again = await s.request('POST', url, { key, body: { week: '2026-W10', green_g: 81, turning_g: 96, red_g: 111 } });
   t.equal(again.status, 200);

@@ -1,5 +1,5 @@
 import { defineRoute, type RouteSpec } from '../../http/route.js';
-import { pathParams, weekSchema } from '../../http/schemas.js';
+import { MAX_LIMIT, pagingQuery, pathParams, weekSchema } from '../../http/schemas.js';
 import { actorOf } from '../../http/pipeline.js';
 import { CYCLE, CYCLE_PARAMS } from '../../registry/paths.js';
 import { resolveCycle, type CyclePath } from '../../registry/scope.js';
@@ -9,6 +9,7 @@ import { fruitMassForWeek, type FruitMassValues } from './history.js';
 import { presentFruitMass } from './presenters.js';
 
 const TAG = 'Fruit mass';
+const paging = pagingQuery();
 
 export const fruitMassRoutes: RouteSpec[] = [
   defineRoute<CyclePath, unknown, FruitMassValues & { week?: string }>({
@@ -30,16 +31,23 @@ export const fruitMassRoutes: RouteSpec[] = [
       return presentFruitMass(row);
     },
   }),
-  defineRoute<CyclePath, { week?: string }>({
+  defineRoute<CyclePath, { week?: string; limit: number; offset: number }>({
     method: 'get',
     path: `${CYCLE}/fruit-mass`,
     operationId: 'list_fruit_mass',
     summary: 'The fruit mass history and the values in force',
-    description: 'Every saved entry (the week each applies from), oldest first, and the values in force for query `week` (default the current week in the greenhouse zone).',
+    description: 'Every saved entry (the week each applies from), oldest first, and the values in force for query `week` (default the current week in the greenhouse zone). The history is paged (`limit` default and maximum 500, 422 above; `offset`); `in_force` always looks at the whole history.',
     tags: [TAG],
     auth: 'key',
     params: pathParams(...CYCLE_PARAMS),
-    query: { type: 'object', properties: { week: { ...weekSchema, description: `Which week \`in_force\` is for: ${(weekSchema.description as string).replace(/^ISO 8601 week: /, '')} Default: the current week in the greenhouse zone.` } } },
+    query: {
+      ...paging,
+      properties: {
+        ...paging.properties,
+        limit: { ...paging.properties.limit, default: MAX_LIMIT, description: `History entries per page, 1 to ${MAX_LIMIT} (default ${MAX_LIMIT}).` },
+        week: { ...weekSchema, description: `Which week \`in_force\` is for: ${(weekSchema.description as string).replace(/^ISO 8601 week: /, '')} Default: the current week in the greenhouse zone.` },
+      },
+    },
     responses: { 200: { description: 'History and the values in force.', schema: fruitMassListSchema } },
     errors: [404],
     handler: async (ctx, { params, query }) => {
@@ -47,7 +55,14 @@ export const fruitMassRoutes: RouteSpec[] = [
       const week = fruitMassWeek(query.week, scope.zone, 'query');
       const history = await fruitMassHistory(ctx.services.db, scope.cycle.id);
       const inForce = fruitMassForWeek(history, week.label);
-      return { items: history.map(presentFruitMass), week: week.label, in_force: inForce && presentFruitMass(inForce) };
+      return {
+        items: history.slice(query.offset, query.offset + query.limit).map(presentFruitMass),
+        total: history.length,
+        limit: query.limit,
+        offset: query.offset,
+        week: week.label,
+        in_force: inForce && presentFruitMass(inForce),
+      };
     },
   }),
 ];

@@ -32,10 +32,13 @@ export const fruitMassSchema: JsonSchema = {
 
 export const fruitMassListSchema: JsonSchema = {
   type: 'object',
-  required: ['items', 'week', 'in_force'],
+  required: ['items', 'total', 'limit', 'offset', 'week', 'in_force'],
   additionalProperties: false,
   properties: {
     items: { type: 'array', items: fruitMassSchema, description: 'The history, oldest week first.' },
+    total: { type: 'integer', description: 'Entries in the whole history.' },
+    limit: { type: 'integer' },
+    offset: { type: 'integer' },
     week: { ...weekLabelSchema, description: 'The week `in_force` is for (query `week`, default the current week in the greenhouse zone).' },
     in_force: { oneOf: [fruitMassSchema, { type: 'null' }], description: 'The values that apply in `week`: the latest entry whose week is on or before it; null when the history starts later.' },
   },
