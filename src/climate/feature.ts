@@ -1,6 +1,8 @@
 import type { Feature } from '../feature.js';
 import { readingRoutes } from './readings/routes.js';
 import { importRoutes } from './imports/routes.js';
+import { mkdirSync } from 'node:fs';
+import { startClimateWatcher } from './watch/watcher.js';
 
 /**
  * Climate: typed readings, imports of climate-computer exports (preview,
@@ -16,4 +18,12 @@ export const climateFeature: Feature = {
     { name: 'climate_imports', table: 'climate_imports', scope: 'cycle', column: 'cycle_id' },
     { name: 'climate_file_mappings', table: 'climate_file_mappings', scope: 'greenhouse', column: 'greenhouse_id' },
   ],
+  start(services) {
+    const dir = services.config.climateWatchDir;
+    if (!dir) return;
+    mkdirSync(dir, { recursive: true });
+    const { db, store, sqlite, clock } = services;
+    const watcher = startClimateWatcher({ dir, deps: { db, store, sqlite, clock }, log: services.log, limitBytes: services.config.climateUploadLimit });
+    services.onClose.push(() => watcher.close());
+  },
 };
