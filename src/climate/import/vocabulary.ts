@@ -82,7 +82,7 @@ const NAMES: NameRule[] = [
   R(/\braam ?stand\w*|\braam\b|\bluchting\b|\bluchtraam\w*|\blij ?zijde\b|\bluwe ?zijde\b|\bwind ?zijde\b/, 'vent_opening', 0.9, 'Dutch name for vent opening'),
   R(/\bvent ?position\b|\bvent ?opening\b|\bvent ?pos\b|\bwindow\w*|\bvents?\b/, 'vent_opening', 0.85, 'vent opening'),
   R(/\bluftung\w*|\bfenster\w*|\bvindue\w*|\blem ?position\b/, 'vent_opening', 0.85, 'German/Danish name for vent opening'),
-  R(/\bscherm\w*|\bdoek\b|\bscreen\w*|\bschirm\w*|\bgardin\w*|\bcurtain\w*/, 'screen_position', 0.9, 'screen'),
+  R(/(?:scherm|schirm|screen)\w*|\bdoek\b|\bgardin\w*|\bcurtain\w*/, 'screen_position', 0.9, 'screen'),
   // root zone and crop
   R(/\bsubstra(?:a)?t ?temp\w*|\bmat ?temp\w*|\bslab ?temp\w*|\bsubstrate ?temp\w*|\bwortel ?temp\w*|\broot ?temp\w*|\bsubstrat ?temp\w*/, 'substrate_temperature', 0.9, 'substrate temperature'),
   R(/\bec ?mat\b|\bmat ?ec\b|\bsubstra(?:a|te)?t? ?ec\b|\bec ?substra\w*|\becb\b|\becw\b|\bec\b/, 'substrate_ec', 0.7, 'electrical conductivity (taken as substrate EC)'),
