@@ -22,11 +22,13 @@ export interface OracleNoise {
   flip: number;
   /** Least visible fraction detected with a confident score; less visible fruit get a low score. */
   minVisible: number;
+  /** Random spread added to the score, which otherwise follows the visible fraction. */
+  scoreJitter: number;
   seed: number;
 }
 
-export const NO_NOISE: OracleNoise = { miss: 0, jitter: 0, falsePositives: 0, flip: 0, minVisible: 0.35, seed: 1 };
-export const TYPICAL_NOISE: OracleNoise = { miss: 0.15, jitter: 0.06, falsePositives: 1, flip: 0.15, minVisible: 0.35, seed: 1 };
+export const NO_NOISE: OracleNoise = { miss: 0, jitter: 0, falsePositives: 0, flip: 0, minVisible: 0.35, scoreJitter: 0, seed: 1 };
+export const TYPICAL_NOISE: OracleNoise = { miss: 0.15, jitter: 0.06, falsePositives: 1, flip: 0.15, minVisible: 0.35, scoreJitter: 0.05, seed: 1 };
 
 const GRID_W = 32;
 const GRID_H = 18;
@@ -66,8 +68,13 @@ export interface Oracle {
   decode: WalkDecoder;
   /** Rendered frames the decoder handed out, in order. */
   sampled: SampledFrame[];
-  /** Fruit (or stems/plants) a perfect tracker would count on the sampled frames. */
-  expected(kind?: DetectionKind, minHits?: number): { total: number; green: number; turning: number; red: number; ids: number[] };
+  /**
+   * Fruit (or stems/plants) a perfect tracker would count on the sampled frames: seen
+   * well (visible ≥ minVisible) in at least minHits of them. With `detected`, only the
+   * frames where the oracle actually reported the object confidently count, which
+   * takes the detector's misses out and leaves the tracker's own error.
+   */
+  expected(kind?: DetectionKind, minHits?: number, detected?: boolean): { total: number; green: number; turning: number; red: number; ids: number[] };
 }
 
 export function createOracle(
@@ -80,6 +87,7 @@ export function createOracle(
   const rng = createRng(noise.seed);
   const frameOf = new WeakMap<RgbImage, SampledFrame>();
   const sampled: SampledFrame[] = [];
+  const reported = new Set<string>();
   const index = new Map<string, { kind: DetectionKind; id: number; ripeness?: Ripeness; a: TruthAppearance }[]>();
   const add = (kind: DetectionKind, id: number, a: TruthAppearance, ripeness?: Ripeness) => {
     const key = `${a.clip}:${a.frame}`;
@@ -139,9 +147,14 @@ export function createOracle(
         const j = (size: number) => gaussian(rng) * noise.jitter * size;
         const w = x2 - x1, h = y2 - y1;
         const box: Box = [(x1 + j(w)) * sx, (y1 + j(h)) * sy, (x2 + j(w)) * sx, (y2 + j(h)) * sy];
-        const score = o.a.visible >= noise.minVisible ? 0.55 + 0.45 * rng() : 0.15 + 0.3 * rng();
+        // Confident when well visible (0.6..1), doubtful when mostly hidden (0.2..0.45).
+        const spread = noise.scoreJitter * (2 * rng() - 1);
+        const score = o.a.visible >= noise.minVisible
+          ? Math.min(1, 0.6 + 0.4 * o.a.visible + spread)
+          : Math.max(0.2, Math.min(0.45, 0.2 + (0.25 * o.a.visible) / noise.minVisible + spread));
         if (score < conf) continue;
         const d: Detection = { kind: o.kind, box, score };
+        if (o.a.visible >= noise.minVisible) reported.add(`${o.kind}:${o.id}:${at.clip}:${at.frame}`);
         if (o.ripeness) d.ripeness = rng() < noise.flip ? ripenessFlip(o.ripeness) : o.ripeness;
         out.push(d);
       }
@@ -159,14 +172,16 @@ export function createOracle(
     },
   };
 
-  const expected: Oracle['expected'] = (kind = 'fruit', minHits = 2) => {
+  const expected: Oracle['expected'] = (kind = 'fruit', minHits = 2, detected = false) => {
     const seen = new Set(sampled.map((s) => `${s.clip}:${s.frame}`));
     const list = kind === 'fruit' ? truth.fruit : kind === 'stem' ? truth.stems : truth.plants;
     const minVisible = kind === 'fruit' ? noise.minVisible : 0.3;
     const r = { total: 0, green: 0, turning: 0, red: 0, ids: [] as number[] };
     const single = sampled.length < minHits;
     for (const o of list) {
-      const hits = o.appearances.filter((a) => a.visible >= minVisible && seen.has(`${a.clip}:${a.frame}`)).length;
+      const hits = o.appearances.filter(
+        (a) => a.visible >= minVisible && seen.has(`${a.clip}:${a.frame}`) && (!detected || reported.has(`${kind}:${o.id}:${a.clip}:${a.frame}`)),
+      ).length;
       if (hits >= (single ? 1 : minHits)) {
         r.total++;
         r.ids.push(o.id);

@@ -1,0 +1,194 @@
+// scoreWalk on rendered walks through the real ffmpeg decoder, with the oracle detector
+// (the truth of each frame plus noise) standing in for a detector.
+import t from 'tap';
+import { renderStill, renderWalk, type RenderedWalk } from '../../scripts/render/walk.js';
+import { decodeFrames, probeMedia } from '../../src/scoring/media/index.js';
+import { iou } from '../../src/scoring/track/index.js';
+import type { Detector } from '../../src/scoring/types.js';
+import { scoreWalk, type WalkDecoder, type WalkOptions } from '../../src/scoring/walk.js';
+import { clipPaths, createOracle, NO_NOISE, TYPICAL_NOISE, type OracleNoise } from '../helpers/walk-oracle.js';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+
+const decode = decodeFrames as WalkDecoder;
+const OPTIONS: WalkOptions = { conf: 0.5, sampleSeconds: 0.5, maxFrames: 240 };
+const renders = new Map<string, Promise<RenderedWalk>>();
+const dir = t.testdir();
+
+/** Renders each distinct walk once for the whole file. */
+function walk(seed: number, seconds: number, speed: number, clips = 1): Promise<RenderedWalk> {
+  const key = `${seed}-${seconds}-${speed}-${clips}`;
+  if (!renders.has(key)) renders.set(key, renderWalk({ out: path.join(dir, key), seconds, fps: 15, width: 640, height: 360, speed, seed, clips }));
+  return renders.get(key)!;
+}
+
+async function score(r: RenderedWalk, noise: OracleNoise, options: Partial<WalkOptions> = {}, support = { stems: true, plants: true }) {
+  const files = clipPaths(r.truthFile, r.truth);
+  const oracle = createOracle(r.truth, files, decode, noise, support);
+  const result = await scoreWalk({ clips: files, detector: oracle.detector, decode: oracle.decode, options: { ...OPTIONS, ...options }, probe: probeMedia });
+  return { result, oracle };
+}
+
+const within = (got: number, want: number, tol: number) => Math.abs(got - want) <= Math.max(1, tol * want);
+
+t.test('without noise every fruit is counted exactly once', async (t) => {
+  const r = await walk(3, 10, 0.3);
+  const { result, oracle } = await score(r, NO_NOISE);
+  const want = oracle.expected();
+  t.ok(want.total > 80, `${want.total} countable fruit`);
+  t.equal(result.counts.total, want.total);
+  t.same(result.counts, { green: want.green, turning: want.turning, red: want.red, total: want.total }, 'and each by its class');
+  // Each counted fruit is a different fruit of the truth.
+  const matched = new Set<number>();
+  const problems: string[] = [];
+  for (const f of result.fruit) {
+    const s = oracle.sampled[f.best_frame]!;
+    let best = -1, bestIou = 0;
+    for (const tf of r.truth.fruit) {
+      const a = tf.appearances.find((x) => x.clip === s.clip && x.frame === s.frame);
+      const v = a ? iou(a.box, f.best_box) : 0;
+      if (v > bestIou) { bestIou = v; best = tf.id; }
+    }
+    if (bestIou < 0.9) problems.push(`fruit ${f.track_id} is no truth fruit`);
+    if (matched.has(best)) problems.push(`truth fruit ${best} counted twice`);
+    matched.add(best);
+  }
+  t.same(problems, [], 'each counted fruit is a different truth fruit');
+  t.same(result.fruit.map((f) => f.track_id), Array.from({ length: result.fruit.length }, (_, i) => i + 1));
+  t.equal(result.stems.count, oracle.expected('stem').total);
+  t.equal(result.plants.count, oracle.expected('plant').total);
+});
+
+t.test('with missed detections, jitter, false positives and wrong classes the tracker\'s count stays within 5%', async (t) => {
+  for (const seed of [3, 4]) {
+    const r = await walk(seed, 10, 0.3);
+    const { result, oracle } = await score(r, { ...TYPICAL_NOISE, seed });
+    const want = oracle.expected();
+    const detected = oracle.expected('fruit', 2, true);
+    t.ok(within(result.counts.total, detected.total, 0.05), `seed ${seed}: counted ${result.counts.total}, detected in 2+ frames ${detected.total}`);
+    t.ok(within(result.counts.total, want.total, 0.1), `seed ${seed}: counted ${result.counts.total}, truth ${want.total} (15% misses cost some)`);
+    for (const c of ['green', 'turning', 'red'] as const)
+      t.ok(within(result.counts[c], want[c], 0.15), `seed ${seed} ${c}: ${result.counts[c]} vs ${want[c]} (votes undo most flips)`);
+  }
+});
+
+t.test('tracks survive fast walking', async (t) => {
+  // 1 m/s sampled every 0.5 s: the row moves 40% of the frame between samples.
+  const r = await walk(2, 8, 1.0);
+  const { result, oracle } = await score(r, { ...NO_NOISE, jitter: 0.05 });
+  const want = oracle.expected();
+  t.ok(within(result.counts.total, want.total, 0.03), `counted ${result.counts.total}, truth ${want.total}`);
+  const naive = await score(r, { ...NO_NOISE, jitter: 0.05 }, { tracker: { motionCompensation: false } });
+  t.notOk(within(naive.result.counts.total, want.total, 0.2), `without motion compensation the count is far off: ${naive.result.counts.total}`);
+});
+
+t.test('three consecutive clips count the same fruit as one clip of the same stretch', async (t) => {
+  const one = await score(await walk(5, 12, 0.3, 1), NO_NOISE);
+  const three = await score(await walk(5, 12, 0.3, 3), NO_NOISE);
+  t.equal(three.result.clips.length, 3);
+  t.ok(three.result.clips.every((c) => c.done && c.frames === 8));
+  t.ok(within(three.result.counts.total, one.result.counts.total, 0.05), `3 clips ${three.result.counts.total}, 1 clip ${one.result.counts.total}`);
+  t.ok(within(three.result.counts.total, three.oracle.expected().total, 0.05), `truth ${three.oracle.expected().total}`);
+  // Tracking each clip alone counts the fruit at the joins twice: why tracks carry over.
+  const reset = await score(await walk(5, 12, 0.3, 3), NO_NOISE, { clipBoundary: 'reset' });
+  t.ok(reset.result.counts.total > three.result.counts.total * 1.1, `reset at joins: ${reset.result.counts.total}`);
+});
+
+t.test('stems and plants are never invented for a detector that cannot see them', async (t) => {
+  const { result } = await score(await walk(3, 10, 0.3), NO_NOISE, {}, { stems: false, plants: false });
+  t.same(result.stems, { count: null, reason: 'the oracle was built without stems', items: [] });
+  t.equal(result.plants.count, null);
+  t.ok(result.counts.total > 0);
+});
+
+t.test('diameters in mm from mm_per_pixel of the original clip, at any working size', async (t) => {
+  const r = await walk(3, 10, 0.3);
+  for (const maxLongSide of [640, 320]) {
+    const { result, oracle } = await score(r, NO_NOISE, { mmPerPixel: r.truth.mmPerPixel, maxLongSide });
+    void oracle;
+    t.ok(result.frames.every((f) => f.width === maxLongSide));
+    const errors: number[] = [];
+    for (const f of result.fruit) {
+      const s = oracle.sampled[f.best_frame]!;
+      const sx = r.truth.width / result.frames[0]!.width;
+      const box = f.best_box.map((v) => v * sx) as typeof f.best_box;
+      const tf = r.truth.fruit.find((x) => x.appearances.some((a) => a.clip === s.clip && a.frame === s.frame && iou(a.box, box) > 0.8));
+      if (tf) errors.push(Math.abs(f.diameter_mm! - tf.diameterMm) / tf.diameterMm);
+    }
+    errors.sort((a, b) => a - b);
+    const med = errors[errors.length >> 1]!;
+    t.ok(errors.length > 50 && med < 0.06, `working width ${maxLongSide}: median diameter error ${(med * 100).toFixed(1)}% over ${errors.length} fruit`);
+  }
+});
+
+t.test('hooks: every frame, progress to 1, cancellation', async (t) => {
+  const r = await walk(5, 12, 0.3, 3);
+  const files = clipPaths(r.truthFile, r.truth);
+  const oracle = createOracle(r.truth, files, decode, NO_NOISE);
+  const seen: number[] = [];
+  const fractions: number[] = [];
+  const problems: string[] = [];
+  const result = await scoreWalk({
+    clips: files,
+    detector: oracle.detector,
+    decode: oracle.decode,
+    options: OPTIONS,
+    probe: probeMedia,
+    onFrame: (info) => {
+      seen.push(info.frameIndex);
+      if (info.image.width !== 640) problems.push(`frame ${info.frameIndex} width ${info.image.width}`);
+      if (info.frameIndex > 1 && !info.tracks.some((x) => x.track_id !== null && x.kind === 'fruit')) problems.push(`frame ${info.frameIndex} shows no counted track`);
+      if (!info.detections.every((d) => d.score >= 0.5 || d.track_key !== null)) problems.push(`frame ${info.frameIndex} shows a stray low-score detection`);
+    },
+    onProgress: (p) => void fractions.push(p.fraction!),
+  });
+  t.same(problems, []);
+  t.same(seen, result.frames.map((f) => f.frame));
+  t.same(seen, Array.from({ length: 24 }, (_, i) => i));
+  t.same(result.frames.slice(7, 10).map((f) => [f.clip, f.clip_frame]), [[0, 7], [1, 0], [1, 1]]);
+  t.ok(fractions.every((x, i) => i === 0 || x >= fractions[i - 1]!), 'progress never goes back');
+  t.equal(fractions.at(-1), 1);
+
+  const ac = new AbortController();
+  const o2 = createOracle(r.truth, files, decode, NO_NOISE);
+  await t.rejects(
+    scoreWalk({ clips: files, detector: o2.detector, decode: o2.decode, options: OPTIONS, signal: ac.signal, onFrame: (i) => { if (i.frameIndex === 2) ac.abort(new Error('stop')); } }),
+    { message: /stop|cancel/ },
+  );
+});
+
+t.test('a photo counts every fruit it shows, also inside a batch of clips', async (t) => {
+  const { jpeg, truth } = await renderStill({ seed: 4, width: 800, height: 600 });
+  const photo = path.join(dir, 'photo.jpg');
+  await writeFile(photo, jpeg);
+  const visible = truth.fruit.filter((f) => f.visible >= 0.35);
+  const stillDetector: Detector = {
+    info: { name: 'still-truth', kind: 'builtin', stems: { supported: false, reason: 'n/a' }, plants: { supported: false, reason: 'n/a' } },
+    async detect(image) {
+      if (image.width !== 800) throw new Error('not the photo');
+      return visible.map((f) => ({ kind: 'fruit' as const, box: f.box, score: 0.9, ripeness: f.ripeness }));
+    },
+  };
+  const alone = await scoreWalk({ clips: [photo], detector: stillDetector, decode, options: OPTIONS });
+  t.equal(alone.frames.length, 1);
+  t.equal(alone.counts.total, visible.length);
+  t.equal(alone.counts.red, visible.filter((f) => f.ripeness === 'red').length);
+
+  // A photo between two clips is counted on its own and never linked to the clips' tracks.
+  const r = await walk(5, 12, 0.3, 3);
+  const files = clipPaths(r.truthFile, r.truth);
+  const oracle = createOracle(r.truth, files, decode, NO_NOISE);
+  const batch = await scoreWalk({
+    clips: [files[0]!, photo, files[1]!],
+    detector: { info: oracle.detector.info, detect: (img, o) => (img.width === 800 ? stillDetector.detect(img, o) : oracle.detector.detect(img, o)) },
+    decode: (file, o) => (file === photo ? decode(file, o) : oracle.decode(file, o)),
+    options: OPTIONS,
+  });
+  t.same(batch.clips.map((c) => c.frames), [8, 1, 8]);
+  let separately = visible.length;
+  for (const file of [files[0]!, files[1]!]) {
+    const o = createOracle(r.truth, files, decode, NO_NOISE);
+    separately += (await scoreWalk({ clips: [file], detector: o.detector, decode: o.decode, options: OPTIONS })).counts.total;
+  }
+  t.equal(batch.counts.total, separately, `${batch.counts.total} vs ${separately}: the photo splits the walk: each side is tracked alone, the photo adds its fruit`);
+});
