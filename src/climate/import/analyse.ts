@@ -53,9 +53,13 @@ async function prepare(input: ExportInput, options: AnalyseOptions): Promise<
     const t = table;
     const planOrProblems = await makePlan(t, options, async (col) => {
       const ev = emptyEvidence();
+      // Stops at the first day above 12 (or a conflict): most files settle within a month.
       for await (const row of t.rows()) {
         const p = splitDateCell(row[col] ?? '');
-        if (p) addEvidence(ev, p);
+        if (p) {
+          addEvidence(ev, p);
+          if (ev.firstOver12 > 0 || ev.secondOver12 > 0 || ev.ymd > 0) break;
+        }
       }
       return ev;
     });

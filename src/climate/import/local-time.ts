@@ -12,50 +12,82 @@ export type Resolved =
 
 const HOUR = 3600_000;
 
+const DAY = 86_400_000;
+
+interface DayOffsets {
+  start: number;
+  /** Offset at the day's start. */
+  o0: number;
+  /** Offset from `transition` on (equal to o0 when the day has none). */
+  o1: number;
+  transition: number;
+}
+
 export class ZoneClock {
   private readonly zone: IANAZone;
-  private readonly hourCache = new Map<number, { offsets: number[] }>();
-  private readonly offsetCache = new Map<number, number>();
+  private readonly days = new Map<number, DayOffsets>();
 
   constructor(readonly name: string) {
     if (!IANAZone.isValidZone(name)) throw new RangeError(`unknown IANA time zone '${name}'`);
     this.zone = IANAZone.create(name);
   }
 
-  /** Offset in minutes at an instant, cached per UTC quarter hour (zones change on quarter hours at the finest). */
+  /**
+   * Offset in minutes at an instant. luxon's offset lookup formats a date per call, so offsets
+   * are asked once per UTC day, and a day whose start and end differ gets its transition found
+   * by bisection to the minute (no zone changes more than once a day).
+   */
   offsetAt(ms: number): number {
-    const key = Math.floor(ms / 900_000);
-    let o = this.offsetCache.get(key);
-    if (o === undefined) {
-      o = this.zone.offset(key * 900_000);
-      if (this.offsetCache.size > 200_000) this.offsetCache.clear();
-      this.offsetCache.set(key, o);
+    const key = Math.floor(ms / DAY);
+    let d = this.days.get(key);
+    if (!d) {
+      const start = key * DAY;
+      const o0 = this.zone.offset(start);
+      const o1 = this.zone.offset(start + DAY);
+      let transition = start + DAY;
+      if (o0 !== o1) {
+        let lo = start;
+        let hi = start + DAY;
+        while (hi - lo > 60_000) {
+          const mid = lo + Math.floor((hi - lo) / 120_000) * 60_000;
+          if (this.zone.offset(mid) === o0) lo = mid; else hi = mid;
+        }
+        transition = hi;
+      }
+      d = { start, o0, o1, transition };
+      if (this.days.size > 50_000) this.days.clear();
+      this.days.set(key, d);
     }
-    return o;
+    return ms < d.transition ? d.o0 : d.o1;
   }
 
   resolve(w: WallClock): Resolved {
     const wallMs = Date.UTC(w.y, w.mo - 1, w.d, w.h, w.mi, w.s, w.ms);
     if (w.offset !== null) return { kind: 'ok', ms: wallMs - w.offset * 60_000, offset: w.offset };
-    // The offsets that may apply to this wall hour: those in force half a day either side.
-    // A candidate offset holds when the instant it gives has that offset itself.
-    const hourKey = Math.floor(wallMs / HOUR);
-    let entry = this.hourCache.get(hourKey);
-    if (!entry) {
-      const around = new Set([this.zone.offset(wallMs - 14 * HOUR), this.zone.offset(wallMs + 14 * HOUR), this.zone.offset(wallMs)]);
-      entry = { offsets: [...around] };
-      if (this.hourCache.size > 100_000) this.hourCache.clear();
-      this.hourCache.set(hourKey, entry);
+    // The offsets that may apply: those in force 14 hours either side. A candidate holds when
+    // the instant it gives has that offset itself: none in a spring gap, two in an autumn repeat.
+    const a = this.offsetAt(wallMs - 14 * HOUR);
+    const b = this.offsetAt(wallMs + 14 * HOUR);
+    const msA = wallMs - a * 60_000;
+    const okA = this.offsetAt(msA) === a;
+    if (a === b) return okA ? { kind: 'ok', ms: msA, offset: a } : this.resolveSlow(wallMs);
+    const msB = wallMs - b * 60_000;
+    const okB = this.offsetAt(msB) === b;
+    if (okA && okB) {
+      return msA < msB
+        ? { kind: 'repeated', ms: [msA, msB], offset: [a, b] }
+        : { kind: 'repeated', ms: [msB, msA], offset: [b, a] };
     }
-    const valid: { ms: number; offset: number }[] = [];
-    for (const o of entry.offsets) {
-      const ms = wallMs - o * 60_000;
-      if (this.offsetAt(ms) === o) valid.push({ ms, offset: o });
-    }
-    if (valid.length === 0) return { kind: 'missing' };
-    if (valid.length === 1) return { kind: 'ok', ms: valid[0]!.ms, offset: valid[0]!.offset };
-    valid.sort((x, y) => x.ms - y.ms);
-    return { kind: 'repeated', ms: [valid[0]!.ms, valid[1]!.ms], offset: [valid[0]!.offset, valid[1]!.offset] };
+    if (okA) return { kind: 'ok', ms: msA, offset: a };
+    if (okB) return { kind: 'ok', ms: msB, offset: b };
+    return { kind: 'missing' };
+  }
+
+  /** Zones whose offset differs from both neighbours' (a one-off change): try that offset too. */
+  private resolveSlow(wallMs: number): Resolved {
+    const o = this.offsetAt(wallMs);
+    const ms = wallMs - o * 60_000;
+    return this.offsetAt(ms) === o ? { kind: 'ok', ms, offset: o } : { kind: 'missing' };
   }
 
   /** ISO 8601 with the zone's offset at that instant, e.g. 2020-10-25T02:30:00+01:00. */

@@ -63,8 +63,13 @@ export function timeReader(spec: TimeSpec, order: CellOrder, serial: boolean): T
   };
   if (spec.kind === 'single') return (row) => readDate(row[spec.column]);
   if (spec.kind === 'period') return (row) => readDate(row[spec.start_column]);
+  // A date column repeats its cell for a whole day of rows: read each date once.
+  let lastCell: string | undefined;
+  let lastDate: WallClock | null = null;
   return (row) => {
-    const d = readDate(row[spec.date_column]);
+    const cell = row[spec.date_column];
+    if (cell !== lastCell) { lastCell = cell; lastDate = readDate(cell); }
+    const d = lastDate;
     const t = row[spec.time_column];
     if (!d || t === undefined) return null;
     const tt = parseTimeCell(t);
@@ -79,11 +84,21 @@ function median(xs: number[]): number {
 }
 
 function numberReader(decimal: '.' | ','): (cell: string) => number | null {
-  const re = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+  // Number() does the work; what it accepts beyond decimal numbers (hex, binary, octal,
+  // Infinity, blanks) is refused around it.
   return (cell) => {
-    let t = cell.trim();
-    if (decimal === ',') t = t.replace(/\.(?=\d{3}(?:[.,]|$))/g, '').replace(',', '.');
-    return re.test(t) ? +t : null;
+    let t = cell;
+    const c0 = t.charCodeAt(0);
+    if (c0 === 32 || c0 === 9 || t.charCodeAt(t.length - 1) === 32) t = t.trim();
+    if (t.length === 0) return null;
+    if (decimal === ',') {
+      if (t.indexOf('.') !== -1) t = t.replace(/\.(?=\d{3}(?:[.,]|$))/g, '');
+      t = t.replace(',', '.');
+    }
+    const n = +t;
+    if (n !== n || n === Infinity || n === -Infinity) return null;
+    if (t.length > 2 && (t.charCodeAt(1) | 32) > 97 && t.charCodeAt(0) === 48) return null; // 0x.., 0b.., 0o..
+    return n;
   };
 }
 

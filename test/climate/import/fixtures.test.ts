@@ -1,7 +1,7 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { analyseExport, ExportRefused, readReadings, type Analysis, type Reading } from '../../../src/climate/import/index.js';
-import { fixture } from './helpers.js';
+import { fixture } from '../../fixtures/climate/paths.js';
 
 const AMS = 'Europe/Amsterdam';
 const selected = (a: Analysis) => Object.fromEntries(a.columns.filter((c) => c.selected).map((c) => [c.metric!, c]));

@@ -5,7 +5,7 @@ import { ZoneClock, isoWithOffset } from '../../../src/climate/import/local-time
 import { detectDelimiter, headerRoles } from '../../../src/climate/import/layout.js';
 import { detectEncoding } from '../../../src/climate/import/source.js';
 import { aggregateHourly, analyseExport } from '../../../src/climate/import/index.js';
-import { fixture } from './helpers.js';
+import { fixture } from '../../fixtures/climate/paths.js';
 
 const guess = (name: string, unitCell: string | null = null) => guessColumn({ index: 1, name, compartmentCell: null, unitCell });
 

@@ -3,7 +3,7 @@ import t from 'tap';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { aggregateHourly, analyseExport, readReadings, type Analysis, type Reading } from '../../../src/climate/import/index.js';
-import { repoRoot } from './helpers.js';
+import { repoRoot } from '../../fixtures/climate/paths.js';
 
 const dataDir = path.resolve(repoRoot, '../shared/data');
 const climate = path.join(dataDir, 'climate');

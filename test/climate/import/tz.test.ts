@@ -3,7 +3,7 @@
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { fixtures, repoRoot } from './helpers.js';
+import { fixtures, repoRoot } from '../../fixtures/climate/paths.js';
 
 function probe(tz: string): { tz: string; offsetNow: number; out: { name: string; first_rows: { at: string }[] }[] } {
   const stdout = execFileSync(process.execPath, ['--import', 'tsx', path.join(fixtures, 'tz-probe.ts')], {
