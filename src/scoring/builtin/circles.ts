@@ -2,6 +2,8 @@ import { distanceTransform, labelComponents } from '../image/components.js';
 import type { BuiltinParams } from './params.js';
 
 export interface Circle {
+  /** Found as the largest inscribed circle of a blob, or by Hough voting on outlines. */
+  method: 'inscribed' | 'hough';
   cx: number;
   cy: number;
   r: number;
@@ -11,6 +13,11 @@ export interface Circle {
   rim: number;
   /** Label of the blob it came from. */
   blob: number;
+  /** Bounds of the blob pixels this circle claims (nearest circle by distance / radius), inclusive. */
+  minX: number;
+  minY: number;
+  maxX: number;
+  maxY: number;
 }
 
 /**
@@ -47,6 +54,8 @@ export function findCircles(mask: Uint8Array, w: number, h: number, q: BuiltinPa
     const y = (i - x) / w;
     const r = dt[i]!;
     const taken = perBlob.get(label) ?? [];
+    // Candidates come largest first, so taken[0] is the blob's largest circle.
+    if (taken.length && r < q.minRelativeRadius * taken[0]!.r) continue;
     let ok = true;
     for (const c of taken) {
       const dist = Math.hypot(c.cx - x, c.cy - y);
@@ -63,26 +72,40 @@ export function findCircles(mask: Uint8Array, w: number, h: number, q: BuiltinPa
   for (const comp of components) {
     const circles = perBlob.get(comp.label);
     if (!circles) continue;
-    // Area the circles account for, counted on the blob's pixels (each pixel once).
+    // Each blob pixel goes to the circle it is relatively nearest to (distance / radius); that
+    // gives every fruit its own extent, and the share within 1.2 r says how round the blob is.
+    const bounds = circles.map(() => ({ minX: Infinity, minY: Infinity, maxX: -Infinity, maxY: -Infinity }));
     let covered = 0;
     for (let y = comp.minY; y <= comp.maxY; y++) {
       for (let x = comp.minX; x <= comp.maxX; x++) {
         const i = y * w + x;
         if (labels[i] !== comp.label) continue;
-        for (const c of circles) {
-          const dx = x - c.cx;
-          const dy = y - c.cy;
-          // The inscribed circle misses the rim a little: count pixels within 1.2 r.
-          if (dx * dx + dy * dy <= c.r * c.r * 1.44) {
-            covered++;
-            break;
+        let best = 0;
+        let bestRel = Infinity;
+        for (let k = 0; k < circles.length; k++) {
+          const c = circles[k]!;
+          const rel = Math.hypot(x - c.cx, y - c.cy) / c.r;
+          if (rel < bestRel) {
+            bestRel = rel;
+            best = k;
           }
         }
+        if (bestRel <= 1.2) covered++;
+        // Far-flung pixels (a leaf tip attached to the fruit) do not stretch its box.
+        if (bestRel > 1.6) continue;
+        const b = bounds[best]!;
+        if (x < b.minX) b.minX = x;
+        if (x > b.maxX) b.maxX = x;
+        if (y < b.minY) b.minY = y;
+        if (y > b.maxY) b.maxY = y;
       }
     }
     const explained = covered / comp.area;
     if (explained < q.minExplained) continue;
-    for (const c of circles) out.push({ ...c, explained, rim: rimShare(mask, w, h, c), blob: comp.label });
+    circles.forEach((c, k) => {
+      const b = bounds[k]!;
+      out.push({ ...c, method: 'inscribed', explained, rim: rimShare(mask, w, h, c), blob: comp.label, minX: b.minX, minY: b.minY, maxX: b.maxX, maxY: b.maxY });
+    });
   }
   return out;
 }

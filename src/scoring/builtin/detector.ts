@@ -2,6 +2,7 @@ import type { Box, Detection, DetectOptions, Detector, DetectorInfo, RgbImage } 
 import { hueAngle } from '../image/colour.js';
 import { fitLongSide, resizeArea } from '../image/resize.js';
 import { findCircles, type Circle } from './circles.js';
+import { houghCircles } from './hough.js';
 import { computePlanes, type FramePlanes } from './features.js';
 import { DEFAULT_PARAMS, type BuiltinParams } from './params.js';
 import { DEFAULT_RIPENESS_THRESHOLDS, ripenessFromHue, type RipenessThresholds } from './ripeness.js';
@@ -20,11 +21,13 @@ export const STEMS_UNSUPPORTED_REASON =
 export const PLANTS_UNSUPPORTED_REASON =
   'plants are counted from stems (one stem per plant in a single-stem crop), which this detector does not count';
 
-interface Candidate {
+/** One fruit hypothesis with what it was judged on (exported for the bench and for tuning). */
+export interface Candidate {
   circle: Circle;
   source: 'ripe' | 'green';
   score: number;
   hue: number;
+  measured: DiscMeasure;
 }
 
 /**
@@ -52,37 +55,83 @@ export function createBuiltinDetector(options: BuiltinDetectorOptions = {}): Det
 /** Synchronous core, exported for the bench and tests. */
 export function detectFruit(image: RgbImage, conf: number, params: BuiltinParams = DEFAULT_PARAMS, thresholds: RipenessThresholds = DEFAULT_RIPENESS_THRESHOLDS): Detection[] {
   if (!(conf >= 0 && conf <= 1)) throw new RangeError('conf must be within [0, 1]');
+  const { kept, sx, sy } = fruitCandidates(image, params, conf);
+  const out: Detection[] = [];
+  for (const c of kept) {
+    if (c.score < conf) continue;
+    out.push(toDetection(c, sx, sy, image, params, thresholds));
+  }
+  out.sort((a, b) => b.score - a.score);
+  return out;
+}
+
+export function toDetection(c: Candidate, sx: number, sy: number, image: RgbImage, params: BuiltinParams, thresholds: RipenessThresholds): Detection {
+  // The fruit's extent is the union of its claimed skin and its circle grown by boxScale (skin hidden by a leaf still counts).
+  const { circle: k } = c;
+  const r = k.r * params.boxScale + 0.5;
+  const box: Box = [
+    clamp(Math.min(k.minX, k.cx - r + 0.5) * sx, 0, image.width),
+    clamp(Math.min(k.minY, k.cy - r + 0.5) * sy, 0, image.height),
+    clamp((Math.max(k.maxX, k.cx + r - 0.5) + 1) * sx, 0, image.width),
+    clamp((Math.max(k.maxY, k.cy + r - 0.5) + 1) * sy, 0, image.height),
+  ];
+  return { kind: 'fruit', box, score: round3(c.score), ripeness: ripenessFromHue(c.hue, thresholds), hue: Math.round(c.hue * 10) / 10 };
+}
+
+/** All fruit hypotheses of a frame after overlap suppression, before the conf threshold; sx, sy map working pixels to the input's. */
+export function fruitCandidates(image: RgbImage, params: BuiltinParams = DEFAULT_PARAMS, minScore = 0): { kept: Candidate[]; sx: number; sy: number } {
   const size = fitLongSide(image.width, image.height, params.workingLongSide);
   const work = size.scale === 1 ? image : resizeArea(image, size.width, size.height);
   const sx = image.width / work.width;
   const sy = image.height / work.height;
   const planes = computePlanes(work, params.wideRadius);
   const candidates: Candidate[] = [];
-  for (const source of ['ripe', 'green'] as const) {
-    const mask = source === 'ripe' ? ripeMask(planes, params) : greenMask(planes, params);
-    for (const circle of findCircles(mask, work.width, work.height, params)) {
+  const ripe = ripeMask(planes, params);
+  const green = greenMask(planes, params, ripe);
+  const sources: Array<{ source: 'ripe' | 'green'; mask: Uint8Array }> = [];
+  if (params.unionMasks) {
+    const union = new Uint8Array(ripe.length);
+    for (let i = 0; i < union.length; i++) union[i] = ripe[i]! | green[i]!;
+    sources.push({ source: 'ripe', mask: union });
+  } else {
+    sources.push({ source: 'ripe', mask: ripe }, { source: 'green', mask: green });
+  }
+  for (const { source: declared, mask } of sources) {
+    for (const circle of circlesOf(mask, work.width, work.height, params)) {
       const measured = measureDisc(planes, mask, circle);
-      candidates.push({ circle, source, hue: measured.hue, score: scoreOf(circle, measured, source, params) });
+      // On the union mask the circle's own colour says which evidence applies.
+      const source = params.unionMasks ? (ripenessFromHue(measured.hue) === 'green' ? 'green' : 'ripe') : declared;
+      candidates.push({ circle, source, hue: measured.hue, measured, score: scoreOf(circle, measured, source, params) });
     }
   }
-  const kept = suppressOverlaps(candidates);
-  const out: Detection[] = [];
-  for (const c of kept) {
-    if (c.score < conf) continue;
-    const r = c.circle.r * params.boxScale + 0.5;
-    const box: Box = [
-      clamp((c.circle.cx - r + 0.5) * sx, 0, image.width),
-      clamp((c.circle.cy - r + 0.5) * sy, 0, image.height),
-      clamp((c.circle.cx + r + 0.5) * sx, 0, image.width),
-      clamp((c.circle.cy + r + 0.5) * sy, 0, image.height),
-    ];
-    out.push({ kind: 'fruit', box, score: round3(c.score), ripeness: ripenessFromHue(c.hue, thresholds), hue: Math.round(c.hue * 10) / 10 });
+  return { kept: suppressOverlaps(candidates, minScore), sx, sy };
+}
+
+/** Circles from the chosen method(s), as one shape: Hough circles carry support/fill, inscribed ones explained/rim. */
+function circlesOf(mask: Uint8Array, w: number, h: number, q: BuiltinParams): Circle[] {
+  const out: Circle[] = [];
+  if (q.circleMethod !== 'hough') out.push(...findCircles(mask, w, h, q));
+  if (q.circleMethod !== 'inscribed') {
+    for (const c of houghCircles(mask, w, h, q)) {
+      out.push({
+        method: 'hough',
+        cx: c.cx,
+        cy: c.cy,
+        r: c.r,
+        explained: c.fill,
+        rim: c.support,
+        blob: 0,
+        minX: c.cx - c.r,
+        minY: c.cy - c.r,
+        maxX: c.cx + c.r - 1,
+        maxY: c.cy + c.r - 1,
+      });
+    }
   }
-  out.sort((a, b) => b.score - a.score);
   return out;
 }
 
-interface DiscMeasure {
+export interface DiscMeasure {
   hue: number;
   chroma: number;
   texture: number;
@@ -128,25 +177,42 @@ function measureDisc(p: FramePlanes, mask: Uint8Array, c: Circle): DiscMeasure {
  */
 function scoreOf(c: Circle, m: DiscMeasure, source: 'ripe' | 'green', q: BuiltinParams): number {
   const clamp01 = (x: number) => Math.max(0, Math.min(1, x));
-  const shape = clamp01((c.explained - q.minExplained) / (0.9 - q.minExplained));
-  const round = clamp01(1 - (c.rim - 0.15) / 0.5);
-  const size = clamp01((c.r - q.minRadius) / (3 * q.minRadius));
+  let shape: number;
+  let round: number;
+  if (c.method === 'inscribed') {
+    shape = clamp01((c.explained - q.minExplained) / (0.9 - q.minExplained));
+    round = clamp01(1 - (c.rim - 0.15) / 0.5);
+  } else {
+    // Hough: `explained` holds the disc's skin share, `rim` the outline share that voted.
+    shape = clamp01((c.explained - q.minFill) / (0.9 - q.minFill));
+    round = clamp01((c.rim - q.minSupport) / 0.4);
+  }
+  // Size separates fruit from fragments and specks better than anything else measured on the photos.
+  const size = clamp01((c.r - q.minRadius) / (2 * q.minRadius));
   let colour: number;
   if (source === 'ripe') colour = clamp01((m.chroma - q.ripeMinChroma) / 30);
   else colour = 0.5 * clamp01(1 - m.texture / q.greenMaxTexture) + 0.5 * clamp01(m.relativeL / 15);
-  const base = source === 'ripe' ? 0.15 : 0;
-  return clamp01(base + 0.3 * shape + 0.25 * round + 0.15 * size + 0.3 * colour);
+  const base = source === 'ripe' ? 0.1 : 0;
+  return calibrate(clamp01(base + 0.15 * shape + 0.1 * round + 0.45 * size + 0.3 * colour), q);
 }
 
-/** Where a ripe and a green circle claim the same fruit (a turning one), keep the better. */
-function suppressOverlaps(cands: Candidate[]): Candidate[] {
-  cands.sort((a, b) => b.score - a.score);
+function calibrate(raw: number, q: BuiltinParams): number {
+  const b = q.balancedRawScore;
+  const t = q.calibratedAt;
+  return raw <= b ? (raw * t) / b : t + ((raw - b) * (1 - t)) / (1 - b);
+}
+
+/**
+ * One fruit, one detection. Larger circles go first and absorb candidates
+ * centred inside them: the fragments of a fruit cut up by the calyx or a stem
+ * in front of it, and a ripe and a green circle claiming the same turning
+ * fruit. Candidates below `minScore` do not absorb anything.
+ */
+function suppressOverlaps(cands: Candidate[], minScore: number): Candidate[] {
+  const strong = cands.filter((c) => c.score >= minScore).sort((a, b) => b.circle.r - a.circle.r || b.score - a.score);
   const kept: Candidate[] = [];
-  for (const c of cands) {
-    const clash = kept.some((k) => {
-      const d = Math.hypot(k.circle.cx - c.circle.cx, k.circle.cy - c.circle.cy);
-      return d < Math.max(k.circle.r, c.circle.r);
-    });
+  for (const c of strong) {
+    const clash = kept.some((k) => Math.hypot(k.circle.cx - c.circle.cx, k.circle.cy - c.circle.cy) < k.circle.r * 0.9);
     if (!clash) kept.push(c);
   }
   return kept;

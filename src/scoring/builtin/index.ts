@@ -1,6 +1,8 @@
 export {
   createBuiltinDetector,
   detectFruit,
+  fruitCandidates,
+  type Candidate,
   BUILTIN_DETECTOR_NAME,
   STEMS_UNSUPPORTED_REASON,
   PLANTS_UNSUPPORTED_REASON,

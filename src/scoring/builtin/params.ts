@@ -26,6 +26,8 @@ export interface BuiltinParams {
   greenMaxTexture: number;
   /** Window radius of the "surroundings" for relative lightness. */
   wideRadius: number;
+  /** Closing radius that bridges skin cut by thin stems, hairs and sepals in front of a fruit. */
+  closeRadius: number;
   /** Holes (highlights, a calyx) up to this area are filled before shape analysis. */
   maxHoleArea: number;
   /** Smallest fruit radius considered. */
@@ -34,6 +36,25 @@ export interface BuiltinParams {
   overlapFactor: number;
   /** A blob whose circles explain less than this share of its area is foliage, not fruit. */
   minExplained: number;
+  /** Within one blob, a circle smaller than this share of the blob's largest is a ragged edge, not a fruit. */
+  minRelativeRadius: number;
+  /** How fruit circles are found: Hough voting on the mask outline, largest inscribed circles, or both. */
+  circleMethod: 'hough' | 'inscribed' | 'both';
+  /** Largest fruit radius looked for by the Hough transform. */
+  maxRadius: number;
+  /** Hough circles need this share of their outline visible… */
+  minSupport: number;
+  /** …and this share of their disc to be skin. */
+  minFill: number;
+  /** Find shapes on ripe ∪ green skin together (a turning fruit is one blob), reading ripeness per circle. */
+  unionMasks: boolean;
+  /**
+   * Raw score that is reported as `calibratedAt` (a piecewise-linear, monotone map): the raw
+   * threshold where detected and labelled counts balanced on the tuning photos is made to
+   * coincide with the API's default conf.
+   */
+  balancedRawScore: number;
+  calibratedAt: number;
   /** Box half-size = radius × this (the inscribed circle misses the outer rim). */
   boxScale: number;
 }
@@ -52,9 +73,18 @@ export const DEFAULT_PARAMS: BuiltinParams = {
   greenMinRelativeL: 4,
   greenMaxTexture: 4.5,
   wideRadius: 24,
-  maxHoleArea: 500,
-  minRadius: 6,
-  overlapFactor: 0.5,
+  closeRadius: 2,
+  maxHoleArea: 3000,
+  minRadius: 7,
+  overlapFactor: 0.9,
   minExplained: 0.35,
-  boxScale: 1.15,
+  minRelativeRadius: 0.6,
+  circleMethod: 'inscribed',
+  maxRadius: 90,
+  minSupport: 0.3,
+  minFill: 0.4,
+  unionMasks: true,
+  balancedRawScore: 0.45,
+  calibratedAt: 0.35,
+  boxScale: 1.25,
 };

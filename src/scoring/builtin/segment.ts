@@ -1,5 +1,5 @@
 import { labelComponents } from '../image/components.js';
-import { close, majority, open } from '../image/filters.js';
+import { close, dilate, majority, open } from '../image/filters.js';
 import type { FramePlanes } from './features.js';
 import type { BuiltinParams } from './params.js';
 
@@ -19,10 +19,13 @@ export function ripeMask(p: FramePlanes, q: BuiltinParams): Uint8Array {
   return cleanMask(m, p.width, p.height, q);
 }
 
-export function greenMask(p: FramePlanes, q: BuiltinParams): Uint8Array {
+/** `exclude`: the ripe mask; a highlight on red skin can read green-ish after white balance and is not green fruit. */
+export function greenMask(p: FramePlanes, q: BuiltinParams, exclude?: Uint8Array): Uint8Array {
   const n = p.width * p.height;
   const m = new Uint8Array(n);
+  const near = exclude ? dilate(exclude, p.width, p.height, 2) : undefined;
   for (let i = 0; i < n; i++) {
+    if (near && near[i]) continue;
     const h = p.hue[i]!;
     const c = p.chroma[i]!;
     if (
@@ -43,7 +46,7 @@ function cleanMask(mask: Uint8Array, w: number, h: number, q: BuiltinParams): Ui
   // Smooth the ragged edge, drop specks and hairline bridges, close small gaps, then fill highlights.
   let m = majority(mask, w, h, 1, 0.5);
   m = open(m, w, h, 1);
-  m = close(m, w, h, 2);
+  m = close(m, w, h, q.closeRadius);
   return fillHoles(m, w, h, q.maxHoleArea);
 }
 

@@ -1,0 +1,241 @@
+/**
+ * Accuracy of the built-in fruit detector on the labelled tomato photos in
+ * ../shared/data/tomato-photos (not part of the project; absent on a fresh
+ * clone, in which case this says so and reports nothing).
+ *
+ *   node --import tsx bench/scoring-accuracy.ts [--conf 0.35] [--json]
+ *
+ * Per photo: count errors (total, green, red), detections matched to labels
+ * greedily by IoU ≥ 0.3, precision/recall, ripeness agreement of matched
+ * fruit; then medians and means, on all photos and on the tuning and check
+ * halves separately (tuned on even positions of the sorted list, checked on
+ * odd ones). Speed is printed as a ratio against the ffmpeg decode of the
+ * same photos measured in the same run.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { createBuiltinDetector } from '../src/scoring/builtin/index.js';
+import { decodeImage } from '../src/scoring/media/index.js';
+import type { Box, Detection, Detector, Ripeness } from '../src/scoring/types.js';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const PHOTO_DIR = path.resolve(repoRoot, '../shared/data/tomato-photos');
+
+interface LabelledFruit {
+  ripeness: 'green' | 'red';
+  difficult: boolean;
+  box: Box;
+}
+
+export interface PhotoResult {
+  photo: string;
+  split: 'tune' | 'check';
+  labels: { total: number; green: number; red: number; difficult: number };
+  predicted: { total: number; green: number; turning: number; red: number };
+  /** |predicted − labelled| / labelled, against all labelled fruit. */
+  countError: { total: number; green: number | null; red: number | null };
+  /** Same, against non-difficult fruit only. */
+  countErrorNonDifficult: number;
+  matched: number;
+  precision: number;
+  recall: number;
+  /** Matched fruit whose class agrees: strict counts "turning" as wrong, lenient as right for either label. */
+  ripenessStrict: number;
+  ripenessLenient: number;
+  detectMs: number;
+  decodeMs: number;
+}
+
+export interface SplitSummary {
+  photos: number;
+  medianCountError: number;
+  meanCountError: number;
+  medianCountErrorNonDifficult: number;
+  precision: number;
+  recall: number;
+  ripenessStrict: number;
+  ripenessLenient: number;
+}
+
+export interface Summary {
+  available: boolean;
+  reason?: string;
+  conf: number;
+  photos: PhotoResult[];
+  all: SplitSummary;
+  tune: SplitSummary;
+  check: SplitSummary;
+  /** Mean detect time / mean ffmpeg decode time of the same photos. */
+  speedRatioVsDecode: number;
+  meanDetectMs: number;
+}
+
+export function iou(a: Box, b: Box): number {
+  const ix = Math.max(0, Math.min(a[2], b[2]) - Math.max(a[0], b[0]));
+  const iy = Math.max(0, Math.min(a[3], b[3]) - Math.max(a[1], b[1]));
+  const inter = ix * iy;
+  const union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter;
+  return union > 0 ? inter / union : 0;
+}
+
+/** Greedy one-to-one matching by IoU, best pairs first. Returns [detectionIndex, labelIndex] pairs. */
+export function matchGreedy(dets: readonly Box[], labels: readonly Box[], minIou = 0.3): Array<[number, number]> {
+  const pairs: Array<[number, number, number]> = [];
+  dets.forEach((d, i) => labels.forEach((l, j) => {
+    const v = iou(d, l);
+    if (v >= minIou) pairs.push([v, i, j]);
+  }));
+  pairs.sort((a, b) => b[0] - a[0]);
+  const usedD = new Set<number>();
+  const usedL = new Set<number>();
+  const out: Array<[number, number]> = [];
+  for (const [, i, j] of pairs) {
+    if (usedD.has(i) || usedL.has(j)) continue;
+    usedD.add(i);
+    usedL.add(j);
+    out.push([i, j]);
+  }
+  return out;
+}
+
+const relErr = (pred: number, truth: number): number | null => (truth > 0 ? Math.abs(pred - truth) / truth : pred > 0 ? null : 0);
+
+function scorePhoto(photo: string, split: 'tune' | 'check', dets: Detection[], fruit: LabelledFruit[], detectMs: number, decodeMs: number): PhotoResult {
+  const count = (r: Ripeness) => dets.filter((d) => d.ripeness === r).length;
+  const predicted = { total: dets.length, green: count('green'), turning: count('turning'), red: count('red') };
+  const labels = {
+    total: fruit.length,
+    green: fruit.filter((f) => f.ripeness === 'green').length,
+    red: fruit.filter((f) => f.ripeness === 'red').length,
+    difficult: fruit.filter((f) => f.difficult).length,
+  };
+  const pairs = matchGreedy(dets.map((d) => d.box), fruit.map((f) => f.box));
+  let strict = 0;
+  let lenient = 0;
+  for (const [i, j] of pairs) {
+    const p = dets[i]!.ripeness;
+    const l = fruit[j]!.ripeness;
+    if (p === l) {
+      strict++;
+      lenient++;
+    } else if (p === 'turning') lenient++;
+  }
+  const nonDifficult = labels.total - labels.difficult;
+  return {
+    photo,
+    split,
+    labels,
+    predicted,
+    // Two-class comparison: turning fruit is counted with red, since the photos' labellers put orange fruit under "red" or "green".
+    countError: {
+      total: relErr(predicted.total, labels.total) ?? 1,
+      green: relErr(predicted.green, labels.green),
+      red: relErr(predicted.red + predicted.turning, labels.red),
+    },
+    countErrorNonDifficult: relErr(predicted.total, nonDifficult) ?? 1,
+    matched: pairs.length,
+    precision: dets.length ? pairs.length / dets.length : 1,
+    recall: fruit.length ? pairs.length / fruit.length : 1,
+    ripenessStrict: pairs.length ? strict / pairs.length : 1,
+    ripenessLenient: pairs.length ? lenient / pairs.length : 1,
+    detectMs,
+    decodeMs,
+  };
+}
+
+const median = (xs: number[]) => {
+  if (!xs.length) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
+
+function summarise(rs: PhotoResult[]): SplitSummary {
+  const matched = rs.reduce((a, r) => a + r.matched, 0);
+  const dets = rs.reduce((a, r) => a + r.predicted.total, 0);
+  const labels = rs.reduce((a, r) => a + r.labels.total, 0);
+  return {
+    photos: rs.length,
+    medianCountError: median(rs.map((r) => r.countError.total)),
+    meanCountError: mean(rs.map((r) => r.countError.total)),
+    medianCountErrorNonDifficult: median(rs.map((r) => r.countErrorNonDifficult)),
+    precision: dets ? matched / dets : 1,
+    recall: labels ? matched / labels : 1,
+    ripenessStrict: matched ? rs.reduce((a, r) => a + r.ripenessStrict * r.matched, 0) / matched : 1,
+    ripenessLenient: matched ? rs.reduce((a, r) => a + r.ripenessLenient * r.matched, 0) / matched : 1,
+  };
+}
+
+export interface AccuracyOptions {
+  conf?: number;
+  detector?: Detector;
+  /** Only these photo names (e.g. ["0011.jpg"]), for quick runs. */
+  only?: string[];
+}
+
+export const DEFAULT_BENCH_CONF = 0.35;
+
+export async function runPhotoAccuracy(options: AccuracyOptions = {}): Promise<Summary> {
+  const conf = options.conf ?? DEFAULT_BENCH_CONF;
+  const empty = summarise([]);
+  if (!existsSync(PHOTO_DIR)) {
+    return { available: false, reason: `labelled photos not found at ${PHOTO_DIR}`, conf, photos: [], all: empty, tune: empty, check: empty, speedRatioVsDecode: NaN, meanDetectMs: NaN };
+  }
+  const detector = options.detector ?? createBuiltinDetector();
+  const names = readdirSync(PHOTO_DIR).filter((f) => f.endsWith('.jpg')).sort();
+  const photos: PhotoResult[] = [];
+  for (const [k, name] of names.entries()) {
+    if (options.only && !options.only.includes(name)) continue;
+    const labelled = JSON.parse(readFileSync(path.join(PHOTO_DIR, name.replace(/\.jpg$/, '.json')), 'utf8')) as { fruit: LabelledFruit[] };
+    const t0 = performance.now();
+    // Full resolution, so boxes are in the labels' pixel grid; the detector scales down itself.
+    const image = await decodeImage(path.join(PHOTO_DIR, name), { maxLongSide: 4096 });
+    const t1 = performance.now();
+    const dets = await detector.detect(image, { conf });
+    const t2 = performance.now();
+    photos.push(scorePhoto(name, k % 2 === 0 ? 'tune' : 'check', dets, labelled.fruit, t2 - t1, t1 - t0));
+  }
+  const meanDetectMs = mean(photos.map((p) => p.detectMs));
+  return {
+    available: true,
+    conf,
+    photos,
+    all: summarise(photos),
+    tune: summarise(photos.filter((p) => p.split === 'tune')),
+    check: summarise(photos.filter((p) => p.split === 'check')),
+    speedRatioVsDecode: meanDetectMs / mean(photos.map((p) => p.decodeMs)),
+    meanDetectMs,
+  };
+}
+
+const pct = (x: number | null) => (x === null || Number.isNaN(x) ? '   - ' : `${(x * 100).toFixed(0).padStart(4)}%`);
+
+export function formatSummary(s: Summary): string {
+  if (!s.available) return `scoring-accuracy: skipped (${s.reason})`;
+  const lines: string[] = [];
+  lines.push('photo     split  labels(g/r)  pred(g/t/r)   errTot errGrn errRed  prec  recall ripeS ripeL  ms');
+  for (const p of s.photos) {
+    lines.push(
+      `${p.photo.padEnd(9)} ${p.split.padEnd(5)} ${`${p.labels.total}(${p.labels.green}/${p.labels.red})`.padEnd(12)} ${`${p.predicted.total}(${p.predicted.green}/${p.predicted.turning}/${p.predicted.red})`.padEnd(13)} ${pct(p.countError.total)} ${pct(p.countError.green)} ${pct(p.countError.red)} ${pct(p.precision)} ${pct(p.recall)} ${pct(p.ripenessStrict)} ${pct(p.ripenessLenient)} ${p.detectMs.toFixed(0).padStart(4)}`,
+    );
+  }
+  const line = (label: string, x: SplitSummary) =>
+    `${label.padEnd(6)} photos ${x.photos}: count error median ${pct(x.medianCountError)} mean ${pct(x.meanCountError)} (non-difficult median ${pct(x.medianCountErrorNonDifficult)}), precision ${pct(x.precision)}, recall ${pct(x.recall)}, ripeness strict ${pct(x.ripenessStrict)} lenient ${pct(x.ripenessLenient)}`;
+  lines.push('');
+  lines.push(line('tune', s.tune));
+  lines.push(line('check', s.check));
+  lines.push(line('all', s.all));
+  lines.push(`speed: detect ${s.meanDetectMs.toFixed(0)} ms per 1600-px photo = ${s.speedRatioVsDecode.toFixed(2)}× the ffmpeg decode of the same photo (conf ${s.conf})`);
+  return lines.join('\n');
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const args = process.argv.slice(2);
+  const confAt = args.indexOf('--conf');
+  const conf = confAt >= 0 ? Number(args[confAt + 1]) : undefined;
+  const summary = await runPhotoAccuracy({ conf });
+  if (args.includes('--json')) console.log(JSON.stringify(summary, null, 2));
+  else console.log(formatSummary(summary));
+}
