@@ -96,12 +96,26 @@ export class ZoneClock {
   }
 }
 
+const TWO = Array.from({ length: 60 }, (_, i) => (i < 10 ? '0' : '') + i);
+let dayKey = Number.NaN;
+let dayText = '';
+
+/** ISO 8601 in the given offset; the date part is formatted once per local day. */
 export function isoWithOffset(ms: number, offset: number): string {
-  const local = new Date(ms + offset * 60_000).toISOString();
-  const base = local.endsWith('.000Z') ? local.slice(0, 19) : local.slice(0, 23);
+  const local = ms + offset * 60_000;
+  const day = Math.floor(local / 86_400_000);
+  if (day !== dayKey) { dayKey = day; dayText = new Date(day * 86_400_000).toISOString().slice(0, 11); }
+  let rem = local - day * 86_400_000;
+  const msPart = rem % 1000;
+  rem = (rem - msPart) / 1000;
+  const sec = rem % 60;
+  rem = (rem - sec) / 60;
+  const min = rem % 60;
+  const hr = (rem - min) / 60;
   const sign = offset < 0 ? '-' : '+';
   const a = Math.abs(offset);
-  return `${base}${sign}${pad(Math.floor(a / 60))}:${pad(a % 60)}`;
+  const frac = msPart === 0 ? '' : '.' + String(msPart).padStart(3, '0');
+  return `${dayText}${TWO[hr]}:${TWO[min]}:${TWO[sec]}${frac}${sign}${TWO[Math.floor(a / 60)]}:${TWO[a % 60]}`;
 }
 
 function pad(n: number): string {
