@@ -124,7 +124,14 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     },
     async close() {
       if (server) await new Promise<void>((resolve) => server!.close(() => resolve()));
-      for (const fn of [...services.onClose].reverse()) await fn();
+      // Stop background work first (it may re-queue a job), then the database; one failing step must not keep the rest open.
+      for (const fn of [...services.onClose].reverse()) {
+        try {
+          await fn();
+        } catch (err) {
+          log.error('error while closing', { error: err as Error });
+        }
+      }
       await opened.close();
     },
   };

@@ -48,7 +48,8 @@ export const healthRoutes: RouteSpec[] = [
       let critical = true;
       let all = true;
       for (const hc of ctx.services.healthChecks) {
-        const r = await hc.check();
+        // A check that throws is a failed check, never a failed health answer.
+        const r = await hc.check().catch((err: unknown) => ({ ok: false, detail: { error: err instanceof Error ? err.message : String(err) } }));
         checks[hc.name] = { ok: r.ok, ...r.detail };
         if (!r.ok) {
           all = false;
