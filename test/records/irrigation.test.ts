@@ -27,9 +27,12 @@ t.test('irrigation entries', async (t) => {
     t.match(gap.body.errors, [{ in: 'body', name: 'at', message: /does not exist in Europe\/Amsterdam/ }]);
     const fallBack = await s.request('POST', url, { key, body: { at: '2026-10-25T02:30', volume_l: 5 } });
     t.equal(fallBack.status, 201, 'the repeated hour exists (twice)');
-    t.equal(fallBack.body.at, '2026-10-25T02:30:00+01:00', 'the second of the two: standard time, 01:30Z');
+    t.equal(fallBack.body.at, '2026-10-25T02:30:00+02:00', 'the first of the two: still summer time, 00:30Z');
     const row = await s.app.services.db.selectFrom('irrigation_entries').select('at').where('id', '=', fallBack.body.entry_id).executeTakeFirstOrThrow();
-    t.equal(row.at, '2026-10-25T01:30:00.000Z', 'stored in UTC');
+    t.equal(row.at, '2026-10-25T00:30:00.000Z', 'stored in UTC');
+    const second = await s.request('POST', url, { key, body: { at: '2026-10-25T02:30+01:00', volume_l: 6 } });
+    t.equal(second.body.at, '2026-10-25T02:30:00+01:00', 'the second one, named by its offset');
+    await s.request('DELETE', `${url}/${second.body.entry_id}`, { key });
     await s.request('DELETE', `${url}/${fallBack.body.entry_id}`, { key });
     t.same(await all(), before);
   });

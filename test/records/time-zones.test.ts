@@ -20,7 +20,8 @@ const CHILD = process.env.RECORDS_TZ_CHILD === '1';
 t.test(`record times in process zone ${process.env.TZ ?? '(unset)'}`, async (t) => {
   t.equal(irrigationInstant('2026-03-01T07:30', 'Europe/Amsterdam'), '2026-03-01T06:30:00.000Z');
   t.equal(irrigationInstant('2026-07-01T07:30', 'Europe/Amsterdam'), '2026-07-01T05:30:00.000Z');
-  t.equal(irrigationInstant('2026-10-25T02:30', 'Europe/Amsterdam'), '2026-10-25T01:30:00.000Z', 'the repeated hour: the later instant');
+  t.equal(irrigationInstant('2026-10-25T02:30', 'Europe/Amsterdam'), '2026-10-25T00:30:00.000Z', 'the repeated hour: the first instant');
+  t.equal(irrigationInstant('2026-10-25T02:30+01:00', 'Europe/Amsterdam'), '2026-10-25T01:30:00.000Z', 'an offset names the second');
   t.equal(irrigationInstant('2026-03-08T02:30:00-05:00', 'America/New_York'), '2026-03-08T07:30:00.000Z', 'an offset wins over the zone');
   t.throws(() => irrigationInstant('2026-03-29T02:30', 'Europe/Amsterdam'), unprocessable);
   t.throws(() => irrigationInstant('2026-03-08T02:30', 'America/New_York'), unprocessable, 'New York gap');

@@ -21,7 +21,7 @@ const atSchema: JsonSchema = {
   minLength: 10,
   maxLength: 40,
   description:
-    'When the irrigation happened: ISO 8601, e.g. 2026-03-01T07:30:00+01:00. Without an offset it is wall-clock time in the greenhouse time zone; a wall time the clock skips when summer time starts is a 422, and a wall time that happens twice when summer time ends is read as the second of the two (the later instant, already on standard time: 2026-10-25T02:30 in Europe/Amsterdam is 02:30+01:00 = 01:30Z); send an offset to name the first. Answered with the greenhouse\'s offset.',
+    'When the irrigation happened: ISO 8601, e.g. 2026-03-01T07:30:00+01:00. Without an offset it is wall-clock time in the greenhouse time zone; a wall time the clock skips when summer time starts is a 422, and a wall time that happens twice when summer time ends is read as the first of the two (the earlier instant, still on summer time: 2026-10-25T02:30 in Europe/Amsterdam is 02:30+02:00 = 00:30Z); send an offset (02:30+01:00) to name the second. Answered with the greenhouse\'s offset.',
 };
 
 const note: JsonSchema = { type: 'string', maxLength: NOTE_MAX, description: `Free text, at most ${NOTE_MAX} characters.` };
