@@ -24,8 +24,11 @@ export interface Labelling {
 
 /** Two-pass labelling with union-find; components smaller than minArea are dropped (labels set to 0). */
 export function labelComponents(mask: Uint8Array, width: number, height: number, minArea = 1): Labelling {
-  const labels = new Int32Array(width * height);
-  const parent: number[] = [0];
+  const n = width * height;
+  const labels = new Int32Array(n);
+  // Provisional labels never exceed one per two pixels of a row pair; n/2 + 2 is a safe bound.
+  const parent = new Int32Array((n >> 1) + 2);
+  let next = 1;
   const find = (x: number): number => {
     while (parent[x] !== x) {
       parent[x] = parent[parent[x]!]!;
@@ -45,8 +48,9 @@ export function labelComponents(mask: Uint8Array, width: number, height: number,
     return rb;
   };
   for (let y = 0; y < height; y++) {
+    const row = y * width;
     for (let x = 0; x < width; x++) {
-      const i = y * width + x;
+      const i = row + x;
       if (!mask[i]) continue;
       let l = 0;
       // Neighbours already visited: W, NW, N, NE.
@@ -58,45 +62,53 @@ export function labelComponents(mask: Uint8Array, width: number, height: number,
         if (x + 1 < width && labels[up + 1]) l = l ? union(l, labels[up + 1]!) : labels[up + 1]!;
       }
       if (!l) {
-        l = parent.length;
-        parent.push(l);
+        l = next++;
+        parent[l] = l;
       }
       labels[i] = l;
     }
   }
-  // Resolve to compact labels and gather statistics in one more pass.
-  const compact = new Int32Array(parent.length);
-  const stats: Array<{ area: number; minX: number; minY: number; maxX: number; maxY: number; sx: number; sy: number }> = [];
-  for (let i = 0; i < labels.length; i++) {
-    const l = labels[i]!;
-    if (!l) continue;
+  // Resolve roots to compact labels and gather statistics in typed arrays.
+  const compact = new Int32Array(next);
+  let count = 0;
+  for (let l = 1; l < next; l++) {
     const r = find(l);
-    let c = compact[r]!;
-    if (!c) {
-      stats.push({ area: 0, minX: width, minY: height, maxX: -1, maxY: -1, sx: 0, sy: 0 });
-      c = compact[r] = stats.length;
-    }
-    labels[i] = c;
-    const s = stats[c - 1]!;
-    const x = i % width;
-    const y = (i - x) / width;
-    s.area++;
-    s.sx += x;
-    s.sy += y;
-    if (x < s.minX) s.minX = x;
-    if (x > s.maxX) s.maxX = x;
-    if (y < s.minY) s.minY = y;
-    if (y > s.maxY) s.maxY = y;
+    if (!compact[r]) compact[r] = ++count;
+    compact[l] = compact[r]!;
   }
-  const keep = new Int32Array(stats.length + 1);
+  const area = new Int32Array(count + 1);
+  const minX = new Int32Array(count + 1).fill(width);
+  const minY = new Int32Array(count + 1).fill(height);
+  const maxX = new Int32Array(count + 1).fill(-1);
+  const maxY = new Int32Array(count + 1).fill(-1);
+  const sx = new Float64Array(count + 1);
+  const sy = new Float64Array(count + 1);
+  for (let y = 0; y < height; y++) {
+    const row = y * width;
+    for (let x = 0; x < width; x++) {
+      const i = row + x;
+      const l = labels[i]!;
+      if (!l) continue;
+      const c = compact[l]!;
+      labels[i] = c;
+      area[c]!++;
+      sx[c]! += x;
+      sy[c]! += y;
+      if (x < minX[c]!) minX[c] = x;
+      if (x > maxX[c]!) maxX[c] = x;
+      if (y < minY[c]!) minY[c] = y;
+      if (y > maxY[c]!) maxY[c] = y;
+    }
+  }
+  const keep = new Int32Array(count + 1);
   const components: Component[] = [];
-  stats.forEach((s, k) => {
-    if (s.area < minArea) return;
+  for (let c = 1; c <= count; c++) {
+    if (area[c]! < minArea) continue;
     const label = components.length + 1;
-    keep[k + 1] = label;
-    components.push({ label, area: s.area, minX: s.minX, minY: s.minY, maxX: s.maxX, maxY: s.maxY, cx: s.sx / s.area, cy: s.sy / s.area });
-  });
-  for (let i = 0; i < labels.length; i++) if (labels[i]) labels[i] = keep[labels[i]!]!;
+    keep[c] = label;
+    components.push({ label, area: area[c]!, minX: minX[c]!, minY: minY[c]!, maxX: maxX[c]!, maxY: maxY[c]!, cx: sx[c]! / area[c]!, cy: sy[c]! / area[c]! });
+  }
+  if (components.length !== count) for (let i = 0; i < n; i++) if (labels[i]) labels[i] = keep[labels[i]!]!;
   return { labels, components };
 }
 
