@@ -91,12 +91,14 @@ export async function analyseExport(input: ExportInput, options: AnalyseOptions)
   const layout = baseLayout(table, 0);
   const blocking: Problem[] = [...plan.blocking];
   try {
-    for await (const cells of table.rows()) {
-      const out = scanner.push(cells);
-      if (out && first.length < previewN) {
-        const values: Record<string, number> = {};
-        out.metrics.forEach((m, i) => { values[m] = out.values[i]!; });
-        first.push({ at: out.at, values });
+    for await (const block of table.blocks(plan.decimal === ',')) {
+      for (const cells of block.rows) {
+        const out = scanner.push(cells, block.decimal);
+        if (out && first.length < previewN) {
+          const values: Record<string, number> = {};
+          out.metrics.forEach((m, i) => { values[m] = out.values[i]!; });
+          first.push({ at: out.at, values });
+        }
       }
     }
   } catch (err) {
@@ -149,12 +151,14 @@ export function readReadings(input: ExportInput, options: ReadOptions): AsyncIte
       result.stats = scanner.stats;
       let batch: Reading[] = [];
       try {
-        for await (const cells of table.rows()) {
-          const out = scanner.push(cells);
-          if (!out) continue;
-          for (let i = 0; i < out.metrics.length; i++) {
-            batch.push({ at: out.at, metric: out.metrics[i]!, value: out.values[i]! });
-            if (batch.length === batchSize) { yield batch; batch = []; }
+        for await (const block of table.blocks(plan.decimal === ',')) {
+          for (const cells of block.rows) {
+            const out = scanner.push(cells, block.decimal);
+            if (!out) continue;
+            for (let i = 0; i < out.metrics.length; i++) {
+              batch.push({ at: out.at, metric: out.metrics[i]!, value: out.values[i]! });
+              if (batch.length === batchSize) { yield batch; batch = []; }
+            }
           }
         }
       } catch (err) {

@@ -24,6 +24,7 @@ export class Scanner {
   readonly warnings: Problem[] = [];
   private readonly readTime;
   private readonly readNumber;
+  private readonly readDotNumber = numberReader('.');
   private readonly colSkips: SkipCounts[];
   private readonly seenRepeated = new Map<number, number>();
   private readonly repeatedHours = new Set<string>();
@@ -50,7 +51,7 @@ export class Scanner {
   }
 
   /** Feeds one file row; returns its readings, or null when the row holds none. */
-  push(cells: string[]): RowOut | null {
+  push(cells: string[], decimal: '.' | ',' = this.plan.decimal): RowOut | null {
     const n = ++this.row;
     this.stats.rows_read++;
     if (n <= this.plan.firstDataRow) return null;
@@ -103,11 +104,12 @@ export class Scanner {
     const metrics: string[] = [];
     const values: number[] = [];
     const sel = this.plan.selected;
+    const readNumber = decimal === '.' ? this.readDotNumber : this.readNumber;
     for (let k = 0; k < sel.length; k++) {
       const s = sel[k]!;
       const cell = cells[s.index];
       if (cell === undefined || cell === '' || cell.trim() === '') { this.colSkips[k]!.empty++; continue; }
-      const raw = this.readNumber(cell);
+      const raw = readNumber(cell);
       if (raw === null) { this.colSkips[k]!.not_a_number++; continue; }
       const v = s.apply(raw);
       if (!(v >= s.lo && v <= s.hi)) { this.colSkips[k]!.out_of_range++; continue; }

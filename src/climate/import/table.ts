@@ -8,6 +8,11 @@ import {
 import type { ExportInput, ReaderLimits } from './types.js';
 import { readXlsx } from './xlsx.js';
 
+export interface RowBlock {
+  rows: string[][];
+  decimal: '.' | ',';
+}
+
 export interface Table {
   kind: 'csv' | 'xlsx';
   encoding: Encoding | null;
@@ -20,6 +25,12 @@ export interface Table {
   headIsAll: boolean;
   /** Rows from the first, file row 1 first; each call reads the file again. */
   rows(): AsyncGenerator<string[]>;
+  /**
+   * The same rows in blocks. With decimalComma, a block without any '.' has its commas turned
+   * into points before tokenising (one native replace per block instead of one per cell);
+   * such a block says decimal '.', the others ','.
+   */
+  blocks(decimalComma: boolean): AsyncGenerator<RowBlock>;
   bytesRead(): number;
 }
 
@@ -76,21 +87,29 @@ export async function openTable(input: ExportInput, limits: ReaderLimits): Promi
   if (sepLine) headRows.unshift([sepLine[0].trim()]);
   checkColumns(headRows, limits);
   const quoted = text.includes('"');
+  const textEnc: Encoding = enc;
+  const delim: string = delimiter;
   return {
     kind: 'csv', encoding: enc, delimiter, quoted, sheet: null, head: headRows, headIsAll,
     bytesRead: () => bytes,
+    blocks,
     async *rows() {
-      bytes = 0;
-      let first = true;
-      for await (const block of recordBlocks(textChunks(input, enc, onBytes), { maxLineChars: limits.maxLineChars })) {
-        const rows = toRows(block, delimiter);
-        if (first && sepLine && rows.length > 0) rows[0] = [sepLine[0].trim()];
-        first = false;
-        checkColumns(rows, limits);
-        yield* rows;
-      }
+      for await (const b of blocks(false)) yield* b.rows;
     },
   };
+
+  async function* blocks(decimalComma: boolean): AsyncGenerator<RowBlock> {
+    bytes = 0;
+    let first = true;
+    for await (const text of recordBlocks(textChunks(input, textEnc, onBytes), { maxLineChars: limits.maxLineChars })) {
+      const convert = decimalComma && text.indexOf('.') === -1;
+      const rows = toRows(convert ? text.replaceAll(',', '.') : text, delim);
+      if (first && sepLine && rows.length > 0) rows[0] = [sepLine[0].trim()];
+      first = false;
+      checkColumns(rows, limits);
+      yield { rows, decimal: convert ? '.' : decimalComma ? ',' : '.' };
+    }
+  }
 }
 
 function toRows(block: string, delimiter: string): string[][] {
@@ -119,5 +138,6 @@ async function openXlsx(input: ExportInput, limits: ReaderLimits): Promise<Table
     head: sheet.rows.slice(0, HEAD_ROWS), headIsAll: sheet.rows.length <= HEAD_ROWS,
     bytesRead: () => buf.length,
     async *rows() { yield* sheet.rows; },
+    async *blocks() { yield { rows: sheet.rows, decimal: '.' }; },
   };
 }

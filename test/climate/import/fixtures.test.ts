@@ -229,3 +229,23 @@ t.test('readReadings streams the same readings the preview shows', async (t) => 
   t.same(readings, fromPreview);
   t.equal(it.stats!.values, 48);
 });
+
+t.test('decimal commas read the same in every block of a large file', async (t) => {
+  const lines = ['Datum;Tijd;Kas 1 Temperatuur (°C);Buitentemp. (°C);Luchtdruk (hPa)'];
+  for (let i = 0; i < 8000; i++) {
+    const day = String(1 + Math.floor(i / 288)).padStart(2, '0');
+    const min = (i % 288) * 5;
+    // Thousands separators only in the first rows (the header's block has '.' in any case).
+    const pressure = i < 10 ? '1.013,25' : '1013,25';
+    lines.push(`${day}-01-2021;${String(Math.floor(min / 60)).padStart(2, '0')}:${String(min % 60).padStart(2, '0')};21,375;-3,5;${pressure}`);
+  }
+  const bytes = Buffer.from(lines.join('\r\n'));
+  t.ok(bytes.length > 4 * 64 * 1024, 'several blocks');
+  const readings: Reading[] = [];
+  for await (const b of readReadings({ bytes }, { timeZone: AMS })) readings.push(...b);
+  const by = (m: string) => new Set(readings.filter((r) => r.metric === m).map((r) => r.value));
+  t.same([...by('air_temperature')], [21.375], '21,375 is 21.375 everywhere, never 21375');
+  t.same([...by('outside_temperature')], [-3.5]);
+  t.same([...by('air_pressure')], [1013.25], '1.013,25 and 1013,25 are both 1013.25');
+  t.equal(readings.length, 24_000);
+});
