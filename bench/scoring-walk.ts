@@ -1,0 +1,223 @@
+/**
+ * Walk scoring: counting accuracy after tracking, and speed against ffmpeg alone.
+ *
+ * Accuracy: rendered walks (scripts/render-walk.ts) over several seeds and speeds,
+ * 640×360, scored with
+ *   - the oracle detector (the truth of each frame with 15% misses, jitter, one false
+ *     fruit a frame, 15% wrong classes): the count error is the tracker's own;
+ *   - the built-in colour detector (src/scoring/builtin) when it exists: the whole chain.
+ * Truth is the fruit seen well (≥35% visible) in at least two sampled frames; for the
+ * oracle also the fruit it actually reported in two or more frames (its misses removed).
+ * Goal: within 5%.
+ * Batches: the same stretch as one clip and as three clips (tracks carried over the joins,
+ * and tracked per clip), noise-free oracle.
+ * Speed: a rendered 60 s 1080p30 walk; ffmpeg decoding it at the default sampling (every
+ * 0.5 s, working size 1280) is the baseline; scoring is decode + detect + track. Each runs
+ * in its own child process so peak RSS (node's own, not ffmpeg's) is its own.
+ * Goal: scoring faster than real time on two cores.
+ *
+ *   node --import tsx bench/scoring-walk.ts [--quick]
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { renderWalk, type RenderedWalk } from '../scripts/render/walk.js';
+import type { WalkTruth } from '../scripts/render/truth.js';
+import { decodeFrames } from '../src/scoring/media/index.js';
+import type { Detector } from '../src/scoring/types.js';
+import { scoreWalk, type WalkDecoder, type WalkOptions } from '../src/scoring/walk.js';
+import { clipPaths, createOracle, NO_NOISE, TYPICAL_NOISE } from '../test/helpers/walk-oracle.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const OUT = path.join(ROOT, 'bench', 'out', 'walks');
+const decode = decodeFrames as WalkDecoder;
+const OPTIONS: WalkOptions = { conf: 0.5, sampleSeconds: 0.5, maxFrames: 240 };
+
+async function builtinDetector(): Promise<Detector | null> {
+  if (!existsSync(path.join(ROOT, 'src/scoring/builtin/index.ts'))) return null;
+  const mod = (await import('../src/scoring/builtin/index.js')) as { createBuiltinDetector?: () => Detector };
+  return mod.createBuiltinDetector ? mod.createBuiltinDetector() : null;
+}
+
+/** Renders once per parameter set; later runs reuse bench/out/walks. */
+async function cachedWalk(name: string, o: Parameters<typeof renderWalk>[0]): Promise<RenderedWalk> {
+  const truthFile = path.join(o.out, `${name}.json`);
+  if (existsSync(truthFile)) {
+    const truth = JSON.parse(await readFile(truthFile, 'utf8')) as WalkTruth;
+    const files = clipPaths(truthFile, truth);
+    if (files.every(existsSync)) return { files, truthFile, truth };
+  }
+  return renderWalk({ ...o, name });
+}
+
+export interface AccuracyRow {
+  seed: number;
+  speed: number;
+  detector: string;
+  counted: number;
+  truth: number;
+  /** (counted − truth) / truth */
+  error: number;
+  /** Oracle only: against fruit it reported in 2+ frames. */
+  detected?: number;
+  trackerError?: number;
+  byClass: { counted: [number, number, number]; truth: [number, number, number] };
+}
+
+export interface SpeedResult {
+  videoSeconds: number;
+  sampledFrames: number;
+  detector: string;
+  decode: { ms: number; fps: number; maxRssMB: number };
+  score: { ms: number; fps: number; maxRssMB: number };
+  /** score time / decode time */
+  vsDecode: number;
+  /** video seconds / score seconds: above 1 is faster than real time */
+  realTime: number;
+}
+
+export interface WalkBenchResult {
+  accuracy: AccuracyRow[];
+  boundary: { oneClip: number; carry: number; reset: number; truth: number };
+  speed: SpeedResult;
+}
+
+async function accuracy(quick: boolean): Promise<AccuracyRow[]> {
+  const rows: AccuracyRow[] = [];
+  const builtin = await builtinDetector();
+  const seeds = quick ? [1] : [1, 2, 3];
+  const speeds = quick ? [0.3] : [0.3, 0.6];
+  for (const seed of seeds)
+    for (const speed of speeds) {
+      const r = await cachedWalk(`acc-${seed}-${speed}`, { out: OUT, seconds: 20, fps: 15, width: 640, height: 360, speed, seed });
+      const files = clipPaths(r.truthFile, r.truth);
+      const oracle = createOracle(r.truth, files, decode, { ...TYPICAL_NOISE, seed });
+      const res = await scoreWalk({ clips: files, detector: oracle.detector, decode: oracle.decode, options: OPTIONS });
+      const truth = oracle.expected();
+      const detected = oracle.expected('fruit', 2, true);
+      rows.push({
+        seed, speed, detector: 'oracle+noise',
+        counted: res.counts.total, truth: truth.total, error: (res.counts.total - truth.total) / truth.total,
+        detected: detected.total, trackerError: (res.counts.total - detected.total) / detected.total,
+        byClass: { counted: [res.counts.green, res.counts.turning, res.counts.red], truth: [truth.green, truth.turning, truth.red] },
+      });
+      if (builtin) {
+        // The same sampled frames, so the same truth.
+        const o2 = createOracle(r.truth, files, decode, NO_NOISE);
+        const b = await scoreWalk({ clips: files, detector: builtin, decode: o2.decode, options: OPTIONS });
+        const bt = o2.expected();
+        rows.push({
+          seed, speed, detector: builtin.info.name,
+          counted: b.counts.total, truth: bt.total, error: (b.counts.total - bt.total) / bt.total,
+          byClass: { counted: [b.counts.green, b.counts.turning, b.counts.red], truth: [bt.green, bt.turning, bt.red] },
+        });
+      }
+    }
+  return rows;
+}
+
+async function boundary(): Promise<WalkBenchResult['boundary']> {
+  const one = await cachedWalk('join-1', { out: OUT, seconds: 18, fps: 15, width: 640, height: 360, speed: 0.3, seed: 11 });
+  const three = await cachedWalk('join-3', { out: OUT, seconds: 18, fps: 15, width: 640, height: 360, speed: 0.3, seed: 11, clips: 3 });
+  const run = async (r: RenderedWalk, clipBoundary: 'carry' | 'reset') => {
+    const files = clipPaths(r.truthFile, r.truth);
+    const o = createOracle(r.truth, files, decode, NO_NOISE);
+    const res = await scoreWalk({ clips: files, detector: o.detector, decode: o.decode, options: { ...OPTIONS, clipBoundary } });
+    return { counted: res.counts.total, truth: o.expected().total };
+  };
+  const a = await run(one, 'carry');
+  const b = await run(three, 'carry');
+  const c = await run(three, 'reset');
+  return { oneClip: a.counted, carry: b.counted, reset: c.counted, truth: b.truth };
+}
+
+interface PhaseOut { ms: number; frames: number; maxRssMB: number; detector: string }
+
+/** One phase in this process (run as a child by `speed`). */
+async function phase(kind: 'decode' | 'score', file: string): Promise<PhaseOut> {
+  const t0 = performance.now();
+  let frames = 0;
+  let detector = 'none';
+  if (kind === 'decode') {
+    for await (const f of decodeFrames(file, { sampleSeconds: OPTIONS.sampleSeconds, maxFrames: OPTIONS.maxFrames })) {
+      frames++;
+      void f;
+    }
+  } else {
+    const det = await builtinDetector();
+    if (!det) throw new Error('no detector to time: src/scoring/builtin is missing');
+    detector = det.info.name;
+    const res = await scoreWalk({ clips: [file], detector: det, decode, options: OPTIONS });
+    frames = res.frames.length;
+  }
+  return { ms: performance.now() - t0, frames, maxRssMB: process.resourceUsage().maxRSS / 1024, detector };
+}
+
+function child(kind: 'decode' | 'score', file: string): PhaseOut {
+  const out = execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--phase', kind, file], { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 24 });
+  return JSON.parse(out.trim().split('\n').at(-1)!) as PhaseOut;
+}
+
+async function speed(quick: boolean): Promise<SpeedResult> {
+  const seconds = quick ? 20 : 60;
+  const r = await cachedWalk(`speed-${seconds}s-1080p`, { out: OUT, seconds, fps: 30, width: 1920, height: 1080, speed: 0.3, seed: 21 });
+  const file = r.files[0]!;
+  const dec = child('decode', file);
+  const sc = child('score', file);
+  return {
+    videoSeconds: seconds,
+    sampledFrames: sc.frames,
+    detector: sc.detector,
+    decode: { ms: dec.ms, fps: (dec.frames * 1000) / dec.ms, maxRssMB: dec.maxRssMB },
+    score: { ms: sc.ms, fps: (sc.frames * 1000) / sc.ms, maxRssMB: sc.maxRssMB },
+    vsDecode: sc.ms / dec.ms,
+    realTime: (seconds * 1000) / sc.ms,
+  };
+}
+
+export async function runWalkBench(options: { quick?: boolean } = {}): Promise<WalkBenchResult> {
+  const quick = options.quick ?? false;
+  return { accuracy: await accuracy(quick), boundary: await boundary(), speed: await speed(quick) };
+}
+
+function pct(x: number): string {
+  return `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)}%`;
+}
+
+function print(r: WalkBenchResult): void {
+  console.log('walk counting accuracy (640×360, 20 s, sampled every 0.5 s; goal within 5%)');
+  console.log('seed speed detector        counted truth  error   | detected≥2 tracker-error | g/t/r counted vs truth');
+  for (const a of r.accuracy) {
+    console.log(
+      `${String(a.seed).padEnd(4)} ${a.speed.toFixed(1).padEnd(5)} ${a.detector.padEnd(15)} ${String(a.counted).padStart(7)} ${String(a.truth).padStart(5)}  ${pct(a.error).padStart(7)} | ` +
+        `${a.detected === undefined ? '-'.padStart(10) : String(a.detected).padStart(10)} ${a.trackerError === undefined ? '-'.padStart(13) : pct(a.trackerError).padStart(13)} | ` +
+        `${a.byClass.counted.join('/')} vs ${a.byClass.truth.join('/')}`,
+    );
+  }
+  const orc = r.accuracy.filter((a) => a.detector === 'oracle+noise');
+  const meanAbs = (xs: number[]) => xs.reduce((s, x) => s + Math.abs(x), 0) / Math.max(1, xs.length);
+  console.log(`oracle+noise: mean |error| vs truth ${(meanAbs(orc.map((a) => a.error)) * 100).toFixed(1)}%, tracker's own ${(meanAbs(orc.map((a) => a.trackerError!)) * 100).toFixed(1)}%`);
+  const bi = r.accuracy.filter((a) => a.detector !== 'oracle+noise');
+  if (bi.length) console.log(`${bi[0]!.detector}: mean |error| vs truth ${(meanAbs(bi.map((a) => a.error)) * 100).toFixed(1)}%`);
+  else console.log('built-in detector: src/scoring/builtin not present, not measured');
+  const b = r.boundary;
+  console.log(`clip joins (18 s as 1 clip vs 3 clips, noise-free oracle, truth ${b.truth}): one clip ${b.oneClip}, three clips carried ${b.carry} (${pct(b.carry / b.oneClip - 1)} vs one clip), three clips reset ${b.reset} (${pct(b.reset / b.oneClip - 1)})`);
+  const s = r.speed;
+  console.log(`speed: ${s.videoSeconds} s 1080p30 walk, ${s.sampledFrames} sampled frames, detector ${s.detector}`);
+  console.log(`  ffmpeg decode alone ${(s.decode.ms / 1000).toFixed(1)} s (${s.decode.fps.toFixed(1)} sampled frames/s, node peak RSS ${s.decode.maxRssMB.toFixed(0)} MB)`);
+  console.log(`  scoring             ${(s.score.ms / 1000).toFixed(1)} s (${s.score.fps.toFixed(1)} frames/s, node peak RSS ${s.score.maxRssMB.toFixed(0)} MB)`);
+  console.log(`  scoring / decode-only = ${s.vsDecode.toFixed(2)}×; real time / scoring = ${s.realTime.toFixed(2)}× (goal > 1)`);
+}
+
+const self = process.argv[1] && pathToFileURL(path.resolve(process.argv[1])).href === import.meta.url;
+if (self) {
+  const i = process.argv.indexOf('--phase');
+  if (i > 0) {
+    console.log(JSON.stringify(await phase(process.argv[i + 1] as 'decode' | 'score', process.argv[i + 2]!)));
+  } else {
+    print(await runWalkBench({ quick: process.argv.includes('--quick') }));
+  }
+}
