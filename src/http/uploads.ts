@@ -20,13 +20,17 @@ export function incomingDir(dataDir: string): string {
   return dir;
 }
 
-function mapMulterError(err: any, limit: number): HttpProblem {
+function mapMulterError(err: any, limit: number, spec: MultipartSpec): HttpProblem {
   switch (err?.code) {
     case 'LIMIT_FILE_SIZE':
       return payloadTooLarge(limit);
     case 'LIMIT_FILE_COUNT':
-    case 'LIMIT_UNEXPECTED_FILE':
-      return validationFailed([{ in: 'body', name: err.field ?? 'file', message: 'unexpected file field, or too many files in it' }]);
+    case 'LIMIT_UNEXPECTED_FILE': {
+      // busboy's file-count error carries no field name: with a single file field it can only be that one.
+      const name = err.field ?? (spec.files.length === 1 ? spec.files[0]!.name : 'file');
+      const max = spec.files.find((f) => f.name === name)?.maxCount;
+      return validationFailed([{ in: 'body', name, message: max ? `unexpected file field, or more than ${max} file${max === 1 ? '' : 's'} in it` : 'unexpected file field, or too many files in it' }]);
+    }
     case 'LIMIT_FIELD_VALUE':
     case 'LIMIT_FIELD_COUNT':
     case 'LIMIT_FIELD_KEY':
@@ -50,7 +54,7 @@ export async function receiveMultipart(ctx: Context, spec: MultipartSpec, dataDi
   try {
     await upload(ctx, async () => undefined);
   } catch (err) {
-    throw mapMulterError(err, limit);
+    throw mapMulterError(err, limit, spec);
   }
   const byField = (ctx.request as any).files as Record<string, UploadedFile[]> | undefined;
   const files: UploadedFile[] = [];

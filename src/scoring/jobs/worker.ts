@@ -23,6 +23,8 @@ const controller = new AbortController();
 port.on('message', (m: RunnerMessage) => {
   if (m.type === 'stop') controller.abort(new MediaError('aborted', 'scoring was stopped'));
 });
+// Listening for "stop" must not keep the thread alive once the walk is scored: the runner takes the exit as the end of the job.
+port.unref();
 
 const clipByPath = new Map(job.clips.map((c) => [c.path, c]));
 const clipState: ClipProgressMessage[] = job.clips.map((c) => ({ position: c.position, progress: 0, frames: 0, status: 'queued' }));

@@ -1,0 +1,351 @@
+// Walk scoring through the HTTP API with real ffmpeg, real rendered clips and
+// the real worker thread: uploads, polling, results, frames, batches,
+// idempotency, organization scope and every refusal with data left unchanged.
+import t from 'tap';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { renderStill, renderWalk } from '../../scripts/render/walk.js';
+import { startServer, createTree, createOrg, type TestServer } from '../helpers/server.js';
+
+const dir = t.testdir();
+const walk = await renderWalk({ out: path.join(dir, 'walk'), seconds: 4, fps: 10, width: 480, height: 270, speed: 0.3, seed: 5 });
+const batch = await renderWalk({ out: path.join(dir, 'batch'), seconds: 3, fps: 10, width: 480, height: 270, speed: 0.3, seed: 6, clips: 3 });
+const still = await renderStill({ seed: 7, width: 480, height: 360 });
+const CLIP = walk.files[0]!;
+const PHOTO = path.join(dir, 'photo.jpg');
+writeFileSync(PHOTO, still.jpeg);
+const TEXT = path.join(dir, 'notes.mp4');
+writeFileSync(TEXT, 'this is a shopping list, not a video\n'.repeat(100));
+// A clip whose container is intact (sniffing and ffprobe pass) but whose picture data is noise.
+const CORRUPT = path.join(dir, 'corrupt.mp4');
+{
+  const bytes = Buffer.from(readFileSync(CLIP));
+  const mdat = bytes.indexOf('mdat');
+  const moov = bytes.indexOf('moov');
+  const end = moov > mdat ? moov - 8 : bytes.length;
+  let x = 12345;
+  for (let i = mdat + 4 + 64; i < end; i++) {
+    x = (x * 1103515245 + 12345) >>> 0;
+    bytes[i] = x >>> 24;
+  }
+  writeFileSync(CORRUPT, bytes);
+}
+
+interface Part {
+  field: string;
+  file: string;
+  name?: string;
+}
+
+async function upload(s: TestServer, url: string, key: string, files: Part[], fields: Record<string, string> = {}, headers: Record<string, string> = {}) {
+  const form = new FormData();
+  for (const [k, v] of Object.entries(fields)) form.append(k, v);
+  for (const f of files) form.append(f.field, new Blob([readFileSync(f.file)]), f.name ?? path.basename(f.file));
+  return s.request('POST', url, { key, raw: form, headers });
+}
+
+/** Polls a walk until `until` holds; returns every answer seen, in order. */
+async function poll(s: TestServer, id: string, key: string, until: (w: any) => boolean = (w) => w.status === 'done' || w.status === 'failed', timeoutMs = 240_000) {
+  const seen: any[] = [];
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const r = await s.request('GET', `/api/observations/${id}`, { key });
+    if (r.status !== 200) throw new Error(`GET walk: ${r.status} ${r.text}`);
+    seen.push(r.body);
+    if (until(r.body)) return seen;
+    if (Date.now() > deadline) throw new Error(`walk ${id} still ${r.body.status} after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+  }
+}
+
+async function walkCount(s: TestServer): Promise<number> {
+  const r = await s.app.services.db.selectFrom('walks').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
+function leftovers(s: TestServer): string[] {
+  const incoming = path.join(s.dataDir, 'uploads', 'incoming');
+  return existsSync(incoming) ? readdirSync(incoming) : [];
+}
+
+function rawGet(s: TestServer, rawPath: string, key: string): Promise<{ status: number; body: string }> {
+  // fetch() would normalise "..": send the path exactly as written.
+  const url = new URL(s.base);
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: url.hostname, port: url.port, path: rawPath, method: 'GET', headers: { 'x-api-key': key } }, (res) => {
+      let body = '';
+      res.setEncoding('latin1');
+      res.on('data', (d) => (body += d));
+      res.on('end', () => resolve({ status: res.statusCode!, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const s = await startServer(t);
+const tree = await createTree(s);
+const KEY = tree.adminKey;
+
+t.test('a clip: 202 at once, progress moves while the worker scores, then the result', async (t) => {
+  const r = await upload(s, '/api/observations', KEY, [{ field: 'file', file: CLIP, name: 'row 4.mp4' }], { sample_seconds: '0.25' });
+  t.equal(r.status, 202, r.status === 202 ? 'accepted' : r.text);
+  t.match(r.body, { job_id: /^[0-9a-f-]{36}$/, status: /^(queued|running)$/, source: 'observation', cycle_id: null, week: null, result: null, counts: null });
+  t.ok(r.body.progress >= 0 && r.body.progress < 1);
+  t.match(r.body.clips, [{ position: 0, name: 'row 4.mp4', kind: 'video', format: 'mp4', width: 480, height: 270 }]);
+  const id = r.body.job_id;
+
+  // The API answers while the worker scores: a health request made while the walk is running is
+  // answered, and the walk is still running afterwards (so it was served during scoring, not after).
+  await poll(s, id, KEY, (w) => w.status === 'running' && w.clips[0].frames >= 1);
+  const health = await s.request('GET', '/api/health');
+  t.equal(health.status, 200);
+  t.match(health.body.checks.scoring, { ok: true, ffmpeg: { available: true, version: /ffmpeg version/ }, detector: { setting: 'builtin', runs: 'builtin-colour' }, queue: { running: 1 }, runner: { alive: true, concurrency: 1, scoring: [id] } });
+  const during = await s.request('GET', `/api/observations/${id}`, { key: KEY });
+  t.equal(during.body.status, 'running', 'the request was answered before the job finished');
+
+  const seen = await poll(s, id, KEY);
+  const done = seen.at(-1);
+  t.equal(done.status, 'done', done.error ?? '');
+  const progress = seen.map((w) => w.progress);
+  t.ok(progress.some((p) => p > 0 && p < 1), `progress was seen between 0 and 1 (${[...new Set(progress)].join(', ')})`);
+  t.ok(progress.every((p, i) => i === 0 || p >= progress[i - 1]!), 'progress never goes back');
+  t.equal(done.progress, 1);
+  t.match(done, { attempts: 1, detector: 'builtin-colour', error: null, clips: [{ status: 'done', progress: 1, frames: 16 }] });
+  t.ok(done.started_at && done.finished_at && done.finished_at >= done.started_at);
+
+  const result = done.result;
+  t.equal(result.frames.length, 16, '4 s sampled every 0.25 s');
+  t.same(result.frames.map((f: any) => f.index), [...Array(16).keys()]);
+  t.same(result.frames.map((f: any) => f.time_s), [...Array(16).keys()].map((i) => i * 0.25));
+  for (const f of result.frames) {
+    t.equal(f.image_url, `/api/observations/${id}/frames/${f.index}/image.jpg`);
+    t.equal(f.overlay_url, `/api/observations/${id}/frames/${f.index}/overlay.jpg`);
+  }
+  t.equal(result.frames[0].quality.motion_px_per_s, null, 'no motion for the first frame');
+  t.ok(result.frames.slice(1).every((f: any) => typeof f.quality.motion_px_per_s === 'number'), 'motion for the others');
+  t.type(result.quality.score, 'number');
+  t.ok(Array.isArray(result.quality.warnings));
+  t.same(result.stems.count, null);
+  t.match(result.stems.reason, /stems/);
+  t.same(result.plants.count, null);
+
+  // Counts are the fruit list tallied by ripeness, each fruit once.
+  const tally = { green: 0, turning: 0, red: 0, total: 0 };
+  for (const f of result.fruit) {
+    tally[f.ripeness as 'green' | 'turning' | 'red']++;
+    tally.total++;
+  }
+  t.same(result.counts, tally);
+  t.same(done.counts, tally);
+  t.same(new Set(result.fruit.map((f: any) => f.track_id)).size, result.fruit.length, 'track ids are unique');
+  t.ok(tally.total > 0, `fruit were counted (${tally.total}; the renderer put ${walk.truth.fruit.length} in view)`);
+  t.ok(tally.total <= walk.truth.fruit.length * 2, 'not wildly over-counted');
+  t.ok(result.fruit.every((f: any) => f.diameter_mm === null), 'no diameters without mm_per_pixel');
+
+  // One log line per job step, with the duration when it ends.
+  const lines = (s as any).logLines.map((l: string) => JSON.parse(l)).filter((l: any) => l.job_id === id);
+  t.same(lines.map((l: any) => l.step), ['queued', 'started', 'done']);
+  t.type(lines[2].duration_ms, 'number');
+
+  t.test('frames and overlays are served, confined to the walk', async (t) => {
+    const image = await fetch(`${s.base}${result.frames[3].image_url}`, { headers: { 'x-api-key': KEY } });
+    t.equal(image.status, 200);
+    t.equal(image.headers.get('content-type'), 'image/jpeg');
+    const imageBytes = Buffer.from(await image.arrayBuffer());
+    t.same([...imageBytes.subarray(0, 3)], [0xff, 0xd8, 0xff], 'a JPEG');
+    const overlay = Buffer.from(await (await fetch(`${s.base}${result.frames[3].overlay_url}`, { headers: { 'x-api-key': KEY } })).arrayBuffer());
+    t.same([...overlay.subarray(0, 3)], [0xff, 0xd8, 0xff]);
+    t.not(overlay.equals(imageBytes), 'the overlay is not the bare image');
+    const onDisk = readdirSync(path.join(s.dataDir, 'walks', id, 'frames'));
+    t.equal(onDisk.length, 32, 'an image and an overlay per frame, nothing else');
+
+    t.equal((await s.request('GET', `/api/observations/${id}/frames/16/image.jpg`, { key: KEY })).status, 404, 'a frame past the end');
+    t.equal((await s.request('GET', `/api/observations/${id}/frames/0/thumb.jpg`, { key: KEY })).status, 422, 'a name outside the enum');
+    t.equal((await s.request('GET', `/api/observations/${id}/frames/-1/image.jpg`, { key: KEY })).status, 422);
+    t.equal((await s.request('GET', `/api/observations/${id}/frames/1.5/image.jpg`, { key: KEY })).status, 422);
+    const hostile = [
+      `/api/observations/${id}/frames/..%2F..%2Fclips%2F00.mp4/image.jpg`,
+      `/api/observations/${id}/frames/0/..%2F..%2Fclips%2F00.mp4`,
+      `/api/observations/${id}/frames/0/%2Fetc%2Fpasswd`,
+      `/api/observations/${id}/frames/%2e%2e/image.jpg`,
+      `/api/observations/${id}/frames/0/..%5C..%5Cclips%5C00.mp4`,
+      `/api/observations/${id}/frames/0/../../clips/00.mp4`,
+      `/api/observations/${id}/frames/../../../../../../etc/passwd`,
+      `/api/observations/..%2F..%2Fetc/frames/0/image.jpg`,
+      `/api/observations/${id}/frames//etc/passwd`,
+    ];
+    for (const p of hostile) {
+      const r = await rawGet(s, p, KEY);
+      t.ok(r.status === 404 || r.status === 422, `${p} → ${r.status}`);
+      t.notMatch(r.body, /root:|ftyp/, 'never a file outside the frames');
+    }
+  });
+});
+
+t.test('a photo is one frame', async (t) => {
+  const r = await upload(s, '/api/observations', KEY, [{ field: 'file', file: PHOTO }], { mode: 'photo', mm_per_pixel: String(still.truth.mmPerPixel), conf: '0.3' });
+  t.equal(r.status, 202, r.status === 202 ? 'accepted' : r.text);
+  t.match(r.body, { mode: 'photo', options: { conf: 0.3, mm_per_pixel: still.truth.mmPerPixel }, clips: [{ kind: 'image', format: 'jpeg', duration_s: 0 }] });
+  const done = (await poll(s, r.body.job_id, KEY)).at(-1);
+  t.equal(done.status, 'done', done.error ?? '');
+  t.equal(done.result.frames.length, 1);
+  t.equal(done.result.frames[0].quality.motion_px_per_s, null);
+  t.ok(done.result.fruit.length > 0, 'fruit found in the photo');
+  t.ok(done.result.fruit.every((f: any) => typeof f.diameter_mm === 'number' && f.diameter_mm > 10 && f.diameter_mm < 150), 'diameters in mm from mm_per_pixel');
+});
+
+t.test('a clip that passes the checks but does not decode ends as a failed walk with the reason', async (t) => {
+  const r = await upload(s, '/api/observations', KEY, [{ field: 'file', file: CORRUPT }]);
+  t.equal(r.status, 202, 'it looks like an mp4 and ffprobe reads its container');
+  const failed = (await poll(s, r.body.job_id, KEY)).at(-1);
+  t.equal(failed.status, 'failed');
+  t.match(failed.error, /decod|frame/i);
+  t.equal(failed.result, null);
+  t.equal(failed.counts, null);
+});
+
+t.test('refused uploads answer a clear 4xx and store nothing', async (t) => {
+  const before = await walkCount(s);
+  const refusals: [string, Promise<any>, number, RegExp | null][] = [
+    ['a text file named .mp4', upload(s, '/api/observations', KEY, [{ field: 'file', file: TEXT }]), 415, /not a photo .* or video/],
+    ['no file', upload(s, '/api/observations', KEY, [], { conf: '0.5' }), 422, null],
+    ['conf above 1', upload(s, '/api/observations', KEY, [{ field: 'file', file: PHOTO }], { conf: '1.5' }), 422, null],
+    ['sample_seconds below 0.05', upload(s, '/api/observations', KEY, [{ field: 'file', file: PHOTO }], { sample_seconds: '0.01' }), 422, null],
+    ['max_frames above 2000', upload(s, '/api/observations', KEY, [{ field: 'file', file: PHOTO }], { max_frames: '2001' }), 422, null],
+    ['mm_per_pixel 0', upload(s, '/api/observations', KEY, [{ field: 'file', file: PHOTO }], { mm_per_pixel: '0' }), 422, null],
+    ['an unknown mode', upload(s, '/api/observations', KEY, [{ field: 'file', file: PHOTO }], { mode: 'fast' }), 422, null],
+    ['an unknown field', upload(s, '/api/observations', KEY, [{ field: 'file', file: PHOTO }], { colour: 'red' }), 422, null],
+    ['mode model without a model', upload(s, '/api/observations', KEY, [{ field: 'file', file: PHOTO }], { mode: 'model' }), 422, /no model detector is configured/],
+    ['mode photo with a video', upload(s, '/api/observations', KEY, [{ field: 'file', file: CLIP }], { mode: 'photo' }), 422, /takes photos only/],
+    ['mode video with a photo', upload(s, '/api/observations', KEY, [{ field: 'file', file: PHOTO }], { mode: 'video' }), 422, /takes video clips only/],
+    ['two files in file', upload(s, '/api/observations', KEY, [{ field: 'file', file: PHOTO }, { field: 'file', file: PHOTO }]), 422, null],
+    ['JSON instead of multipart', s.request('POST', '/api/observations', { key: KEY, body: { file: 'x' } }), 415, null],
+    ['an Idempotency-Key over 200 characters', upload(s, '/api/observations', KEY, [{ field: 'file', file: PHOTO }], {}, { 'idempotency-key': 'k'.repeat(201) }), 422, null],
+    ['no key', upload(s, '/api/observations', '', [{ field: 'file', file: PHOTO }]), 401, null],
+  ];
+  for (const [what, pending, status, detail] of refusals) {
+    const r = await pending;
+    t.equal(r.status, status, `${what}: ${status}`);
+    t.equal(r.headers.get('content-type'), 'application/problem+json', `${what}: problem+json`);
+    t.type(r.body.code, 'string');
+    if (status === 422) t.ok(Array.isArray(r.body.errors) && r.body.errors.length > 0, `${what}: errors per field`);
+    if (detail) t.match(r.body.detail, detail, `${what}: says why`);
+  }
+  t.equal(await walkCount(s), before, 'no walk was stored');
+  t.same(leftovers(s), [], 'no upload left behind');
+});
+
+t.test('an upload over the cap is refused with 413 while it streams', async (t) => {
+  const small = await startServer(t, { videoUploadLimit: 50_000 });
+  const { adminKey } = await createOrg(small);
+  const size = readFileSync(CLIP).length;
+  t.ok(size > 50_000, `the clip (${size} B) is over the cap`);
+  const r = await upload(small, '/api/observations', adminKey, [{ field: 'file', file: CLIP }]);
+  t.equal(r.status, 413);
+  t.match(r.body, { code: 'payload_too_large', limit_bytes: 50_000 });
+  t.equal(await walkCount(small), 0);
+  t.same(leftovers(small), []);
+  t.notOk(existsSync(path.join(small.dataDir, 'walks')) && readdirSync(path.join(small.dataDir, 'walks')).length > 0, 'no walk folder');
+  const ok = await upload(small, '/api/observations', adminKey, [{ field: 'file', file: PHOTO }]);
+  t.equal(ok.status, 202, 'a photo under the cap is accepted');
+});
+
+t.test('a batch of clips in walking order is one walk with per-clip progress', async (t) => {
+  const files = batch.files.map((f, i) => ({ field: 'files', file: f, name: `part ${i + 1}.mp4` }));
+  const r = await upload(s, `${tree.cyclePath}/videos/batch`, KEY, files, { week: '2026-02-11', sample_seconds: '0.25' });
+  t.equal(r.status, 201, r.status === 201 ? 'created' : r.text);
+  t.match(r.body, { source: 'cycle_batch', cycle_id: tree.cycleId, row_id: tree.rowId, greenhouse_id: tree.greenhouseId, farm_id: tree.farmId, week: '2026-W07' });
+  t.same(r.body.clips.map((c: any) => [c.position, c.name]), [[0, 'part 1.mp4'], [1, 'part 2.mp4'], [2, 'part 3.mp4']]);
+  t.match(r.body.created_at, /\+01:00$/, 'instants on the greenhouse clock (Europe/Amsterdam in winter)');
+  const seen = await poll(s, r.body.job_id, KEY);
+  const done = seen.at(-1);
+  t.equal(done.status, 'done', done.error ?? '');
+  t.ok(seen.some((w) => w.clips[0].status === 'done' && w.clips[2].status !== 'done'), 'clips finish one after another');
+  t.same(done.clips.map((c: any) => [c.status, c.progress, c.frames]), [['done', 1, 4], ['done', 1, 4], ['done', 1, 4]]);
+  t.same(done.result.frames.map((f: any) => f.clip), [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2], 'frames in walking order');
+  t.same(done.result.frames.map((f: any) => f.index), [...Array(12).keys()], 'frame numbers run across the clips');
+  t.equal(done.counts.total, done.result.fruit.length);
+  const stored = await s.app.services.db.selectFrom('walk_clips').select(['file_name', 'position']).where('walk_id', '=', r.body.job_id).orderBy('position').execute();
+  t.same(stored.map((c) => c.file_name), ['00.mp4', '01.mp4', '02.mp4'], 'the box names the files');
+  t.same(readdirSync(path.join(s.dataDir, 'walks', r.body.job_id, 'clips')).sort(), ['00.mp4', '01.mp4', '02.mp4']);
+});
+
+t.test('batch limits: 13 clips or none is a 422, nothing stored', async (t) => {
+  const before = await walkCount(s);
+  const thirteen = Array.from({ length: 13 }, () => ({ field: 'files', file: PHOTO }));
+  const over = await upload(s, `${tree.cyclePath}/videos/batch`, KEY, thirteen, { week: '2026-W07' });
+  t.equal(over.status, 422);
+  t.match(over.body.errors, [{ name: 'files', message: /more than 12 files/ }]);
+  const none = await upload(s, `${tree.cyclePath}/videos/batch`, KEY, [], { week: '2026-W07' });
+  t.equal(none.status, 422);
+  t.match(none.body.errors, [{ name: 'files', message: /required/ }]);
+  const noWeek = await upload(s, `${tree.cyclePath}/videos/batch`, KEY, [{ field: 'files', file: PHOTO }]);
+  t.equal(noWeek.status, 422);
+  t.match(noWeek.body.errors, [{ name: 'week' }]);
+  const badWeek = await upload(s, `${tree.cyclePath}/videos`, KEY, [{ field: 'file', file: PHOTO }], { week: '2026-W54' });
+  t.equal(badWeek.status, 422);
+  t.match(badWeek.body.errors, [{ name: 'week', message: /2026-W07/ }]);
+  const badOne = await upload(s, `${tree.cyclePath}/videos/batch`, KEY, [{ field: 'files', file: PHOTO }, { field: 'files', file: TEXT }], { week: '2026-W07' });
+  t.equal(badOne.status, 415, 'one bad file refuses the batch');
+  t.match(badOne.body, { field: 'files[1]' });
+  t.equal(await walkCount(s), before);
+  t.same(leftovers(s), []);
+});
+
+t.test('Idempotency-Key: a retry returns the same walk, a different upload with the key is a 409', async (t) => {
+  const url = `${tree.cyclePath}/videos`;
+  const headers = { 'idempotency-key': 'walk-2026-02-11-row-1' };
+  const before = await walkCount(s);
+  const first = await upload(s, url, KEY, [{ field: 'file', file: PHOTO }], { week: '2026-W07' }, headers);
+  t.equal(first.status, 201, first.status === 201 ? 'created' : first.text);
+  t.match(first.body, { source: 'cycle_video', week: '2026-W07', cycle_id: tree.cycleId });
+  const again = await upload(s, url, KEY, [{ field: 'file', file: PHOTO }], { week: '2026-02-10' }, headers);
+  t.equal(again.status, 201, 'a retry answers 201 again');
+  t.equal(again.body.job_id, first.body.job_id, 'the same walk (a date of the same week is the same week)');
+  t.equal(await walkCount(s), before + 1, 'one walk, not two');
+
+  const otherFile = await upload(s, url, KEY, [{ field: 'file', file: CLIP }], { week: '2026-W07' }, headers);
+  t.equal(otherFile.status, 409);
+  t.match(otherFile.body, { code: 'conflict', job_id: first.body.job_id });
+  const otherFields = await upload(s, url, KEY, [{ field: 'file', file: PHOTO }], { week: '2026-W07', conf: '0.9' }, headers);
+  t.equal(otherFields.status, 409, 'same bytes, other fields');
+  const otherWeek = await upload(s, url, KEY, [{ field: 'file', file: PHOTO }], { week: '2026-W08' }, headers);
+  t.equal(otherWeek.status, 409, 'same bytes, other week');
+  t.equal(await walkCount(s), before + 1);
+  t.same(leftovers(s), []);
+
+  // Keys are per organization: another organization may use the same key for its own walk.
+  const other = await createTree(s);
+  const theirs = await upload(s, `${other.cyclePath}/videos`, other.adminKey, [{ field: 'file', file: PHOTO }], { week: '2026-W07' }, headers);
+  t.equal(theirs.status, 201);
+  t.not(theirs.body.job_id, first.body.job_id);
+  await poll(s, first.body.job_id, KEY);
+  await poll(s, theirs.body.job_id, other.adminKey);
+});
+
+t.test('a walk belongs to the organization of the key that made it', async (t) => {
+  const mine = await upload(s, '/api/observations', KEY, [{ field: 'file', file: PHOTO }]);
+  const id = mine.body.job_id;
+  await poll(s, id, KEY);
+  const other = await createOrg(s, 'Other Growers');
+  const r = await s.request('GET', `/api/observations/${id}`, { key: other.adminKey });
+  t.equal(r.status, 404);
+  t.equal(r.body.code, 'not_found');
+  t.equal((await s.request('GET', `/api/observations/${id}/frames/0/image.jpg`, { key: other.adminKey })).status, 404, 'nor its frames');
+  t.equal((await s.request('GET', `/api/observations/${id}/frames/0/image.jpg`, { key: KEY })).status, 200);
+  t.equal((await s.request('GET', `/api/observations/01900000-0000-7000-8000-000000000000`, { key: KEY })).status, 404, 'an unknown id');
+  t.equal((await s.request('GET', `/api/observations/not-an-id`, { key: KEY })).status, 422);
+  // A cycle path of another organization is a 404 too, before anything is stored.
+  const before = await walkCount(s);
+  const cross = await upload(s, `${tree.cyclePath}/videos`, other.adminKey, [{ field: 'file', file: PHOTO }], { week: '2026-W07' });
+  t.equal(cross.status, 404);
+  t.equal(await walkCount(s), before);
+});
+
+t.test('the walks are counted in the crop cycle contents', async (t) => {
+  const r = await s.request('GET', `${tree.cyclePath}/contents`, { key: KEY });
+  t.equal(r.status, 200);
+  t.ok(r.body.counts.walks >= 2, `walks: ${r.body.counts.walks}`);
+});
