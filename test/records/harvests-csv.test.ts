@@ -1,5 +1,7 @@
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
 import { startServer, createTree, type TestServer } from '../helpers/server.js';
 import { parseHarvestCsv, MAX_HARVEST_LINES } from '../../src/records/harvests/csv.js';
 
@@ -109,12 +111,25 @@ t.test('CSV upload over HTTP', async (t) => {
     t.equal(big.status, 413, '6 MiB is over the 5 MiB cap');
     t.equal(big.body.code, 'payload_too_large');
 
+    const two = new FormData();
+    two.append('file', new Blob(['week,kg\n2026-W07,1\n']), 'a.csv');
+    two.append('file', new Blob(['week,kg\n2026-W07,1\n']), 'b.csv');
+    t.equal((await s.request('POST', url, { key, raw: two })).status, 422, 'two files in the field');
+    const otherField = new FormData();
+    otherField.append('data', new Blob(['week,kg\n2026-W07,1\n']), 'a.csv');
+    t.equal((await s.request('POST', url, { key, raw: otherField })).status, 422, 'a file under another field name');
+    const traversal = new FormData();
+    traversal.append('file', new Blob(['week,kg\n2026-W07,1\n']), '../../../../etc/cron.d/x.csv');
+    const stored1 = await s.request('POST', url, { key, raw: traversal });
+    t.equal(stored1.status, 201, 'the client file name is never used as a path');
+    await s.request('DELETE', `${tree.cyclePath}/harvests/${stored1.body.items[0].harvest_id}`, { key });
     const noFile = await s.request('POST', url, { key, raw: new FormData() });
     t.equal(noFile.status, 422, 'no file part');
     const json = await s.request('POST', url, { key, body: { week: '2026-W07', kg: 1 } });
     t.equal(json.status, 415, 'not multipart');
 
     t.same(await stored(), before, 'nothing stored by any of them');
+    t.same(readdirSync(path.join(s.dataDir, 'uploads', 'incoming')), [], 'no upload left on disk, 413 included');
   });
 
   t.test('the cap is configurable', async (t) => {
