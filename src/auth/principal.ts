@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import type { Db } from '../db/database.js';
+import type SQLite from 'better-sqlite3';
 import type { ApiKeyTable } from '../db/schema.js';
 import { keyLookup, secretMatches } from './keys.js';
 
@@ -29,10 +29,18 @@ export function presentedKey(ctx: Context, allowCookie: boolean): PresentedKey |
   return null;
 }
 
-/** Finds the active key matching a presented value, or null (unknown, malformed or revoked). */
-export async function findActiveKey(db: Db, presented: string): Promise<ApiKeyTable | null> {
+const lookupStatements = new WeakMap<SQLite.Database, SQLite.Statement<[string], ApiKeyTable>>();
+
+/**
+ * Finds the active key matching a presented value, or null (unknown, malformed
+ * or revoked). Every authenticated request runs this, so it uses one prepared
+ * statement per database instead of building the query each time.
+ */
+export function findActiveKey(sqlite: SQLite.Database, presented: string): ApiKeyTable | null {
+  let stmt = lookupStatements.get(sqlite);
+  if (!stmt) lookupStatements.set(sqlite, (stmt = sqlite.prepare<[string], ApiKeyTable>('select * from api_keys where lookup = ?')));
   const lookup = keyLookup(presented);
-  const row = lookup ? await db.selectFrom('api_keys').selectAll().where('lookup', '=', lookup).executeTakeFirst() : undefined;
+  const row = lookup ? stmt.get(lookup) : undefined;
   // Compare even when nothing was found, so timing does not tell a near-miss from a miss.
   if (!secretMatches(presented, row?.secret_hash)) return null;
   if (!row || row.revoked_at) return null;

@@ -2,7 +2,7 @@ import type { Context } from 'koa';
 import Router from '@koa/router';
 import { bodyParser } from '@koa/bodyparser';
 import { HttpProblem, notFound, payloadTooLarge, unauthenticated, forbidden, validationFailed } from './problem.js';
-import { compileRoute, validatePart, assertValid, type CompiledRoute, type RouteSpec, type RouteInput } from './route.js';
+import { compileRoute, validatePart, assertValid, JsonText, type CompiledRoute, type RouteSpec, type RouteInput } from './route.js';
 import { receiveMultipart, receiveRawBody, cleanupUploads } from './uploads.js';
 import { adminTokenPresented, findActiveKey, isSameOrigin, presentedKey, type Principal } from '../auth/principal.js';
 import { secretMatches } from '../auth/keys.js';
@@ -50,7 +50,7 @@ async function authenticate(ctx: Context, route: CompiledRoute, params: Record<s
   if (!presented) {
     refuse(ctx, headerOnly && ctx.cookies.get('service_key') ? 'This operation takes the key in a header only (X-API-Key or Authorization: Bearer), not the session cookie.' : 'An API key is required (X-API-Key, Authorization: Bearer, or the service_key session cookie).');
   }
-  const key = await findActiveKey(ctx.services.db, presented!.value);
+  const key = findActiveKey(ctx.services.sqlite, presented!.value);
   if (!key) refuse(ctx, 'The API key is unknown or revoked.');
   const principal: Principal = { kind: 'key', keyId: key!.id, organizationId: key!.organization_id, role: key!.role, name: key!.name, source: presented!.source };
   if (principal.source === 'cookie' && !SAFE_METHODS.has(ctx.method) && !isSameOrigin(ctx)) {
@@ -123,9 +123,21 @@ function run(route: CompiledRoute) {
       const result = await route.handler(ctx, input);
       if (result !== undefined) {
         ctx.status = route.successStatus;
-        ctx.body = result;
+        if (result instanceof JsonText) {
+          if (result.etag) {
+            ctx.set('ETag', result.etag);
+            if (ctx.get('if-none-match') === result.etag) {
+              ctx.status = 304;
+              return;
+            }
+          }
+          ctx.type = 'application/json; charset=utf-8';
+          ctx.body = result.text;
+        } else {
+          ctx.body = result;
+        }
         const check = ctx.services.validateResponses ? route.validators.responses.get(route.successStatus) : undefined;
-        if (check && !check(JSON.parse(JSON.stringify(result)))) {
+        if (check && !check(result instanceof JsonText ? JSON.parse(result.text) : JSON.parse(JSON.stringify(result)))) {
           ctx.services.log.error('response does not match its schema', { operation: route.operationId, errors: check.errors });
           throw new Error(`response of ${route.operationId} does not match its schema: ${JSON.stringify(check.errors)}`);
         }

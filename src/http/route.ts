@@ -100,6 +100,17 @@ export interface CompiledRoute extends RouteSpec {
   };
 }
 
+/**
+ * A JSON answer already serialized (e.g. a cached registry tree): sent as is,
+ * and still checked against the response schema when checking is on.
+ */
+export class JsonText {
+  constructor(
+    readonly text: string,
+    readonly etag?: string,
+  ) {}
+}
+
 export function defineRoute<P = Record<string, string>, Q = Record<string, unknown>, B = unknown>(spec: RouteSpec<P, Q, B>): RouteSpec<P, Q, B> {
   return spec;
 }

@@ -5,7 +5,8 @@ import { actorOf } from '../http/pipeline.js';
 import { notFound } from '../http/problem.js';
 import { LEVELS, LEVEL_ORDER, createSchema, patchSchema, responseSchema, type Level } from './levels.js';
 import { createLevel, deleteLevel, levelContents, updateLevel } from './commands.js';
-import { presentLevel, presentTree } from './presenters.js';
+import { presentLevel } from './presenters.js';
+import { organizationTree } from './tree.js';
 import { ORG } from './paths.js';
 
 const TAG = 'Registry';
@@ -173,20 +174,8 @@ export const treeRoute = defineRoute({
   tags: [TAG],
   auth: 'key',
   params: pathParams('organization_id'),
-  responses: { 200: { description: 'The tree.', schema: treeSchema } },
-  handler: async (ctx, { params }) => {
-    const db = ctx.services.db;
-    const orgId = params.organization_id!;
-    const [org, farms, greenhouses, rows, cycles] = await Promise.all([
-      db.selectFrom('organizations').selectAll().where('id', '=', orgId).executeTakeFirst(),
-      db.selectFrom('farms').selectAll().where('organization_id', '=', orgId).orderBy('id').execute(),
-      db.selectFrom('greenhouses').selectAll().where('organization_id', '=', orgId).orderBy('id').execute(),
-      db.selectFrom('rows').selectAll().where('organization_id', '=', orgId).orderBy('id').execute(),
-      db.selectFrom('cycles').selectAll().where('organization_id', '=', orgId).orderBy('id').execute(),
-    ]);
-    if (!org) throw notFound('organization');
-    return presentTree(org, farms, greenhouses, rows, cycles);
-  },
+  responses: { 200: { description: 'The tree.', schema: treeSchema, headers: { ETag: { description: 'Changes whenever anything in the organization changes; send it back as If-None-Match for a 304.', schema: { type: 'string' } } } } },
+  handler: async (ctx, { params }) => organizationTree(ctx.services, params.organization_id!),
 });
 
 export const registryRoutes: RouteSpec[] = [treeRoute, ...LEVEL_ORDER.flatMap((n) => levelRoutes(LEVELS[n]))];

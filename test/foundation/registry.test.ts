@@ -20,6 +20,20 @@ t.test('registry', async (t) => {
     t.equal(gh.rows[0].cycles[0].started_on, '2026-01-05');
   });
 
+  t.test('the tree follows every change; ETag and If-None-Match', async (t) => {
+    const a = await s.request('GET', org, { key });
+    const etag = a.headers.get('etag')!;
+    t.ok(etag);
+    const same = await s.request('GET', org, { key, headers: { 'if-none-match': etag } });
+    t.equal(same.status, 304);
+    const renamed = await s.request('PATCH', farm, { key, body: { name: 'Renamed farm' } });
+    t.equal(renamed.status, 200);
+    const b = await s.request('GET', org, { key, headers: { 'if-none-match': etag } });
+    t.equal(b.status, 200, 'a change invalidates the cached tree');
+    t.equal(b.body.farms[0].name, 'Renamed farm');
+    t.not(b.headers.get('etag'), etag);
+  });
+
   t.test('create answers the whole resource with parents and a UUIDv7 id', async (t) => {
     const r = await s.request('POST', `${farm}/greenhouses`, { key, body: { name: 'GH 2', time_zone: 'America/Chicago', area_m2: 1200 } });
     t.equal(r.status, 201);

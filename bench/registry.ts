@@ -1,0 +1,74 @@
+// Issue "foundation" benchmark: requests/s and p99 of an authenticated
+// GET /api/session and GET {org} (a 4,000-cycle tree), each against a bare Koa
+// handler measured in the same run. Load from autocannon on loopback; the
+// servers run in a child process.
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+
+interface Figures {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+}
+
+async function load(url: string, headers: Record<string, string>, connections: number, seconds: number): Promise<Figures> {
+  const r = await autocannon({ url, headers, connections, duration: seconds, pipelining: 1 });
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx };
+}
+
+export async function runRegistryBench(options: { seconds?: number } = {}) {
+  const seconds = options.seconds ?? Number(process.env.BENCH_SECONDS ?? 8);
+  const child = fork(fileURLToPath(new URL('./registry-server.ts', import.meta.url)), { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const info = await new Promise<{ app: string; bare: string; orgId: string; apiKey: string; nodes: number }>((resolve, reject) => {
+    child.once('message', resolve as any);
+    child.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
+  });
+  try {
+    const auth = { 'x-api-key': info.apiKey };
+    const tree = await fetch(`${info.app}/api/organizations/${info.orgId}`, { headers: auth });
+    const body = await tree.text();
+    const parsed = JSON.parse(body);
+    const cycles = parsed.farms.flatMap((f: any) => f.greenhouses.flatMap((g: any) => g.rows.flatMap((r: any) => r.cycles))).length;
+
+    // Warm both servers before measuring.
+    await load(`${info.bare}/`, {}, 10, 1);
+    await load(`${info.app}/api/session`, auth, 10, 1);
+
+    const bare10 = await load(`${info.bare}/`, {}, 10, seconds);
+    const session10 = await load(`${info.app}/api/session`, auth, 10, seconds);
+    const bare1 = await load(`${info.bare}/`, {}, 1, seconds);
+    const tree1 = await load(`${info.app}/api/organizations/${info.orgId}`, auth, 1, seconds);
+    const tree4 = await load(`${info.app}/api/organizations/${info.orgId}`, auth, 4, seconds);
+
+    const result = {
+      registry: { nodes: info.nodes, cycles, tree_bytes: body.length },
+      bare_koa_10c: bare10,
+      session_10c: session10,
+      session_vs_bare_throughput: session10.rps / bare10.rps,
+      bare_koa_1c: bare1,
+      tree_1c: tree1,
+      tree_4c: tree4,
+      tree_vs_bare_throughput_1c: tree1.rps / bare1.rps,
+    };
+    const line = (name: string, f: Figures) => `${name.padEnd(34)} ${f.rps.toFixed(0).padStart(8)} req/s   p50 ${String(f.p50).padStart(4)} ms   p99 ${String(f.p99).padStart(4)} ms   errors ${f.errors + f.non2xx}`;
+    console.log(`\nregistry benchmark: ${info.nodes} nodes (${cycles} cycles), tree answer ${(body.length / 1e6).toFixed(2)} MB, ${seconds} s per run, loopback`);
+    console.log(line('bare Koa handler, 10 connections', bare10));
+    console.log(line('GET /api/session, 10 connections', session10));
+    console.log(line('bare Koa handler, 1 connection', bare1));
+    console.log(line('GET {org} tree, 1 connection', tree1));
+    console.log(line('GET {org} tree, 4 connections', tree4));
+    console.log(`session throughput / bare: ${(result.session_vs_bare_throughput * 100).toFixed(1)}% (goal ≥ 50%)`);
+    console.log(`tree p99 at 1 connection: ${tree1.p99} ms (goal < 50 ms); tree throughput / bare: ${(result.tree_vs_bare_throughput_1c * 100).toFixed(2)}%`);
+    return result;
+  } finally {
+    child.send('stop');
+    await new Promise((r) => child.once('exit', r));
+  }
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  await runRegistryBench();
+}
