@@ -59,18 +59,25 @@ export async function storeImport(
   cycle: CycleTable,
   meta: ImportMeta,
   batches: AsyncIterable<IncomingReading[]> | Iterable<IncomingReading[]>,
+  /** Most existing readings fetched at once for a batch's time span; above it, one lookup per reading. */
+  prefetchMax = 50_000,
 ): Promise<ClimateImportTable & { duplicates: number }> {
   const importId = newId();
   const org = cycle.organization_id;
-  const insert = sqlite.prepare(
-    `INSERT INTO climate_readings (id, organization_id, created_at, updated_at, version, cycle_id, metric, at_utc, value, import_id)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (cycle_id, metric, at_utc) DO NOTHING`,
-  );
-  const find = sqlite.prepare('SELECT id, value, import_id FROM climate_readings WHERE cycle_id = ? AND metric = ? AND at_utc = ?');
+  const cycleId = cycle.id;
+  const now = w.now;
+  const ROWS = 100;
+  const readingCols = '(id, organization_id, created_at, updated_at, version, cycle_id, metric, at_utc, value, import_id)';
+  const effectCols = '(organization_id, cycle_id, import_id, point_id, action, previous_value, previous_import_id)';
+  const multi = (n: number, width: number) => Array.from({ length: n }, () => `(${Array(width).fill('?').join(', ')})`).join(', ');
+  // Many rows per statement: the cost of an insert here is mostly the call, not SQLite's work.
+  const insertMany = sqlite.prepare(`INSERT INTO climate_readings ${readingCols} VALUES ${multi(ROWS, 10)}`);
+  const insertOne = sqlite.prepare(`INSERT INTO climate_readings ${readingCols} VALUES ${multi(1, 10)}`);
+  const effectMany = sqlite.prepare(`INSERT INTO climate_import_effects ${effectCols} VALUES ${multi(ROWS, 7)}`);
+  const effectOne = sqlite.prepare(`INSERT INTO climate_import_effects ${effectCols} VALUES ${multi(1, 7)}`);
   const update = sqlite.prepare('UPDATE climate_readings SET value = ?, import_id = ?, updated_at = ?, version = ? WHERE id = ?');
-  const effect = sqlite.prepare(
-    'INSERT INTO climate_import_effects (organization_id, cycle_id, import_id, point_id, action, previous_value, previous_import_id) VALUES (?, ?, ?, ?, ?, ?, ?)',
-  );
+  const find = sqlite.prepare('SELECT id, value, import_id FROM climate_readings WHERE cycle_id = ? AND metric = ? AND at_utc = ?');
+  const inRange = sqlite.prepare(`SELECT id, metric, at_utc, value, import_id FROM climate_readings WHERE cycle_id = ? AND at_utc >= ? AND at_utc <= ? LIMIT ${prefetchMax + 1}`);
 
   const totals: ImportTotals = { added: 0, updated: 0, skipped: 0, duplicates: 0 };
   const metrics = new Set<string>();
@@ -78,40 +85,80 @@ export async function storeImport(
   let to: string | null = null;
   let instants = 0;
   let lastAt: string | number | null = null;
-  const now = w.now;
+
+  interface Known { id: string; value: number; import_id: string | null; pending?: unknown[] }
+  let pending: unknown[][] = [];
+  let effects: unknown[][] = [];
+  const flush = () => {
+    let i = 0;
+    for (; i + ROWS <= pending.length; i += ROWS) insertMany.run(pending.slice(i, i + ROWS).flat());
+    for (; i < pending.length; i++) insertOne.run(pending[i]);
+    let j = 0;
+    for (; j + ROWS <= effects.length; j += ROWS) effectMany.run(effects.slice(j, j + ROWS).flat());
+    for (; j < effects.length; j++) effectOne.run(effects[j]);
+    pending = [];
+    effects = [];
+  };
 
   for await (const batch of batches) {
-    for (const r of batch) {
+    const ats: string[] = new Array(batch.length);
+    let lo: string | null = null;
+    let hi: string | null = null;
+    for (let i = 0; i < batch.length; i++) {
+      const r = batch[i]!;
+      const ms = typeof r.at === 'number' ? r.at : Date.parse(r.at);
+      if (!Number.isFinite(ms)) throw new Error(`reading without a valid instant: ${String(r.at)}`);
+      const at = new Date(ms).toISOString();
+      ats[i] = at;
+      if (lo === null || at < lo) lo = at;
+      if (hi === null || at > hi) hi = at;
+    }
+    if (lo === null || hi === null) continue;
+    if (from === null || lo < from) from = lo;
+    if (to === null || hi > to) to = hi;
+    // What the batch's time span already holds, in one query; a batch that spans
+    // more than that (an export not in time order) looks readings up one by one.
+    const existing = inRange.all(cycleId, lo, hi) as (Known & { metric: string; at_utc: string })[];
+    const known = existing.length <= prefetchMax ? new Map<string, Known>(existing.map((e) => [`${e.metric}|${e.at_utc}`, e])) : null;
+    // Readings of this batch not yet inserted, when `known` does not hold them.
+    const batchKnown = new Map<string, Known>();
+    for (let i = 0; i < batch.length; i++) {
+      const r = batch[i]!;
+      const at = ats[i]!;
       if (r.at !== lastAt) {
         lastAt = r.at;
         instants++;
       }
-      const ms = typeof r.at === 'number' ? r.at : Date.parse(r.at);
-      if (!Number.isFinite(ms)) throw new Error(`reading without a valid instant: ${String(r.at)}`);
-      const at = new Date(ms).toISOString();
-      if (from === null || at < from) from = at;
-      if (to === null || at > to) to = at;
       metrics.add(r.metric);
-      const id = newId();
-      const version = clock.now();
-      if (insert.run(id, org, now, now, version, cycle.id, r.metric, at, r.value, importId).changes === 1) {
-        effect.run(org, cycle.id, importId, id, 'added', null, null);
+      const key = `${r.metric}|${at}`;
+      const seen = known ? known.get(key) : batchKnown.get(key) ?? (find.get(cycleId, r.metric, at) as Known | undefined);
+      if (!seen) {
+        const id = newId();
+        const values = [id, org, now, now, clock.now(), cycleId, r.metric, at, r.value, importId];
+        pending.push(values);
+        effects.push([org, cycleId, importId, id, 'added', null, null]);
+        (known ?? batchKnown).set(key, { id, value: r.value, import_id: importId, pending: values });
         totals.added++;
-        continue;
-      }
-      const existing = find.get(cycle.id, r.metric, at) as { id: string; value: number; import_id: string | null };
-      if (existing.import_id === importId) {
+      } else if (seen.import_id === importId) {
         // Written earlier by this same import: its effect already says how to undo it.
-        if (existing.value !== r.value) update.run(r.value, importId, now, version, existing.id);
+        if (seen.value !== r.value) {
+          if (seen.pending) seen.pending[8] = r.value;
+          else update.run(r.value, importId, now, clock.now(), seen.id);
+          seen.value = r.value;
+        }
         totals.duplicates++;
-      } else if (existing.value === r.value) {
+      } else if (seen.value === r.value) {
         totals.skipped++;
       } else {
-        update.run(r.value, importId, now, version, existing.id);
-        effect.run(org, cycle.id, importId, existing.id, 'updated', existing.value, existing.import_id);
+        update.run(r.value, importId, now, clock.now(), seen.id);
+        effects.push([org, cycleId, importId, seen.id, 'updated', seen.value, seen.import_id]);
+        seen.import_id = importId;
+        seen.value = r.value;
         totals.updated++;
       }
     }
+    // Every batch is written before the next is looked up, so a later batch sees it.
+    flush();
   }
 
   const row = await w.insert<ClimateImportTable>('climate_imports', {

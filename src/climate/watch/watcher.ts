@@ -40,7 +40,7 @@ export interface WatcherOptions {
  * that has not ended, i.e. `ended_on` is empty or today or later on the
  * greenhouse's calendar.
  */
-export async function currentCycle(deps: ClimateDeps, greenhouse: GreenhouseTable, now = DateTime.now()): Promise<CycleTable | undefined> {
+export async function currentCycle(deps: ClimateDeps, greenhouse: GreenhouseTable, now: DateTime = DateTime.now()): Promise<CycleTable | undefined> {
   const today = now.setZone(greenhouse.time_zone).toISODate()!;
   return deps.db
     .selectFrom('cycles')

@@ -86,6 +86,27 @@ t.test('import bookkeeping and undo', async (t) => {
     t.equal(readings().length, 0, `${point.metric} removed with confirm`);
   });
 
+  t.test('batches: repeats across batches, and the one-by-one path for exports out of time order', async (t) => {
+    for (const prefetchMax of [50_000, 0]) {
+      const other = await createTree(s);
+      const c2 = await db.selectFrom('cycles').selectAll().where('id', '=', other.cycleId).executeTakeFirstOrThrow();
+      const go = (name: string, batches: IncomingReading[][]) => store.write(SYSTEM_ACTOR, (w) => storeImport(w, sqlite, clock, c2, meta(name), batches, prefetchMax));
+      const at = (h: number) => Date.UTC(2026, 5, 1, h);
+      const first = await go('one', [
+        [{ at: at(0), metric: 'co2', value: 1 }, { at: at(1), metric: 'co2', value: 2 }, { at: at(0), metric: 'co2', value: 3 }],
+        [{ at: at(1), metric: 'co2', value: 4 }, { at: at(2), metric: 'co2', value: 5 }],
+      ]);
+      t.same([first.readings_added, first.duplicates], [3, 2], `prefetchMax ${prefetchMax}: repeats within and across batches`);
+      const stored = () => (sqlite.prepare('SELECT at_utc, value FROM climate_readings WHERE cycle_id = ? ORDER BY at_utc').all(other.cycleId) as any[]).map((r) => r.value);
+      t.same(stored(), [3, 4, 5], 'the later value wins');
+      const second = await go('two', [[{ at: at(2), metric: 'co2', value: 5 }, { at: at(0), metric: 'co2', value: 9 }, { at: at(3), metric: 'co2', value: 6 }]]);
+      t.same([second.readings_added, second.readings_updated, second.readings_skipped], [1, 1, 1]);
+      t.same(stored(), [9, 4, 5, 6]);
+      await undo(second.id);
+      t.same(stored(), [3, 4, 5]);
+    }
+  });
+
   t.test('a failure half way leaves nothing: no readings, no record, no effects, no log', async (t) => {
     const before = { readings: count('climate_readings'), imports: count('climate_imports'), effects: count('climate_import_effects'), log: count('change_log') };
     async function* batches(): AsyncGenerator<IncomingReading[]> {

@@ -87,8 +87,8 @@ t.test('hostile climate files', async (t) => {
     const file = path.join(dir, 'line.csv');
     const ws = createWriteStream(file);
     const block = Buffer.alloc(1 << 20, 'A');
-    for (let i = 0; i < 100; i++) if (!ws.write(block)) await new Promise((r) => ws.once('drain', r));
-    await new Promise((r) => ws.end(r));
+    for (let i = 0; i < 100; i++) if (!ws.write(block)) await new Promise<void>((r) => ws.once('drain', () => r()));
+    await new Promise<void>((r) => ws.end(() => r()));
     await throughEveryRoute(t, 'line.csv', () => openAsBlob(file), { status: 400, codes: ['line_too_long'] });
   });
 
@@ -113,8 +113,8 @@ t.test('a 100 MB single line above the cap: 413 while streaming', async (t) => {
   const file = path.join(dir, 'line.csv');
   const ws = createWriteStream(file);
   const block = Buffer.alloc(1 << 20, 'A');
-  for (let i = 0; i < 100; i++) if (!ws.write(block)) await new Promise((r) => ws.once('drain', r));
-  await new Promise((r) => ws.end(r));
+  for (let i = 0; i < 100; i++) if (!ws.write(block)) await new Promise<void>((r) => ws.once('drain', () => r()));
+  await new Promise<void>((r) => ws.end(() => r()));
   const before = climateState(s, tree);
   for (const route of ['csv', 'file']) {
     const r = await s.request('POST', `${tree.cyclePath}/climate/${route}`, { key: tree.adminKey, raw: form(await openAsBlob(file), 'line.csv') });
