@@ -35,6 +35,9 @@ export class Scanner {
   private duplicateRows: number[] = [];
   private duplicateCount = 0;
   private row = 0;
+  /** Wall-clock order of the file, from its first two distinct times: newest-first files exist. */
+  private firstWall = Number.NaN;
+  private descending: boolean | null = null;
   firstDataRow = 0;
   lastDataRow = 0;
   minMs = Infinity;
@@ -71,6 +74,11 @@ export class Scanner {
       this.pendingNonData = [];
     }
     const zone = this.plan.zone;
+    if (this.descending === null) {
+      const wallMs = Date.UTC(wall.y, wall.mo - 1, wall.d, wall.h, wall.mi, wall.s, wall.ms);
+      if (Number.isNaN(this.firstWall)) this.firstWall = wallMs;
+      else if (wallMs !== this.firstWall) this.descending = wallMs < this.firstWall;
+    }
     const resolved = zone.resolve(wall);
     let ms: number;
     let offset: number;
@@ -79,12 +87,13 @@ export class Scanner {
       this.stats.dst.missing_rows_skipped++;
       return null;
     } else if (resolved.kind === 'repeated') {
-      // The same wall time twice: the first is the summer offset, the second the winter one.
+      // The same wall time twice: the first is the summer offset, the second the winter one
+      // (the other way round in a newest-first file).
       const key = resolved.ms[0];
       const seen = this.seenRepeated.get(key) ?? 0;
       this.seenRepeated.set(key, seen + 1);
       if (seen === 1) this.repeatedHours.add(wallLabel({ ...wall, mi: 0 }).slice(0, 13));
-      const i = seen === 0 ? 0 : 1;
+      const i = (seen === 0) !== (this.descending === true) ? 0 : 1;
       if (seen >= 2) {
         this.duplicateCount++;
         if (this.duplicateRows.length < ROWS_LISTED) this.duplicateRows.push(n);

@@ -249,3 +249,18 @@ t.test('decimal commas read the same in every block of a large file', async (t) 
   t.same([...by('air_pressure')], [1013.25], '1.013,25 and 1013,25 are both 1013.25');
   t.equal(readings.length, 24_000);
 });
+
+t.test('a newest-first export resolves the repeated hour the other way round', async (t) => {
+  const text = readFileSync(fixture('30mhz-autumn.csv').path, 'utf8').split('\n');
+  const header = text[0]!;
+  const data = text.slice(1).filter((l) => /^\d{4}-/.test(l));
+  const bytes = Buffer.from([header, ...data.reverse()].join('\n') + '\n');
+  const a = await analyseExport({ bytes }, { timeZone: AMS, previewRows: 20 });
+  t.same(a.blocking, []);
+  const ats = a.first_rows.map((r) => r.at);
+  t.equal(ats[0], '2020-10-25T03:15:00+01:00');
+  t.same(ats.slice(2, 6), ['2020-10-25T02:45:00+01:00', '2020-10-25T02:30:00+01:00', '2020-10-25T02:15:00+01:00', '2020-10-25T02:00:00+01:00']);
+  t.same(ats.slice(6, 10), ['2020-10-25T02:45:00+02:00', '2020-10-25T02:30:00+02:00', '2020-10-25T02:15:00+02:00', '2020-10-25T02:00:00+02:00']);
+  const ms = ats.map((x) => Date.parse(x));
+  t.ok(ms.every((v, i) => i === 0 || ms[i - 1]! - v === 15 * 60_000), 'strictly 15 minutes apart, newest first');
+});
