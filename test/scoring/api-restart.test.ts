@@ -1,0 +1,92 @@
+// Jobs survive the process: a walk left running by a crash is scored again
+// (once, as the same walk) on the next start, and a shutdown re-queues the
+// walk it interrupts.
+import t from 'tap';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { renderWalk } from '../../scripts/render/walk.js';
+import { startServer, createTree, type TestServer } from '../helpers/server.js';
+
+const media = t.testdir();
+const rendered = await renderWalk({ out: media, seconds: 4, fps: 10, width: 480, height: 270, seed: 11 });
+const CLIP = rendered.files[0]!;
+
+async function upload(s: TestServer, url: string, key: string, fields: Record<string, string>) {
+  const form = new FormData();
+  for (const [k, v] of Object.entries(fields)) form.append(k, v);
+  form.append('file', new Blob([readFileSync(CLIP)]), 'walk.mp4');
+  return s.request('POST', url, { key, raw: form });
+}
+
+async function poll(s: TestServer, id: string, key: string, until: (w: any) => boolean, timeoutMs = 240_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const r = await s.request('GET', `/api/observations/${id}`, { key });
+    if (until(r.body)) return r.body;
+    if (Date.now() > deadline) throw new Error(`walk ${id} still ${r.body.status}`);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+  }
+}
+
+const steps = (s: TestServer, id: string) =>
+  ((s as any).logLines as string[])
+    .map((l) => JSON.parse(l))
+    .filter((l) => l.job_id === id)
+    .map((l) => l.step);
+
+t.test('a walk left running by a crash is queued again at start and scored once', async (t) => {
+  const dataDir = t.testdir();
+  // Scoring paused (concurrency 0): the walk stays queued, so the test can play the crash.
+  const first = await startServer(t, { dataDir, scoringConcurrency: 0 });
+  const tree = await createTree(first);
+  const r = await upload(first, `${tree.cyclePath}/videos`, tree.adminKey, { week: '2026-W10', sample_seconds: '0.5' });
+  t.equal(r.status, 201);
+  const id = r.body.job_id;
+  t.equal(r.body.status, 'queued');
+
+  // What a crash mid-scoring leaves: the row claimed and running, half its frames on disk.
+  await first.app.services.db.updateTable('walks').set({ status: 'running', attempts: 1, progress: 0.5, started_at: new Date().toISOString() }).where('id', '=', id).execute();
+  const frames = path.join(dataDir, 'walks', id, 'frames');
+  mkdirSync(frames, { recursive: true });
+  writeFileSync(path.join(frames, '00000-image.jpg'), 'half-written');
+  writeFileSync(path.join(frames, '00042-image.jpg'), 'from the crashed attempt');
+  await first.close();
+
+  const second = await startServer(t, { dataDir, scoringConcurrency: 1 });
+  const done = await poll(second, id, tree.adminKey, (w) => w.status === 'done' || w.status === 'failed');
+  t.equal(done.status, 'done', done.error ?? '');
+  t.equal(done.attempts, 2, 'scored by a second attempt');
+  t.equal(done.result.frames.length, 8);
+  const count = await second.app.services.db.selectFrom('walks').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  t.equal(Number(count.n), 1, 'one walk: the job row is the walk');
+  t.same(readdirSync(frames).sort(), done.result.frames.flatMap((f: any) => [`${String(f.index).padStart(5, '0')}-image.jpg`, `${String(f.index).padStart(5, '0')}-overlay.jpg`]).sort(), 'the crashed attempt\'s frames are gone');
+  t.not(readFileSync(path.join(frames, '00000-image.jpg'), 'utf8').slice(0, 12), 'half-written');
+  t.same(steps(second, id), ['requeued', 'started', 'done']);
+  const log = await second.app.services.db.selectFrom('change_log').select(['op', 'after']).where('entity', '=', 'walks').where('entity_id', '=', id).orderBy('seq').execute();
+  t.same(log.map((l) => JSON.parse(l.after!).status), ['queued', 'queued', 'running', 'done'], 'created, re-queued at start, claimed, done');
+});
+
+t.test('shutting down stops the running walk and puts it back in the queue', async (t) => {
+  const dataDir = t.testdir();
+  const first = await startServer(t, { dataDir, scoringConcurrency: 1 });
+  const tree = await createTree(first);
+  const r = await upload(first, '/api/observations', tree.adminKey, { sample_seconds: '0.25' });
+  t.equal(r.status, 202);
+  const id = r.body.job_id;
+  await poll(first, id, tree.adminKey, (w) => w.status === 'running' && w.clips[0].frames >= 1);
+  await first.close();
+  t.same(steps(first, id), ['queued', 'started', 'requeued'], 'one log line per step');
+
+  const second = await startServer(t, { dataDir, scoringConcurrency: 0 });
+  const back = await second.request('GET', `/api/observations/${id}`, { key: tree.adminKey });
+  t.match(back.body, { status: 'queued', progress: 0, started_at: null, result: null, attempts: 1 });
+  t.notOk(existsSync(path.join(dataDir, 'walks', id, 'frames')), 'partial frames removed');
+  t.ok(existsSync(path.join(dataDir, 'walks', id, 'clips', '00.mp4')), 'the clip is kept for the next attempt');
+  await second.close();
+
+  const third = await startServer(t, { dataDir, scoringConcurrency: 1 });
+  const done = await poll(third, id, tree.adminKey, (w) => w.status === 'done' || w.status === 'failed');
+  t.equal(done.status, 'done', done.error ?? '');
+  t.equal(done.attempts, 2);
+  t.equal(done.result.frames.length, 16);
+});
