@@ -52,6 +52,11 @@ t.test('parseHarvestCsv: refusals name each bad line', async (t) => {
   const lines = err(() => parseHarvestCsv('week,kg,note\n"a\nb",1,x\n2026-W07,oops,y\n'));
   t.same(lines.extra.errors.map((x: any) => x.name), ['line 2', 'line 4'], 'physical line numbers past a multi-line quoted field');
 
+  const cr = err(() => parseHarvestCsv('week,kg\r2026-W07,1\r2026-W07,bad\r'));
+  t.same(cr.extra.errors.map((x: any) => x.name), ['line 3'], 'lone CR line ends');
+  const crlf = err(() => parseHarvestCsv('week,kg\r\n2026-W07,1\r\n\r\n2026-W07,bad\r\n'));
+  t.same(crlf.extra.errors.map((x: any) => x.name), ['line 4'], 'CRLF counted once, blank lines counted');
+
   const long = err(() => parseHarvestCsv(`week,kg,note\n2026-W07,1,${'n'.repeat(501)}\n`));
   t.match(long.extra.errors[0].message, /note: at most 500 characters/);
 

@@ -86,7 +86,11 @@ export function parseHarvestCsv(input: string | Uint8Array): HarvestLine[] {
     skipEmptyLines: false,
     step: (result, p) => {
       const start = previousEnd < 0 ? 0 : previousEnd + 1;
-      for (; scanned < start && scanned < text.length; scanned++) if (text.charCodeAt(scanned) === 10) newlines++;
+      for (; scanned < start && scanned < text.length; scanned++) {
+        const c = text.charCodeAt(scanned);
+        // LF, CRLF (counted at its LF) and a lone CR (old spreadsheets) each end a line.
+        if (c === 10 || (c === 13 && text.charCodeAt(scanned + 1) !== 10)) newlines++;
+      }
       previousEnd = result.meta.cursor;
       const line = newlines + 1;
       const cells = result.data;
