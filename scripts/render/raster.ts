@@ -4,13 +4,15 @@ import type { Box } from '../../src/scoring/types.js';
 import type { Scene, SceneFruit, SceneLeaf, SceneStem } from './scene.js';
 import type { UsdaStage } from './truth.js';
 
+// Skin colours in bright diffuse light, after photos of greenhouse tomatoes: mature green
+// fruit are pale, whitish green, well apart from the darker, bluer leaves.
 const STAGE_RGB: Record<UsdaStage, [number, number, number]> = {
-  green: [88, 152, 58],
-  breaker: [165, 172, 72],
-  turning: [214, 158, 68],
-  pink: [228, 118, 88],
-  light_red: [224, 78, 58],
-  red: [198, 36, 30],
+  green: [150, 190, 110],
+  breaker: [188, 192, 104],
+  turning: [228, 166, 78],
+  pink: [236, 124, 80],
+  light_red: [232, 80, 55],
+  red: [212, 36, 28],
 };
 
 const LEAF_ID = -2;
@@ -182,9 +184,9 @@ export class FrameRasterizer {
         let shade = leaf.shade * (0.75 + 0.25 * (1 - Math.abs(u))) * light;
         if (Math.abs(v) < 0.07) shade *= 1.3; // midrib
         const p = (y * W + x) * 3;
-        this.rgb[p] = 48 * shade;
-        this.rgb[p + 1] = 104 * shade;
-        this.rgb[p + 2] = 38 * shade;
+        this.rgb[p] = 52 * shade;
+        this.rgb[p + 1] = 98 * shade;
+        this.rgb[p + 2] = 62 * shade;
         this.ids[y * W + x] = LEAF_ID;
       }
     }
