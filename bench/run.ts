@@ -1,0 +1,59 @@
+// `npm run bench [name ...]`: every benchmark, each printing its figures as
+// ratios against a baseline measured in the same run. Names: registry,
+// records, climate-import, climate-store, scoring-accuracy, scoring-walk,
+// scoring-service. Figures are written to bench/out/results.json as well.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+
+interface Bench {
+  name: string;
+  module: string;
+  /** Exported function to call; without one the file runs as its own process. */
+  fn?: string;
+  what: string;
+}
+
+const BENCHES: Bench[] = [
+  { name: 'registry', module: './registry.js', fn: 'runRegistryBench', what: 'authenticated GET /api/session and GET {org} (4,000 cycles) vs a bare Koa handler' },
+  { name: 'records', module: './records-harvest-import.ts', what: 'harvest CSV import vs papaparse alone' },
+  { name: 'climate-import', module: './climate-import.js', fn: 'runClimateBench', what: 'a year of 5-minute readings, 30 columns: preview and read vs papaparse alone, peak RSS' },
+  { name: 'climate-store', module: './climate-store.js', fn: 'runClimateStoreBench', what: 'the same year imported into SQLite vs papaparse alone, peak RSS' },
+  { name: 'scoring-accuracy', module: './scoring-accuracy.js', fn: 'runPhotoAccuracy', what: 'built-in detector on the labelled tomato photos' },
+  { name: 'scoring-walk', module: './scoring-walk.js', fn: 'runWalkBench', what: 'count error after tracking on rendered walks; scoring vs ffmpeg decode alone' },
+  { name: 'scoring-service', module: './scoring-service.js', fn: 'runScoringServiceBench', what: 'a 60 s 1080p walk through the service; API p99 while scoring' },
+];
+
+const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+const results: Record<string, unknown> = {};
+let failed = 0;
+for (const b of BENCHES) {
+  if (wanted.length && !wanted.includes(b.name)) continue;
+  console.log(`\n=== ${b.name}: ${b.what}`);
+  const started = Date.now();
+  try {
+    if (!b.fn) {
+      const file = fileURLToPath(new URL(b.module, import.meta.url));
+      const r = spawnSync(process.execPath, ['--import', 'tsx', file], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+      process.stdout.write(r.stdout);
+      if (r.status !== 0) throw new Error(`${b.module} exited with ${r.status}`);
+      results[b.name] = { output: r.stdout.trim().split('\n').slice(-12) };
+    } else {
+      const mod = (await import(b.module)) as Record<string, (...a: unknown[]) => Promise<unknown>>;
+      const fn = mod[b.fn];
+      if (typeof fn !== 'function') throw new Error(`${b.module} does not export ${b.fn}`);
+      results[b.name] = await fn();
+    }
+  } catch (err) {
+    failed++;
+    results[b.name] = { error: err instanceof Error ? err.message : String(err) };
+    console.error(`${b.name} failed: ${err instanceof Error ? err.stack : String(err)}`);
+  }
+  console.log(`=== ${b.name} took ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+const outDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'out');
+mkdirSync(outDir, { recursive: true });
+writeFileSync(path.join(outDir, 'results.json'), JSON.stringify({ at: new Date().toISOString(), node: process.version, results }, null, 2));
+console.log(`\nfigures written to bench/out/results.json${failed ? `; ${failed} benchmark(s) failed` : ''}`);
+process.exitCode = failed ? 1 : 0;
