@@ -69,6 +69,18 @@ export interface Summary {
   /** Mean detect time / mean ffmpeg decode time of the same photos. */
   speedRatioVsDecode: number;
   meanDetectMs: number;
+  /** Walk-sized frames (photos decoded at 1280 px long side): CPU ms per frame, median of the photos. */
+  walkFrameCpuMs: number;
+  /** That over the 500 ms between default samples: below 1 scores a walk faster than real time on one core. */
+  walkRealTimeRatio: number;
+}
+
+/** CPU time (user + system) of a synchronous-enough async call, in ms; steadier than wall time on a shared box. */
+async function cpuMs(f: () => Promise<unknown>): Promise<number> {
+  const c0 = process.cpuUsage();
+  await f();
+  const c = process.cpuUsage(c0);
+  return (c.user + c.system) / 1000;
 }
 
 export function iou(a: Box, b: Box): number {
@@ -181,7 +193,7 @@ export async function runPhotoAccuracy(options: AccuracyOptions = {}): Promise<S
   const conf = options.conf ?? DEFAULT_BENCH_CONF;
   const empty = summarise([]);
   if (!existsSync(PHOTO_DIR)) {
-    return { available: false, reason: `labelled photos not found at ${PHOTO_DIR}`, conf, photos: [], all: empty, tune: empty, check: empty, speedRatioVsDecode: NaN, meanDetectMs: NaN };
+    return { available: false, reason: `labelled photos not found at ${PHOTO_DIR}`, conf, photos: [], all: empty, tune: empty, check: empty, speedRatioVsDecode: NaN, meanDetectMs: NaN, walkFrameCpuMs: NaN, walkRealTimeRatio: NaN };
   }
   const detector = options.detector ?? createBuiltinDetector();
   const names = readdirSync(PHOTO_DIR).filter((f) => f.endsWith('.jpg')).sort();
@@ -198,6 +210,14 @@ export async function runPhotoAccuracy(options: AccuracyOptions = {}): Promise<S
     photos.push(scorePhoto(name, k % 2 === 0 ? 'tune' : 'check', dets, labelled.fruit, t2 - t1, t1 - t0));
   }
   const meanDetectMs = mean(photos.map((p) => p.detectMs));
+  // Walk frames: the job runner decodes at 1280 px long side; time detection on such frames.
+  const walkTimes: number[] = [];
+  for (const p of photos.slice(0, 12)) {
+    const frame = await decodeImage(path.join(PHOTO_DIR, p.photo), { maxLongSide: 1280 });
+    await detector.detect(frame, { conf }); // warm
+    walkTimes.push(await cpuMs(() => detector.detect(frame, { conf })));
+  }
+  const walkFrameCpuMs = median(walkTimes);
   return {
     available: true,
     conf,
@@ -207,6 +227,8 @@ export async function runPhotoAccuracy(options: AccuracyOptions = {}): Promise<S
     check: summarise(photos.filter((p) => p.split === 'check')),
     speedRatioVsDecode: meanDetectMs / mean(photos.map((p) => p.decodeMs)),
     meanDetectMs,
+    walkFrameCpuMs,
+    walkRealTimeRatio: walkFrameCpuMs / 500,
   };
 }
 
@@ -228,6 +250,7 @@ export function formatSummary(s: Summary): string {
   lines.push(line('check', s.check));
   lines.push(line('all', s.all));
   lines.push(`speed: detect ${s.meanDetectMs.toFixed(0)} ms per 1600-px photo = ${s.speedRatioVsDecode.toFixed(2)}× the ffmpeg decode of the same photo (conf ${s.conf})`);
+  lines.push(`walk frames (1280 px): ${s.walkFrameCpuMs.toFixed(0)} CPU ms per frame = ${s.walkRealTimeRatio.toFixed(2)}× the 0.5 s sample interval (below 1: faster than real time on one core)`);
   return lines.join('\n');
 }
 
