@@ -1,0 +1,40 @@
+import t from 'tap';
+import { startServer } from '../helpers/server.js';
+
+/**
+ * The schema is sync-ready: every table of organization data carries the
+ * synced columns. Tables that are not organization records say why here.
+ */
+const NOT_SYNCED: Record<string, string> = {
+  change_log: 'the log itself (audit trail and sync outbox)',
+  meta: 'per-box settings (node id)',
+  kysely_migration: 'migration bookkeeping',
+  kysely_migration_lock: 'migration bookkeeping',
+  climate_import_effects: "the box's undo bookkeeping for an import (what it did to each reading); the readings themselves are synced records, and their changes are in the change log",
+};
+
+t.test('every organization table carries id, organization_id, created_at, updated_at, version', async (t) => {
+  const s = await startServer(t);
+  const tables = (s.app.services.sqlite.prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%'").all() as { name: string }[]).map((r) => r.name);
+  t.ok(tables.includes('farms'));
+  const exempt: string[] = [];
+  for (const table of tables) {
+    const cols = (s.app.services.sqlite.prepare(`pragma table_info(${JSON.stringify(table)})`).all() as { name: string; pk: number }[]).map((c) => c.name);
+    if (NOT_SYNCED[table]) {
+      exempt.push(table);
+      continue;
+    }
+    for (const c of ['id', 'organization_id', 'created_at', 'updated_at', 'version']) t.ok(cols.includes(c), `${table}.${c}`);
+  }
+  t.same(exempt.sort(), Object.keys(NOT_SYNCED).filter((n) => tables.includes(n)).sort());
+});
+
+t.test('migrations only go forward: no migration defines down()', async (t) => {
+  const { readdirSync, readFileSync } = await import('node:fs');
+  const dir = new URL('../../src/db/migrations/', import.meta.url);
+  const files = readdirSync(dir).filter((f) => f.endsWith('.ts'));
+  t.ok(files.length >= 1);
+  const numbers = files.map((f) => f.slice(0, 4));
+  t.same(numbers, [...new Set(numbers)].sort(), 'numbered, unique, in order');
+  for (const f of files) t.notMatch(readFileSync(new URL(f, dir), 'utf8'), /export\s+(async\s+)?function\s+down/, `${f} has no down()`);
+});
