@@ -117,7 +117,19 @@ function toRows(block: string, delimiter: string): string[][] {
   if (block.endsWith('\r\n')) end -= 2;
   else if (block.endsWith('\n') || block.endsWith('\r')) end -= 1;
   if (end === 0) return block.length > 0 ? [['']] : [];
-  return parseBlock(block.slice(0, end), delimiter);
+  const body = block.slice(0, end);
+  // Without a quote character, CSV is plain splitting: done natively it is about twice as fast
+  // as the tokeniser. Anything quoted goes through papaparse.
+  if (body.indexOf('"') === -1 && body.indexOf('\n') !== -1) {
+    const lines = body.split('\n');
+    const rows: string[][] = new Array(lines.length);
+    for (let i = 0; i < lines.length; i++) {
+      const l = lines[i]!;
+      rows[i] = (l.charCodeAt(l.length - 1) === 13 ? l.slice(0, -1) : l).split(delimiter);
+    }
+    return rows;
+  }
+  return parseBlock(body, delimiter);
 }
 
 function checkColumns(rows: string[][], limits: ReaderLimits): void {
