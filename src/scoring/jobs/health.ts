@@ -1,4 +1,5 @@
 import { resolveFfmpeg } from '../media/ffmpeg-path.js';
+import { readManifest } from '../onnx/manifest.js';
 import type { HealthCheck, Services } from '../../services.js';
 import { queueDepth } from './commands.js';
 import { configuredDetector } from './detector-choice.js';
@@ -19,12 +20,16 @@ export function scoringHealthCheck(services: Services, builtinName: string): Hea
       const runner = runnerOf(services);
       const queue = await queueDepth(services.db);
       const model = configured.model;
-      const detector = !model
-        ? { setting: 'builtin', runs: builtinName, available: true, reason: null }
-        : model.available
-          ? { setting: configured.setting, runs: configured.setting, available: true, reason: null }
+      let detector: Record<string, unknown>;
+      if (!model) detector = { setting: 'builtin', runs: builtinName, available: true, reason: null };
+      else {
+        // The manifest is read (not the model loaded): cheap enough for every health request.
+        const manifest = model.available ? await readManifest(model.manifest).then((m) => ({ name: m.name, reason: null }), (err: Error) => ({ name: null, reason: `the manifest ${configured.setting} is not valid: ${err.message}` })) : { name: null, reason: model.reason };
+        detector = manifest.name
+          ? { setting: configured.setting, runs: manifest.name, available: true, reason: null }
           : // mode auto falls back to the built-in detector, so scoring still runs; the reason says what to fix.
-            { setting: configured.setting, runs: builtinName, available: false, reason: model.reason };
+            { setting: configured.setting, runs: builtinName, available: false, reason: manifest.reason };
+      }
       const alive = runner?.alive ?? false;
       return {
         ok: ff.available && alive,
