@@ -10,6 +10,7 @@ import {
   MediaError,
   probeMedia,
   resolveFfmpeg,
+  readJpegOrientation,
   sniffMediaType,
 } from '../../src/scoring/media/index.js';
 import type { RgbImage } from '../../src/scoring/types.js';
@@ -242,4 +243,60 @@ t.test('encodeJpeg round-trips an image through ffmpeg', async (t) => {
   const small = await encodeJpeg(frame!.image, 10);
   t.ok(small.length < jpeg.length, 'lower quality is smaller');
   await t.rejects(encodeJpeg({ width: 10, height: 10, data: new Uint8Array(10) }), RangeError);
+});
+
+/** A JPEG with an EXIF APP1 segment holding only the orientation tag, as phones write it. */
+function withOrientation(jpeg: Buffer, orientation: number, bigEndian = false): Buffer {
+  const tiff = Buffer.alloc(26);
+  if (bigEndian) {
+    tiff.write('MM', 0, 'latin1');
+    tiff.writeUInt16BE(42, 2);
+    tiff.writeUInt32BE(8, 4);
+    tiff.writeUInt16BE(1, 8);
+    tiff.writeUInt16BE(0x0112, 10);
+    tiff.writeUInt16BE(3, 12);
+    tiff.writeUInt32BE(1, 14);
+    tiff.writeUInt16BE(orientation, 18);
+  } else {
+    tiff.write('II', 0, 'latin1');
+    tiff.writeUInt16LE(42, 2);
+    tiff.writeUInt32LE(8, 4);
+    tiff.writeUInt16LE(1, 8);
+    tiff.writeUInt16LE(0x0112, 10);
+    tiff.writeUInt16LE(3, 12);
+    tiff.writeUInt32LE(1, 14);
+    tiff.writeUInt16LE(orientation, 18);
+  }
+  const body = Buffer.concat([Buffer.from('Exif\0\0', 'latin1'), tiff]);
+  const head = Buffer.from([0xff, 0xe1, 0, 0]);
+  head.writeUInt16BE(body.length + 2, 2);
+  return Buffer.concat([jpeg.subarray(0, 2), head, body, jpeg.subarray(2)]);
+}
+
+t.test('a phone photo stored sideways (EXIF orientation 6) is probed and decoded upright', async (t) => {
+  ff('-f', 'lavfi', '-i', 'testsrc=s=320x240', '-frames:v', '1', at('upright.jpg'));
+  const plain = readFileSync(at('upright.jpg'));
+  writeFileSync(at('exif6.jpg'), withOrientation(plain, 6));
+  t.equal(readJpegOrientation(readFileSync(at('exif6.jpg'))), 6);
+  t.equal(readJpegOrientation(withOrientation(plain, 8, true)), 8, 'big-endian TIFF too');
+  t.equal(readJpegOrientation(plain), null, 'no EXIF, no orientation');
+  const info = await probeMedia(at('exif6.jpg'));
+  t.match(info, { kind: 'image', width: 240, height: 320, rotation: 90 });
+  const upright = await decodeImage(at('upright.jpg'));
+  const turned = await decodeImage(at('exif6.jpg'));
+  t.match(turned, { width: 240, height: 320 });
+  t.ok(meanAbsDiff(turned, rotateCw(upright)) < 8, 'pixels are the upright picture turned clockwise');
+});
+
+t.test('hostile EXIF never throws', async (t) => {
+  const plain = readFileSync(at('photo.jpg'));
+  const good = withOrientation(plain, 6);
+  for (let cut = 2; cut < 60; cut += 3) t.doesNotThrow(() => readJpegOrientation(good.subarray(0, cut)), `cut at ${cut}`);
+  const bogus = Buffer.from(good);
+  bogus.writeUInt32LE(0xfffffff0, 2 + 4 + 6 + 4); // IFD offset (after SOI, APP1 header, "Exif\0\0", TIFF header) far past the end
+  t.equal(readJpegOrientation(bogus), null);
+  const badValue = withOrientation(plain, 77);
+  t.equal(readJpegOrientation(badValue), null, 'orientation outside 1–8 is ignored');
+  const zeroLength = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe1, 0, 0]), plain.subarray(2)]);
+  t.equal(readJpegOrientation(zeroLength), null);
 });

@@ -13,3 +13,4 @@ export {
 } from './decode.js';
 export { encodeJpeg } from './encode.js';
 export { MediaError, type MediaErrorCode } from './errors.js';
+export { readJpegOrientation, orientationRotation } from './exif.js';

@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
+import { open } from 'node:fs/promises';
 import { MediaError, tailReason } from './errors.js';
+import { orientationRotation, readJpegOrientation } from './exif.js';
 import { requireFfmpeg } from './ffmpeg-path.js';
 
 export interface MediaInfo {
@@ -72,7 +74,25 @@ export async function probeMedia(file: string, options: { timeoutMs?: number } =
   } catch {
     throw new MediaError('unsupported_media', 'ffprobe gave no readable answer for this file');
   }
-  return interpretProbe(parsed);
+  const info = interpretProbe(parsed);
+  if (info.kind === 'image' && info.codec === 'mjpeg' && info.rotation === 0) {
+    // ffmpeg decodes a JPEG upright by its EXIF orientation, which ffprobe does not show.
+    const turn = orientationRotation(readJpegOrientation(await head(file, 128 * 1024)));
+    if (turn === 90 || turn === 270) return { ...info, rotation: turn, width: info.height, height: info.width };
+    if (turn === 180) return { ...info, rotation: turn };
+  }
+  return info;
+}
+
+async function head(file: string, bytes: number): Promise<Uint8Array> {
+  const fh = await open(file, 'r');
+  try {
+    const buf = new Uint8Array(bytes);
+    const { bytesRead } = await fh.read(buf, 0, bytes, 0);
+    return buf.subarray(0, bytesRead);
+  } finally {
+    await fh.close();
+  }
 }
 
 /** Pure part of probeMedia, exported for tests of odd ffprobe answers. */
