@@ -79,7 +79,7 @@ export function spawnRawEncoder(width: number, height: number, fps: number, outp
 export async function* readAllFrames(file: string, width: number, height: number): AsyncGenerator<Uint8Array> {
   const child = spawn(ffmpegPath(), ['-hide_banner', '-loglevel', 'error', '-i', file, '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-s', `${width}x${height}`, 'pipe:1'], { stdio: ['ignore', 'pipe', 'pipe'] });
   const frameBytes = width * height * 3;
-  let pending = Buffer.alloc(0);
+  let pending: Buffer = Buffer.alloc(0);
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
   const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
