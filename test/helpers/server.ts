@@ -12,7 +12,7 @@ export interface TestServer {
   base: string;
   dataDir: string;
   /** fetch against the server; JSON bodies are encoded and decoded for you. */
-  request(method: string, url: string, options?: { body?: unknown; headers?: Record<string, string>; key?: string; admin?: boolean; raw?: BodyInit }): Promise<TestResponse>;
+  request(method: string, url: string, options?: { body?: unknown; headers?: Record<string, string>; key?: string; admin?: boolean; raw?: RequestInit['body'] }): Promise<TestResponse>;
   close(): Promise<void>;
 }
 
@@ -59,7 +59,7 @@ export async function startServer(t: { teardown(fn: () => unknown): void }, conf
       const headers: Record<string, string> = { ...(opts.headers ?? {}) };
       if (opts.key) headers['x-api-key'] = opts.key;
       if (opts.admin) headers.authorization = `Bearer ${ADMIN_TOKEN}`;
-      let body: BodyInit | undefined = opts.raw;
+      let body: RequestInit['body'] = opts.raw;
       if (opts.body !== undefined) {
         headers['content-type'] ??= 'application/json';
         body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
