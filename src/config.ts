@@ -19,6 +19,8 @@ export interface Config {
   jsonBodyLimit: number;
   /** Cap on one uploaded climate or harvest file, bytes. */
   climateUploadLimit: number;
+  /** Cap on one uploaded harvest CSV, bytes. */
+  harvestUploadLimit: number;
   /** Cap on one uploaded clip or photo, bytes. */
   videoUploadLimit: number;
   /** Scoring jobs that may run at once. */
@@ -45,6 +47,7 @@ const ENV_KEYS: Record<keyof Config, string> = {
   logLevel: 'LOG_LEVEL',
   jsonBodyLimit: 'JSON_BODY_LIMIT',
   climateUploadLimit: 'CLIMATE_UPLOAD_LIMIT',
+  harvestUploadLimit: 'HARVEST_UPLOAD_LIMIT',
   videoUploadLimit: 'VIDEO_UPLOAD_LIMIT',
   scoringConcurrency: 'SCORING_CONCURRENCY',
   detector: 'DETECTOR',
@@ -64,6 +67,7 @@ export const DEFAULTS: Config = {
   logLevel: 'info',
   jsonBodyLimit: 1024 * 1024,
   climateUploadLimit: 50 * 1024 * 1024,
+  harvestUploadLimit: 5 * 1024 * 1024,
   videoUploadLimit: 2 * 1024 * 1024 * 1024,
   scoringConcurrency: 1,
   detector: 'builtin',
