@@ -123,6 +123,6 @@ export const TIME_HEADER = {
   datetime: /^(?:date ?time|datetime|timestamp|tijdstip|datum ?tijd|datum ?zeit|zeitstempel|tidspunkt|dato ?tid|time stamp|tijd|time|zeit|tid|datum|date|dato)$/,
   date: /^(?:datum|date|dato|dag|day|tag)$/,
   time: /^(?:tijd|time|zeit|tid|klokkeslæt|uur|hour|uhrzeit)$/,
-  start: /^(?:van|vanaf|begin|start|from|von|fra|period start|start ?time|begintijd|starttijd)$/,
-  end: /^(?:tot|tot en met|eind|einde|end|to|bis|til|period end|end ?time|eindtijd)$/,
+  start: /(?:^|\s)(?:van|vanaf|begin|start|from|von|fra|begintijd|starttijd|start ?time|periode? start|period start)$|^(?:start|begin|van)\s/,
+  end: /(?:^|\s)(?:tot|tot en met|eind|einde|end|to|bis|til|eindtijd|end ?time|periode? end|period end)$|^(?:end|eind|tot)\s/,
 };

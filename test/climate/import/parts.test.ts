@@ -2,7 +2,7 @@ import t from 'tap';
 import { guessColumn, compartmentOf, sameCompartment, unitInName } from '../../../src/climate/import/columns.js';
 import { decideOrder, emptyEvidence, addEvidence, fullYear, parseTimeCell, serialToWall, splitDateCell, wallFromParts } from '../../../src/climate/import/dates.js';
 import { ZoneClock, isoWithOffset } from '../../../src/climate/import/local-time.js';
-import { detectDelimiter, headerRoles } from '../../../src/climate/import/layout.js';
+import { detectDelimiter, detectTime, headerRoles } from '../../../src/climate/import/layout.js';
 import { detectEncoding } from '../../../src/climate/import/source.js';
 import { aggregateHourly, analyseExport } from '../../../src/climate/import/index.js';
 import { fixture } from '../../fixtures/climate/paths.js';
@@ -173,4 +173,13 @@ t.test('precedence: caller-named columns, then a confirmed mapping, then detecti
   // A mapping made for another header is refused.
   const other = await analyseExport(fixture('priva-nl.csv'), { ...opts, mapping });
   t.same(other.blocking.map((b) => b.code), ['mapping_mismatch']);
+});
+
+t.test('period columns named in several ways', async (t) => {
+  for (const [a, b] of [['Datum van', 'Datum tot'], ['Start', 'End'], ['Van', 'Tot'], ['Period start', 'Period end'], ['Von', 'Bis'], ['Start time', 'End time']]) {
+    const rows = [[a!, b!, 'Kastemperatuur (°C)'], ['2021-03-01 00:00', '2021-03-01 01:00', '20'], ['2021-03-01 01:00', '2021-03-01 02:00', '21']];
+    t.same(detectTime(rows)?.spec, { kind: 'period', start_column: 0, end_column: 1, stamp: 'start' }, `${a} / ${b}`);
+  }
+  const two = [['Time', 'Logged', 'Kastemperatuur (°C)'], ['2021-03-01 00:00', '2021-03-01 00:05', '20'], ['2021-03-01 01:00', '2021-03-01 01:05', '21']];
+  t.same(detectTime(two)?.spec, { kind: 'single', column: 0 }, 'two timestamps without period names: the first stamps');
 });
