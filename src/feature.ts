@@ -13,7 +13,7 @@ export interface RecordKind {
   /** Which registry level the rows hang under, and the column naming it. */
   scope: 'cycle' | 'greenhouse';
   column: string;
-  /** Kinds that must be removed before this one (children first); default none. */
+  /** Kinds this one references (e.g. clips reference their walk): a cascade removes this kind's rows before theirs. */
   dependsOn?: string[];
 }
 
