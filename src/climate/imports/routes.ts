@@ -11,6 +11,8 @@ import type { Principal } from '../../auth/principal.js';
 import type { ColumnChoice, ConfirmedMapping } from '../import/index.js';
 import { importExport, previewCsv, previewFile, requireSavedMapping, type ClimateDeps, type ExportChoices, type ExportFile } from './service.js';
 import { undoImport } from './undo.js';
+import { findImport, listImports } from './history.js';
+import type { Db } from '../../db/database.js';
 import { forgetMapping, savedMapping } from './mappings.js';
 import { importSchema, presentImport, presentSavedMapping, savedMappingSchema } from './presenters.js';
 import { columnChoicesSchema, confirmedMappingSchema, csvFormSchema, csvPreviewSchema, fileFormSchema, filePreviewSchema, importResultSchema } from './schemas.js';
@@ -245,10 +247,8 @@ export const importRoutes: RouteSpec[] = [
     errors: [404],
     handler: async (ctx, { params, query }) => {
       const scope = await resolveCycle(ctx.services.db, params);
-      const base = ctx.services.db.selectFrom('climate_imports').where('cycle_id', '=', scope.cycle.id);
-      const total = await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-      const rows = await base.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).offset(query.offset).execute();
-      return { items: rows.map((r) => presentImport(r, scope.zone)), total: Number(total.n), limit: query.limit, offset: query.offset };
+      const { rows, total } = await listImports(ctx.services.db, scope.cycle.id, query);
+      return { items: rows.map((r) => presentImport(r, scope.zone)), total, limit: query.limit, offset: query.offset };
     },
   }),
   defineRoute<CyclePath & { import_id: string }, unknown, { confirm?: boolean }>({
@@ -289,7 +289,7 @@ export const importRoutes: RouteSpec[] = [
       const scope = await resolveCycle(ctx.services.db, params);
       const { sqlite, clock } = ctx.services;
       const r = await ctx.services.store.write(actorOf(ctx.state.principal), async (w) => {
-        const imp = await w.trx.selectFrom('climate_imports').selectAll().where('id', '=', params.import_id).where('cycle_id', '=', scope.cycle.id).executeTakeFirst();
+        const imp = await findImport(w.trx as unknown as Db, scope.cycle.id, params.import_id);
         if (!imp) throw notFound('climate import');
         return undoImport(w, sqlite, clock, imp, body.confirm === true);
       });
