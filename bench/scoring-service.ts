@@ -120,21 +120,31 @@ export async function runScoringServiceBench(options: { seconds?: number; quiet?
     const job = (await accepted.json()) as { job_id: string; status: string };
     if (accepted.status !== 202) throw new Error(`upload: ${accepted.status} ${JSON.stringify(job)}`);
 
-    let finished: { status: string; error: string | null; counts: unknown; detector: string | null; started_at: string | null; created_at: string; result: { frames: unknown[] } | null } | null = null;
-    const poller = (async () => {
+    interface WalkAnswer {
+      status: string;
+      error: string | null;
+      counts: unknown;
+      detector: string | null;
+      started_at: string | null;
+      created_at: string;
+      result: { frames: unknown[] } | null;
+    }
+    let ended = false;
+    const poller = (async (): Promise<WalkAnswer> => {
       for (;;) {
-        const w = (await (await fetch(`${base}/api/observations/${job.job_id}`, { headers: { 'x-api-key': key } })).json()) as NonNullable<typeof finished>;
-        if (w.status === 'done' || w.status === 'failed') return (finished = w);
+        const w = (await (await fetch(`${base}/api/observations/${job.job_id}`, { headers: { 'x-api-key': key } })).json()) as WalkAnswer;
+        if (w.status === 'done' || w.status === 'failed') {
+          ended = true;
+          return w;
+        }
         await new Promise((resolve) => setTimeout(resolve, 250));
       }
     })();
-    const during = await probe(health, { maxRequests: 20_000, maxMs: 30 * 60_000, pauseMs: 20, until: () => finished !== null });
-    await poller;
+    const during = await probe(health, { maxRequests: 20_000, maxMs: 30 * 60_000, pauseMs: 20, until: () => ended });
+    const f = await poller;
     const serviceMs = performance.now() - t0;
     clearInterval(rssTimer);
     peakRss = Math.max(peakRss, process.memoryUsage().rss);
-    if (!finished) throw new Error('the walk did not finish');
-    const f = finished as NonNullable<typeof finished>;
     const frames = f.result?.frames.length ?? 0;
 
     const idleStats = stats(idle);

@@ -50,9 +50,14 @@ t.test('a walk left running by a crash is queued again at start and scored once'
   mkdirSync(frames, { recursive: true });
   writeFileSync(path.join(frames, '00000-image.jpg'), 'half-written');
   writeFileSync(path.join(frames, '00042-image.jpg'), 'from the crashed attempt');
+  // And files of an upload whose walk row never committed.
+  const orphan = path.join(dataDir, 'walks', '01900000-0000-7000-8000-00000000abcd');
+  mkdirSync(path.join(orphan, 'clips'), { recursive: true });
+  writeFileSync(path.join(orphan, 'clips', '00.mp4'), 'orphaned');
   await first.close();
 
   const second = await startServer(t, { dataDir, scoringConcurrency: 1 });
+  t.notOk(existsSync(orphan), 'files without a walk are swept at start');
   const done = await poll(second, id, tree.adminKey, (w) => w.status === 'done' || w.status === 'failed');
   t.equal(done.status, 'done', done.error ?? '');
   t.equal(done.attempts, 2, 'scored by a second attempt');

@@ -1,4 +1,4 @@
-import { rm, mkdir } from 'node:fs/promises';
+import { readdir, rm, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -9,7 +9,8 @@ import { claimNextWalk, clipsOf, failWalk, finishWalk, recordProgress, recoverIn
 import { chooseDetector, configuredDetector } from './detector-choice.js';
 import type { RunnerMessage, WorkerJob, WorkerMessage } from './messages.js';
 import { DEFAULT_OPTIONS, type ScoringMode, type ScoringOptions } from './options.js';
-import { clipsDir, framesDir } from './storage.js';
+import { clipsDir, framesDir, walkDir, walksRoot } from './storage.js';
+import { UUID_PATTERN } from '../../db/ids.js';
 import type { WalkTable } from './tables.js';
 
 /**
@@ -86,8 +87,31 @@ export class WalkRunner {
       log.info('walk requeued', { job_id: id, step: 'requeued', why: 'found running at start (the process stopped while scoring it)' });
     }
     for (const id of failed) log.warn('walk failed', { job_id: id, step: 'failed', why: 'interrupted too often' });
+    await this.sweepOrphans();
     this.running = true;
     this.wake();
+  }
+
+  /**
+   * Removes walk folders with no walk row: files moved in by an upload whose
+   * transaction never committed (a crash in between), or left by a crop cycle
+   * deleted with its walks.
+   */
+  private async sweepOrphans(): Promise<void> {
+    const { db, config, log } = this.services;
+    const root = walksRoot(config.dataDir);
+    const names = await readdir(root).catch(() => [] as string[]);
+    const id = new RegExp(UUID_PATTERN);
+    const candidates = names.filter((n) => id.test(n));
+    for (let i = 0; i < candidates.length; i += 500) {
+      const part = candidates.slice(i, i + 500);
+      const known = new Set((await db.selectFrom('walks').select('id').where('id', 'in', part).execute()).map((r) => r.id));
+      for (const name of part) {
+        if (known.has(name)) continue;
+        await rm(walkDir(config.dataDir, name), { recursive: true, force: true });
+        log.info('walk files removed', { job_id: name, why: 'no such walk (upload interrupted, or the walk was deleted)' });
+      }
+    }
   }
 
   /** Looks for queued walks; called after a walk is queued and whenever one ends. */
