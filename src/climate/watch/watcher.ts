@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { stat } from 'node:fs/promises';
+import { lstat } from 'node:fs/promises';
 import { EventEmitter } from 'node:events';
 import { watch, type FSWatcher } from 'chokidar';
 import { DateTime } from 'luxon';
@@ -69,6 +69,12 @@ export async function importWatchedFile(opts: Pick<WatcherOptions, 'dir' | 'deps
     return { kind: 'skipped', reason: 'not in a greenhouse folder' };
   }
   const [folder, name] = parts as [string, string];
+  // A link could point anywhere on the box: only plain files inside the folder are read.
+  const info = await lstat(file);
+  if (!info.isFile()) {
+    log.warn('climate watch: not a plain file (a link?); ignored', { file: rel });
+    return { kind: 'skipped', reason: 'not a plain file' };
+  }
   const greenhouse = UUID.test(folder) ? await deps.db.selectFrom('greenhouses').selectAll().where('id', '=', folder).executeTakeFirst() : undefined;
   if (!greenhouse) {
     log.warn('climate watch: folder names no greenhouse of this box; file not imported', { file: rel });
@@ -80,7 +86,6 @@ export async function importWatchedFile(opts: Pick<WatcherOptions, 'dir' | 'deps
     return { kind: 'skipped', reason: 'no current crop cycle' };
   }
   const scope: CycleScope = { cycle, greenhouse, zone: greenhouse.time_zone };
-  const info = await stat(file);
   const contentHash = await sha256File(file);
   const known = await deps.db
     .selectFrom('climate_imports')
@@ -161,6 +166,7 @@ export function startClimateWatcher(opts: WatcherOptions): ClimateWatcher {
     ignored: (p: string) => /(^|[\\/])(\.|~)[^\\/]*$|\.(tmp|part|crdownload)$/i.test(p),
     awaitWriteFinish: { stabilityThreshold: opts.stabilityMs ?? 2000, pollInterval: opts.pollMs ?? 100 },
     usePolling: opts.usePolling ?? false,
+    followSymlinks: false,
   });
   watcher.on('add', enqueue);
   watcher.on('change', enqueue);

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { mkdirSync, mkdtempSync, writeFileSync, copyFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync, copyFileSync, rmSync, symlinkSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -101,6 +101,16 @@ t.test('the watched folder', async (t) => {
     t.equal(imports().length, before);
     const lines = (s as TestServer & { logLines: string[] }).logLines;
     t.ok(lines.some((l) => l.includes('folder names no greenhouse')), 'logged');
+  });
+
+  t.test('a link in a greenhouse folder is not followed', async (t) => {
+    const before = imports().length;
+    const outside = path.join(mkdtempSync(path.join(tmpdir(), 'cropwalk-outside-')), 'secret.csv');
+    writeFileSync(outside, climateCsv(24, { start: '2026-06-01T00:00' }));
+    symlinkSync(outside, path.join(ghDir, 'link.csv'));
+    t.same(await o.waitFor('link.csv'), { kind: 'skipped', reason: 'not a plain file' });
+    t.equal(imports().length, before);
+    rmSync(path.dirname(outside), { recursive: true, force: true });
   });
 
   t.test('a greenhouse without saved choices: failed import with the reason, recorded once', async (t) => {
