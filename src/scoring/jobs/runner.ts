@@ -23,6 +23,9 @@ const HERE = fileURLToPath(import.meta.url);
 const BOOT = new URL('./worker-boot.mjs', import.meta.url);
 const ENTRY = new URL(`./worker${path.extname(HERE)}`, import.meta.url);
 
+/** Frames live in ArrayBuffers outside this heap; the heap holds tracks, detections and the result. */
+const WORKER_HEAP_MB = 1024;
+
 export interface RunnerOptions {
   /** Walks scored at once; 0 pauses scoring (walks stay queued). */
   concurrency: number;
@@ -172,7 +175,8 @@ export class WalkRunner {
       framesDir: frames,
     };
     // A TypeScript worker needs the parent's loader (tsx, or tap's): execArgv carries it, the boot file registers tsx when it is missing.
-    const worker = new Worker(BOOT, { workerData: { entry: ENTRY.href, job }, execArgv: process.execArgv });
+    // A heap cap of its own: a walk that runs away with memory ends that worker (and fails the walk), not the API.
+    const worker = new Worker(BOOT, { workerData: { entry: ENTRY.href, job }, execArgv: process.execArgv, resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } });
     let resolveFinished!: () => void;
     const active: Active = {
       walk,
