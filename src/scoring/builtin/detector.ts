@@ -7,19 +7,27 @@ import { computePlanes, type FramePlanes } from './features.js';
 import { DEFAULT_PARAMS, type BuiltinParams } from './params.js';
 import { DEFAULT_RIPENESS_THRESHOLDS, ripenessFromHue, type RipenessThresholds } from './ripeness.js';
 import { greenMask, ripeMask } from './segment.js';
+import { DEFAULT_STEM_PARAMS, findStems, type StemParams } from './stems.js';
 
 export interface BuiltinDetectorOptions {
   params?: Partial<BuiltinParams>;
   ripeness?: Partial<RipenessThresholds>;
+  /**
+   * Count main stems (and plants, one per stem) with the ridge-path stem finder. Off by
+   * default: it is exact on rendered rows but fires on foliage in real close-up photos
+   * (docs/builtin-detector.md has the figures).
+   */
+  stems?: boolean;
+  stemParams?: Partial<StemParams>;
 }
 
 export const BUILTIN_DETECTOR_NAME = 'builtin-colour';
 
 export const STEMS_UNSUPPORTED_REASON =
-  'the colour-and-shape detector does not count stems: thin green-brown structures cannot be told apart from leaf ' +
-  'petioles, trusses and wires by colour and shape alone reliably enough; use a model detector for stems';
+  'the built-in detector does not count stems by default: its stem finder (thin, long, vertical ridges) counts ' +
+  'rendered rows well but mistakes trusses, petioles and leaf veins for stems in real photos; use a model detector for stems';
 export const PLANTS_UNSUPPORTED_REASON =
-  'plants are counted from stems (one stem per plant in a single-stem crop), which this detector does not count';
+  'plants are counted as stems (one stem per plant in a single-stem crop), and stems are not counted by default';
 
 /** One fruit hypothesis with what it was judged on (exported for the bench and for tuning). */
 export interface Candidate {
@@ -38,18 +46,56 @@ export interface Candidate {
 export function createBuiltinDetector(options: BuiltinDetectorOptions = {}): Detector {
   const params: BuiltinParams = { ...DEFAULT_PARAMS, ...options.params };
   const thresholds: RipenessThresholds = { ...DEFAULT_RIPENESS_THRESHOLDS, ...options.ripeness };
+  const stemParams: StemParams = { ...DEFAULT_STEM_PARAMS, ...options.stemParams };
+  const withStems = options.stems === true;
   const info: DetectorInfo = {
     name: BUILTIN_DETECTOR_NAME,
     kind: 'builtin',
-    stems: { supported: false, reason: STEMS_UNSUPPORTED_REASON },
-    plants: { supported: false, reason: PLANTS_UNSUPPORTED_REASON },
+    stems: withStems ? { supported: true } : { supported: false, reason: STEMS_UNSUPPORTED_REASON },
+    plants: withStems
+      ? { supported: true, reason: 'one plant per stem (single-stem crop)' }
+      : { supported: false, reason: PLANTS_UNSUPPORTED_REASON },
   };
   return {
     info,
     async detect(image: RgbImage, detectOptions: DetectOptions): Promise<Detection[]> {
-      return detectFruit(image, detectOptions.conf, params, thresholds);
+      return detectAll(image, detectOptions.conf, params, thresholds, withStems ? stemParams : null);
     },
   };
+}
+
+/** Fruit, and with stem parameters also stems and plants (one per stem), above `conf`. */
+export function detectAll(
+  image: RgbImage,
+  conf: number,
+  params: BuiltinParams = DEFAULT_PARAMS,
+  thresholds: RipenessThresholds = DEFAULT_RIPENESS_THRESHOLDS,
+  stemParams: StemParams | null = null,
+): Detection[] {
+  const fruit = detectFruit(image, conf, params, thresholds);
+  if (!stemParams) return fruit;
+  return [...fruit, ...detectStems(image, conf, params, stemParams)];
+}
+
+/** Stems and, for a single-stem crop, one plant per stem, with boxes in the input frame's pixels. */
+export function detectStems(image: RgbImage, conf: number, params: BuiltinParams = DEFAULT_PARAMS, stemParams: StemParams = DEFAULT_STEM_PARAMS): Detection[] {
+  const size = fitLongSide(image.width, image.height, params.workingLongSide);
+  const work = size.scale === 1 ? image : resizeArea(image, size.width, size.height);
+  const sx = image.width / work.width;
+  const sy = image.height / work.height;
+  const planes = computePlanes(work, params.wideRadius);
+  const ripe = ripeMask(planes, params);
+  const green = greenMask(planes, params, ripe);
+  const fruitSkin = new Uint8Array(ripe.length);
+  for (let i = 0; i < fruitSkin.length; i++) fruitSkin[i] = ripe[i]! | green[i]!;
+  const out: Detection[] = [];
+  for (const s of findStems(planes, fruitSkin, stemParams)) {
+    if (s.support < conf) continue;
+    const box: Box = [clamp(s.box[0] * sx, 0, image.width), clamp(s.box[1] * sy, 0, image.height), clamp(s.box[2] * sx, 0, image.width), clamp(s.box[3] * sy, 0, image.height)];
+    const score = round3(s.support);
+    out.push({ kind: 'stem', box, score }, { kind: 'plant', box: [...box] as Box, score });
+  }
+  return out;
 }
 
 /** Synchronous core, exported for the bench and tests. */

@@ -1,6 +1,8 @@
 export {
   createBuiltinDetector,
   detectFruit,
+  detectAll,
+  detectStems,
   fruitCandidates,
   type Candidate,
   BUILTIN_DETECTOR_NAME,
@@ -10,3 +12,4 @@ export {
 } from './detector.js';
 export { DEFAULT_PARAMS, type BuiltinParams } from './params.js';
 export { ripenessFromHue, DEFAULT_RIPENESS_THRESHOLDS, type RipenessThresholds } from './ripeness.js';
+export { findStems, DEFAULT_STEM_PARAMS, type StemParams, type StemFound } from './stems.js';
