@@ -96,7 +96,7 @@ export async function analyseExport(input: ExportInput, options: AnalyseOptions)
         const out = scanner.push(cells, block.decimal);
         if (out && first.length < previewN) {
           const values: Record<string, number> = {};
-          out.metrics.forEach((m, i) => { values[m] = out.values[i]!; });
+          for (let i = 0; i < out.count; i++) values[out.metrics[i]!] = out.values[i]!;
           first.push({ at: out.at, values });
         }
       }
@@ -155,7 +155,7 @@ export function readReadings(input: ExportInput, options: ReadOptions): AsyncIte
           for (const cells of block.rows) {
             const out = scanner.push(cells, block.decimal);
             if (!out) continue;
-            for (let i = 0; i < out.metrics.length; i++) {
+            for (let i = 0; i < out.count; i++) {
               batch.push({ at: out.at, metric: out.metrics[i]!, value: out.values[i]! });
               if (batch.length === batchSize) { yield batch; batch = []; }
             }

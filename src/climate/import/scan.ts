@@ -9,8 +9,10 @@ export interface RowOut {
   row: number;
   ms: number;
   at: string;
+  /** The first `count` entries are this row's; the arrays are reused for the next row. */
   metrics: string[];
   values: number[];
+  count: number;
 }
 
 const ROWS_LISTED = 20;
@@ -35,6 +37,7 @@ export class Scanner {
   private duplicateRows: number[] = [];
   private duplicateCount = 0;
   private row = 0;
+  private readonly out: RowOut = { row: 0, ms: 0, at: '', metrics: [], values: [], count: 0 };
   /** Wall-clock order of the file, from its first two distinct times: newest-first files exist. */
   private firstWall = Number.NaN;
   private descending: boolean | null = null;
@@ -53,7 +56,7 @@ export class Scanner {
     };
   }
 
-  /** Feeds one file row; returns its readings, or null when the row holds none. */
+  /** Feeds one file row; returns its readings (valid until the next push), or null when the row has no time. */
   push(cells: string[], decimal: '.' | ',' = this.plan.decimal): RowOut | null {
     const n = ++this.row;
     this.stats.rows_read++;
@@ -110,8 +113,10 @@ export class Scanner {
     this.lastDataRow = n;
     if (ms < this.minMs) this.minMs = ms;
     if (ms > this.maxMs) this.maxMs = ms;
-    const metrics: string[] = [];
-    const values: number[] = [];
+    const out = this.out;
+    const metrics = out.metrics;
+    const values = out.values;
+    let count = 0;
     const sel = this.plan.selected;
     const readNumber = decimal === '.' ? this.readDotNumber : this.readNumber;
     for (let k = 0; k < sel.length; k++) {
@@ -122,11 +127,16 @@ export class Scanner {
       if (raw === null) { this.colSkips[k]!.not_a_number++; continue; }
       const v = s.apply(raw);
       if (!(v >= s.lo && v <= s.hi)) { this.colSkips[k]!.out_of_range++; continue; }
-      metrics.push(s.metric);
-      values.push(v);
+      metrics[count] = s.metric;
+      values[count] = v;
+      count++;
     }
-    this.stats.values += values.length;
-    return { row: n, ms, at: isoWithOffset(ms, offset), metrics, values };
+    this.stats.values += count;
+    out.row = n;
+    out.ms = ms;
+    out.at = isoWithOffset(ms, offset);
+    out.count = count;
+    return out;
   }
 
   /** Closes the pass: trailing rows, DST and skip reports. */
