@@ -4,13 +4,13 @@ import type { Ripeness } from '../types.js';
  * Ripeness from the CIELAB hue angle of the fruit's skin after white
  * balance. The USDA colour stages for fresh tomatoes (green, breakers,
  * turning, pink, light red, red) are defined by the share of the surface
- * that has turned; the mean hue of the visible skin moves steadily from
- * yellow-green (~110°) to red (~35°) through those stages, so thresholds on
- * it place a fruit in our three classes:
+ * that has turned; the mean hue of the visible skin falls steadily through
+ * them, from about 115° (green) to about 40° (red). The product's three
+ * classes follow the project's mapping (scripts/render/truth.ts):
  *
- *   USDA green, breakers        → green    (hue ≥ greenFrom)
- *   USDA turning, pink          → turning  (turningFrom ≤ hue < greenFrom)
- *   USDA light red, red         → red      (hue < turningFrom)
+ *   USDA green                   → green    (hue ≥ greenFrom, 100°)
+ *   USDA breakers, turning, pink → turning  (turningFrom ≤ hue < greenFrom)
+ *   USDA light red, red          → red      (hue < turningFrom, 65°)
  *
  * docs/builtin-detector.md explains the mapping and how the numbers were set.
  */
@@ -21,7 +21,7 @@ export interface RipenessThresholds {
   turningFrom: number;
 }
 
-export const DEFAULT_RIPENESS_THRESHOLDS: RipenessThresholds = { greenFrom: 88, turningFrom: 62 };
+export const DEFAULT_RIPENESS_THRESHOLDS: RipenessThresholds = { greenFrom: 100, turningFrom: 65 };
 
 /** Hue angles are 0–360; red skin sits just above 0 and magenta casts just below 360. */
 export function ripenessFromHue(hue: number, t: RipenessThresholds = DEFAULT_RIPENESS_THRESHOLDS): Ripeness {
