@@ -77,7 +77,7 @@ export function unitInName(name: string): UnitDef | null {
     if (u) found.push(u);
   }
   if (found.length > 0) return found[found.length - 1]!;
-  for (const seg of name.split(/\s+-\s+/)) {
+  for (const seg of name.replace(/\s+/g, ' ').split(' - ')) {
     const u = parseUnit(seg);
     if (u && seg.trim().length > 1) found.push(u);
   }
@@ -131,7 +131,7 @@ function metricFromName(name: string): Match | null {
   if (sp) return sp;
   let best: Match | null = null;
   let vetoed = false;
-  for (const seg of name.split(/\s+-\s+/)) {
+  for (const seg of name.replace(/\s+/g, ' ').split(' - ')) {
     const f = foldHeader(seg);
     if (f === '') continue;
     if (NOT_A_READING.test(f)) { vetoed = true; continue; }
@@ -153,7 +153,12 @@ function metricFromUnit(unit: UnitDef | null): Match | null {
   return null;
 }
 
-export function guessColumn(h: HeaderCells): ColumnGuess {
+/** Header cells are cut to this length before any matching: no real column name is longer. */
+export const MAX_HEADER_CELL = 512;
+
+export function guessColumn(input: HeaderCells): ColumnGuess {
+  const cut = (x: string | null) => (x === null ? null : x.slice(0, MAX_HEADER_CELL));
+  const h: HeaderCells = { index: input.index, name: cut(input.name)!, compartmentCell: cut(input.compartmentCell), unitCell: cut(input.unitCell) };
   const parts = [h.name, h.compartmentCell, h.unitCell].filter((p): p is string => !!p && p.trim() !== '');
   const header = parts.map((p) => p.trim()).join(' | ');
   const comp = h.compartmentCell ? compartmentFromCell(h.compartmentCell) : null;

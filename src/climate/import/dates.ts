@@ -16,7 +16,7 @@ export interface WallClock {
 }
 
 const DATE_TIME =
-  /^(\d{1,4})([-/.])(\d{1,2})\2(\d{1,4})(?:(?:T|\s+)(\d{1,2})[:.](\d{2})(?:[:.](\d{2})(?:[.,](\d{1,6}))?)?\s*([AaPp][Mm])?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/;
+  /^(\d{1,4})([-/.])(\d{1,2})\2(\d{1,4})(?:(?:T|\s+)(\d{1,2})[:.](\d{2})(?:[:.](\d{2})(?:[.,](\d{1,6}))?)?(?:\s*([AaPp][Mm]))?)?(?:\s*(Z|[+-]\d{2}(?::?\d{2})?))?$/;
 const TIME_ONLY = /^(\d{1,2})[:.](\d{2})(?:[:.](\d{2})(?:[.,](\d{1,6}))?)?\s*([AaPp][Mm])?$/;
 const SERIAL = /^\d{5}(?:\.\d+)?$/;
 
@@ -32,7 +32,11 @@ export interface DateParts {
   offset: number | null;
 }
 
+/** No date or time cell is longer; longer cells are not even matched (keeps regex cost linear and small). */
+const MAX_TIME_CELL = 64;
+
 export function splitDateCell(cell: string): DateParts | null {
+  if (cell.length > MAX_TIME_CELL) return null;
   const m = DATE_TIME.exec(cell.trim());
   if (!m) return null;
   let time: DateParts['time'] = null;
@@ -95,6 +99,7 @@ function daysInMonth(y: number, mo: number): number {
 }
 
 export function parseTimeCell(cell: string): [number, number, number, number] | null {
+  if (cell.length > MAX_TIME_CELL) return null;
   const t = cell.trim();
   const m = TIME_ONLY.exec(t);
   if (m) {
@@ -115,7 +120,7 @@ export function parseTimeCell(cell: string): [number, number, number, number] | 
 }
 
 export function isSerialCell(cell: string): boolean {
-  if (!SERIAL.test(cell.trim())) return false;
+  if (cell.length > MAX_TIME_CELL || !SERIAL.test(cell.trim())) return false;
   const v = +cell;
   // 1954 to 2119: a wide window that still excludes five-digit readings like 10000 ppm.
   return v >= 20000 && v <= 80000;

@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { climateMetric, isClimateMetric } from '../metrics.js';
 import { conversion, parseUnit, unitBySymbol, type UnitDef } from '../../units/units.js';
-import { guessColumn, sameCompartment, type ColumnGuess, type HeaderCells } from './columns.js';
+import { guessColumn, MAX_HEADER_CELL, sameCompartment, type ColumnGuess, type HeaderCells } from './columns.js';
 import {
   describeDateFormat, emptyEvidence, parseTimeCell, serialToWall, splitDateCell, wallFromParts, type CellOrder, type WallClock,
 } from './dates.js';
@@ -159,7 +159,7 @@ export async function makePlan(
     return { blocking, warnings };
   }
   const firstDataRow = det.firstDataRow + sepHint;
-  const headerRowsText = rows.slice(sepHint, firstDataRow);
+  const headerRowsText = rows.slice(sepHint, firstDataRow).map((r) => r.map((c) => c.slice(0, MAX_HEADER_CELL)));
   const tcols = new Set(timeColumns(det.spec).map((c) => c));
   const roles = headerRoles(headerRowsText, tcols);
   const headerRows: Plan['headerRows'] = [];
