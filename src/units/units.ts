@@ -187,7 +187,8 @@ export function normaliseUnitText(text: string): string {
 
 /** Recognises a unit as spelled in an export; null when the text is not a known unit. */
 export function parseUnit(text: string | null | undefined): UnitDef | null {
-  if (text == null) return null;
+  // No unit is spelled longer; refusing long text also bounds the cost of the patterns below.
+  if (text == null || text.length > 64) return null;
   const key = normaliseUnitText(text);
   if (key === '') return null;
   const symbol = ALIAS_TO_SYMBOL.get(key) ?? ALIAS_TO_SYMBOL.get(key.replace(/\s+/g, ''));

@@ -28,6 +28,7 @@ t.test('parseUnit recognises the spellings found in exports', async (t) => {
 });
 
 t.test('parseUnit refuses what is not a unit', async (t) => {
+  t.equal(parseUnit('(' + ' '.repeat(100_000) + 'x'), null, 'long text is no unit, and is refused without scanning it');
   for (const text of ['', '   ', 'afd 4', '21B', 'units', '%sat', 'averages', 'Temperature', null, undefined]) {
     t.equal(parseUnit(text as string), null, `${JSON.stringify(text)} is not a unit`);
   }
