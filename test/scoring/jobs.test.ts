@@ -311,3 +311,27 @@ process.stdout.write(JSON.stringify(presentWalk(${JSON.stringify(walk)}, [], 'Eu
     t.same(JSON.parse(out), JSON.parse(JSON.stringify(here)), `TZ=${tz} answers the same`);
   }
 });
+
+t.test('frame writer: one ffmpeg per run of same-sized consecutive frames, files named by walk-wide index', async (t) => {
+  const { JpegSequenceWriter } = await import('../../src/scoring/jobs/frame-writer.js');
+  const { readdirSync, readFileSync } = await import('node:fs');
+  // Size from the JPEG's SOF0 header (ffprobe itself reads a path with %d in it as a pattern).
+  const jpegSize = (bytes: Buffer) => {
+    const at = bytes.indexOf(Buffer.from([0xff, 0xc0]));
+    return { width: bytes.readUInt16BE(at + 7), height: bytes.readUInt16BE(at + 5) };
+  };
+  // A literal % in the folder must not be read as part of ffmpeg's file pattern.
+  const dir = path.join(t.testdir(), 'walk 100%d');
+  (await import('node:fs')).mkdirSync(dir);
+  const image = (w: number, h: number, v: number) => ({ width: w, height: h, data: new Uint8Array(w * h * 3).fill(v) });
+  const writer = new JpegSequenceWriter(dir, 'image.jpg');
+  for (const i of [0, 1, 2]) await writer.write(i, image(16, 16, 40 * i));
+  for (const i of [5, 6]) await writer.write(i, image(32, 16, 200)); // a new size and a gap: a new run
+  await writer.close();
+  t.same(readdirSync(dir).sort(), ['00000-image.jpg', '00001-image.jpg', '00002-image.jpg', '00005-image.jpg', '00006-image.jpg']);
+  for (const f of readdirSync(dir)) t.same([...readFileSync(path.join(dir, f)).subarray(0, 3)], [0xff, 0xd8, 0xff], `${f} is a JPEG`);
+  t.same(jpegSize(readFileSync(path.join(dir, '00006-image.jpg'))), { width: 32, height: 16 });
+  t.same(jpegSize(readFileSync(path.join(dir, '00001-image.jpg'))), { width: 16, height: 16 });
+  await writer.close();
+  t.pass('closing twice is harmless');
+});
