@@ -1,7 +1,6 @@
 // The reader's two entry points: analyseExport (the preview: what would be stored) and
 // readReadings (the import: every reading, streamed in batches).
-import { addEvidence, emptyEvidence } from './dates.js';
-import { splitDateCell } from './dates.js';
+import { addEvidence, emptyEvidence, splitDateCell } from './dates.js';
 import { makePlan, mappingOf, type Plan } from './plan.js';
 import { Scanner } from './scan.js';
 import { ReaderError } from './source.js';
@@ -31,11 +30,11 @@ function baseLayout(table: Table | null, bytesRead: number): Layout {
   };
 }
 
-function refused(input: ExportInput, options: AnalyseOptions, err: ReaderError, table: Table | null): Analysis {
+function refused(input: ExportInput, options: AnalyseOptions, blocking: Problem[], warnings: Problem[], table: Table | null, bytesRead: number): Analysis {
   return {
-    file_name: fileNameOf(input), layout: baseLayout(table, err.bytesRead ?? table?.bytesRead() ?? 0), columns: [],
-    time_zone: options.timeZone, time_range: null, first_rows: [], warnings: [],
-    blocking: [{ code: err.code, message: err.message }], mapping: null, stats: emptyStats(),
+    file_name: fileNameOf(input), layout: baseLayout(table, bytesRead), columns: [],
+    time_zone: options.timeZone, time_range: null, first_rows: [], warnings,
+    blocking, mapping: null, stats: emptyStats(),
   };
 }
 
@@ -64,14 +63,14 @@ async function prepare(input: ExportInput, options: AnalyseOptions): Promise<
       return ev;
     });
     if (!('time' in planOrProblems)) {
-      const a = refused(input, options, new ReaderError('x', 'x'), table);
-      a.blocking = planOrProblems.blocking;
-      a.warnings = planOrProblems.warnings;
-      return { ok: false, analysis: a };
+      return { ok: false, analysis: refused(input, options, planOrProblems.blocking, planOrProblems.warnings, table, table.bytesRead()) };
     }
     return { ok: true, table: t, plan: planOrProblems };
   } catch (err) {
-    if (err instanceof ReaderError) return { ok: false, analysis: refused(input, options, err, table) };
+    if (err instanceof ReaderError) {
+      const blocking = [{ code: err.code, message: err.message }];
+      return { ok: false, analysis: refused(input, options, blocking, [], table, err.bytesRead ?? table?.bytesRead() ?? 0) };
+    }
     throw err;
   }
 }

@@ -97,7 +97,10 @@ function numberReader(decimal: '.' | ','): (cell: string) => number | null {
     }
     const n = +t;
     if (n !== n || n === Infinity || n === -Infinity) return null;
-    if (t.length > 2 && (t.charCodeAt(1) | 32) > 97 && t.charCodeAt(0) === 48) return null; // 0x.., 0b.., 0o..
+    if (t.length > 2 && t.charCodeAt(0) === 48) {
+      const c1 = t.charCodeAt(1) | 32; // 0x.., 0b.., 0o.. are not readings
+      if (c1 === 120 || c1 === 98 || c1 === 111) return null;
+    }
     return n;
   };
 }
@@ -165,9 +168,8 @@ export async function makePlan(
   const headerRows: Plan['headerRows'] = [];
   if (sepHint) headerRows.push({ row: 1, role: 'delimiter_hint' });
   roles.forEach((role, i) => headerRows.push({ row: sepHint + i + 1, role }));
-  const spec: TimeSpec = det.spec.kind === 'single' ? det.spec
-    : det.spec.kind === 'date_time' ? det.spec : det.spec;
-  const adjusted = spec; // columns are file columns; the sep= line does not shift them
+  // Columns are file columns: a sep= line shifts rows, never columns.
+  const adjusted: TimeSpec = det.spec;
 
   const dataHead = rows.slice(firstDataRow);
   const ncols = Math.max(0, ...headerRowsText.map((r) => r.length), ...dataHead.slice(0, 20).map((r) => r.length));

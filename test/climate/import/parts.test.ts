@@ -183,3 +183,18 @@ t.test('period columns named in several ways', async (t) => {
   const two = [['Time', 'Logged', 'Kastemperatuur (°C)'], ['2021-03-01 00:00', '2021-03-01 00:05', '20'], ['2021-03-01 01:00', '2021-03-01 01:05', '21']];
   t.same(detectTime(two)?.spec, { kind: 'single', column: 0 }, 'two timestamps without period names: the first stamps');
 });
+
+t.test('numbers: what Number() accepts beyond decimals is refused', async (t) => {
+  const { numberReader } = await import('../../../src/climate/import/plan.js');
+  const dot = numberReader('.');
+  const comma = numberReader(',');
+  t.equal(dot('1.05938e-007'), 1.05938e-7);
+  t.equal(dot('0E-3'), 0);
+  t.equal(dot(' 21.5 '), 21.5);
+  t.equal(dot('-2.14748e+008'), -214748000);
+  for (const bad of ['', '   ', 'NaN', 'Infinity', '-Infinity', '0x1A', '0b101', '0o17', 'abc', '1,5']) t.equal(dot(bad), null, JSON.stringify(bad));
+  t.equal(comma('21,375'), 21.375);
+  t.equal(comma('1.013,25'), 1013.25);
+  t.equal(comma('-3,5'), -3.5);
+  t.equal(comma('1,05938e-007'), 1.05938e-7);
+});
