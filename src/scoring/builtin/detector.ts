@@ -238,7 +238,7 @@ function scoreOf(c: Circle, m: DiscMeasure, source: 'ripe' | 'green', q: Builtin
   let colour: number;
   if (source === 'ripe') colour = clamp01((m.chroma - q.ripeMinChroma) / 30);
   else colour = 0.5 * clamp01(1 - m.texture / q.greenMaxTexture) + 0.5 * clamp01(m.relativeL / 15);
-  const base = source === 'ripe' ? 0.1 : 0;
+  const base = source === 'ripe' ? q.ripeBias : q.greenBias;
   return calibrate(clamp01(base + 0.15 * shape + 0.1 * round + 0.45 * size + 0.3 * colour), q);
 }
 

@@ -46,6 +46,9 @@ export interface BuiltinParams {
   minSupport: number;
   /** …and this share of their disc to be skin. */
   minFill: number;
+  /** Score offsets by evidence kind: ripe skin is the surer sign of a fruit than green skin among leaves. */
+  ripeBias: number;
+  greenBias: number;
   /** Find shapes on ripe ∪ green skin together (a turning fruit is one blob), reading ripeness per circle. */
   unionMasks: boolean;
   /**
@@ -83,6 +86,8 @@ export const DEFAULT_PARAMS: BuiltinParams = {
   maxRadius: 90,
   minSupport: 0.3,
   minFill: 0.4,
+  ripeBias: 0.1,
+  greenBias: 0,
   unionMasks: true,
   balancedRawScore: 0.52,
   calibratedAt: 0.35,
