@@ -25,5 +25,7 @@ export const climateFeature: Feature = {
     const { db, store, sqlite, clock } = services;
     const watcher = startClimateWatcher({ dir, deps: { db, store, sqlite, clock }, log: services.log, limitBytes: services.config.climateUploadLimit });
     services.onClose.push(() => watcher.close());
+    // Not critical: the API works without the folder; /api/health shows what it has done.
+    services.healthChecks.push({ name: 'climate_watch', critical: false, check: async () => ({ ok: true, detail: { ...watcher.status() } }) });
   },
 };

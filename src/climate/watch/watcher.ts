@@ -126,9 +126,19 @@ export async function importWatchedFile(opts: Pick<WatcherOptions, 'dir' | 'deps
   }
 }
 
+export interface WatcherStatus {
+  dir: string;
+  /** Files handled since start, by outcome. */
+  imported: number;
+  failed: number;
+  skipped: number;
+  last_error: string | null;
+}
+
 export interface ClimateWatcher {
   /** Emits `outcome` (file, Outcome) after each file. */
   events: EventEmitter;
+  status(): WatcherStatus;
   /** Resolves when chokidar's initial scan is done (files it found may still be waiting for their size to settle). */
   ready: Promise<void>;
   /** Resolves when nothing is queued. */
@@ -147,6 +157,11 @@ export function startClimateWatcher(opts: WatcherOptions): ClimateWatcher {
   const events = new EventEmitter();
   let queue: Promise<void> = Promise.resolve();
   let closed = false;
+  const status: WatcherStatus = { dir: opts.dir, imported: 0, failed: 0, skipped: 0, last_error: null };
+  events.on('outcome', (_file: string, o: Outcome) => {
+    status[o.kind]++;
+    if (o.kind === 'failed') status.last_error = o.reason;
+  });
   const enqueue = (file: string) => {
     queue = queue.then(async () => {
       if (closed) return;
@@ -170,11 +185,15 @@ export function startClimateWatcher(opts: WatcherOptions): ClimateWatcher {
   });
   watcher.on('add', enqueue);
   watcher.on('change', enqueue);
-  watcher.on('error', (err) => opts.log.error('climate watch: watcher error', { error: err as Error }));
+  watcher.on('error', (err) => {
+    status.last_error = (err as Error).message;
+    opts.log.error('climate watch: watcher error', { error: err as Error });
+  });
   const ready = new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
   opts.log.info('climate watch: watching', { dir: opts.dir, layout: '<dir>/<greenhouse_id>/<export file>' });
   return {
     events,
+    status: () => ({ ...status }),
     ready,
     idle: async () => {
       let seen: Promise<void>;

@@ -180,6 +180,8 @@ t.test('the feature starts the watcher from CLIMATE_WATCH_DIR and stops it on cl
   } while (list.body.total < 2 && Date.now() < until);
   t.equal(list.body.items[0].file_name, 'drop.csv');
   t.equal(list.body.items[0].kind, 'watch');
+  const health = await s.request('GET', '/api/health');
+  t.match(health.body.checks.climate_watch, { ok: true, dir, imported: 1 });
   await s.close();
   writeFileSync(path.join(dir, tree.greenhouseId, 'after-close.csv'), climateCsv(6, { start: '2026-04-02T00:00' }));
   await sleep(2500);
