@@ -45,12 +45,13 @@ export interface ImportTotals {
  * - existing with another value: updated, remembered as `updated` with the
  *   previous value and source, so undo can put them back.
  *
- * Readings go through prepared statements on the same connection as the
- * Kysely transaction (better-sqlite3 has one): per-row Kysely inserts with a
- * change-log row each are an order of magnitude slower on a year of
- * five-minute data. The change log gets one entry for the whole import (its
- * record, with counts, time range and mapping): an import is audited and
- * undone as one unit, not reading by reading.
+ * Readings go through prepared statements (many rows per statement) on the
+ * same connection as the Kysely transaction (better-sqlite3 has one), and the
+ * readings already stored in a batch's time span are fetched in one query.
+ * The change log gets one entry for the whole import (its record, with
+ * counts, time range and mapping) rather than one per reading: an import is
+ * audited and undone as one unit, and a row per reading would double the
+ * writes of a year of five-minute data.
  */
 export async function storeImport(
   w: Writer,

@@ -15,7 +15,7 @@ export const importSchema = {
     kind: { enum: ['csv', 'file', 'ingest', 'watch'], description: '`csv`: climate CSV upload; `file`: climate-computer export upload (hourly values); `ingest`: a script posting the file as the body; `watch`: found in the watched folder.' },
     actor: { type: 'string', description: 'Who imported it: `key:<key_id>`, `admin-token`, or `watcher`.' },
     created_at: { type: 'string', description: 'When the import ran (UTC).' },
-    rows_read: { type: 'integer', description: 'Data rows read from the file (for hourly imports: hours stored).' },
+    rows_read: { type: 'integer', description: 'Rows of the file that held readings (for hourly imports too: the file rows, not the hours stored).' },
     readings_added: { type: 'integer', description: 'Readings that did not exist before.' },
     readings_updated: { type: 'integer', description: 'Readings that existed with another value and were changed (undo restores them).' },
     readings_skipped: { type: 'integer', description: 'Readings that existed with the same value (left alone), and repeats of the same metric and instant within the file.' },
