@@ -170,6 +170,32 @@ function estimateShift(prev: Analysis, cur: Analysis, maxShiftFraction = 0.45): 
   return [cx, cy];
 }
 
+/** Half the resolution of an analysis plane (2×2 means): motion needs no more, and the search is 16× cheaper. */
+function halve(a: Analysis): Analysis {
+  const w = a.width >> 1;
+  const h = a.height >> 1;
+  const out = new Float32Array(w * h);
+  for (let y = 0; y < h; y++) {
+    const r0 = 2 * y * a.width;
+    const r1 = r0 + a.width;
+    for (let x = 0; x < w; x++) {
+      out[y * w + x] = (a.luma[r0 + 2 * x]! + a.luma[r0 + 2 * x + 1]! + a.luma[r1 + 2 * x]! + a.luma[r1 + 2 * x + 1]!) / 4;
+    }
+  }
+  return { width: w, height: h, luma: out, scale: a.scale * 2 };
+}
+
+const coarseCache = new WeakMap<RgbImage, Analysis>();
+function motionPlane(image: RgbImage): Analysis {
+  let c = coarseCache.get(image);
+  if (!c) {
+    const a = analysed(image);
+    c = a.width >= 240 ? halve(a) : a;
+    coarseCache.set(image, c);
+  }
+  return c;
+}
+
 /** Keeps the previous frame's analysis so a walk does not analyse each frame twice. */
 const cache = new WeakMap<RgbImage, Analysis>();
 function analysed(image: RgbImage): Analysis {
@@ -206,8 +232,9 @@ export function frameQuality(image: RgbImage, previous?: RgbImage | null, interv
   let motion: number | null = null;
   let shift: [number, number] | null = null;
   if (previous && previous.width === image.width && previous.height === image.height) {
-    const [dx, dy] = estimateShift(analysed(previous), a);
-    shift = [dx * a.scale, dy * a.scale];
+    const m = motionPlane(image);
+    const [dx, dy] = estimateShift(motionPlane(previous), m);
+    shift = [dx * m.scale, dy * m.scale];
     motion = Math.hypot(shift[0], shift[1]) / Math.max(1e-6, intervalSeconds);
   }
   return {

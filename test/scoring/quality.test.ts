@@ -98,7 +98,7 @@ t.test('motion is measured as a shift per second and a large one warns "walked t
   const q0 = frameQuality(a);
   t.equal(q0.motionPxPerSecond, null, 'no motion for the first frame');
   const q1 = frameQuality(slow, a, 0.5);
-  t.same(q1.shift, [24, 0], 'shift found exactly (analysis grid is 2 px)');
+  t.same(q1.shift, [24, 0], 'shift found exactly (the motion grid is 4 px at this size)');
   t.equal(q1.motionPxPerSecond, 48);
   const q2 = frameQuality(fast, slow, 0.5);
   t.same(q2.shift, [236, 8]);
