@@ -81,11 +81,12 @@ t.test('typed climate readings over HTTP', async (t) => {
           { metric: 'relative_humidity', value: 140, at: '2026-03-02T13:00' },
           { metric: 'co2', value: 400, at: 'yesterday' },
           { metric: 'co2', value: 400, at: '3026-01-01T00:00:00Z' },
+          { metric: 'par', value: 20, unit: 'klux', at: '2026-03-02T13:00' },
         ],
       },
     });
     t.equal(r2.status, 422);
-    t.same(r2.body.errors.map((e: any) => e.name), ['points.1.unit', 'points.2.unit', 'points.3.at', 'points.4.value', 'points.5.at', 'points.6.at']);
+    t.same(r2.body.errors.map((e: any) => e.name), ['points.1.unit', 'points.2.unit', 'points.3.at', 'points.4.value', 'points.5.at', 'points.6.at', 'points.7.unit']);
     t.match(r2.body.errors[3].message, /outside the plausible range/);
     t.match(r2.body.errors[2].message, /does not exist/);
     t.same(await all(), before, 'nothing stored');
