@@ -27,7 +27,7 @@ const pointSchema = {
     metric: { enum: metricNames, description: METRIC_DESCRIPTION },
     value: { type: 'number', description: 'The reading, in `unit` when given, else in the canonical unit of the metric. Values outside the metric\'s plausible range (sensor faults, fill values) are refused.' },
     at: { type: 'string', minLength: 1, maxLength: 64, description: AT_DESCRIPTION },
-    unit: { type: 'string', minLength: 1, maxLength: 32, description: 'Unit of `value` when it is not the canonical one, e.g. °F or K for temperatures, µS/cm for EC, hPa for VPD, kW/m² for radiation. Converted to the canonical unit; a unit that cannot be converted is refused (422), e.g. klux for par: illuminance has no fixed conversion to a photon flux.' },
+    unit: { type: 'string', minLength: 1, maxLength: 32, description: 'Unit of `value` when it is not the canonical one, e.g. °F or K for temperatures, µS/cm for EC, hPa for VPD, kW/m² for radiation, klux or lux for par and global_radiation (a sunlight approximation, named in the conversion). Converted to the canonical unit; a unit that cannot be converted is refused (422).' },
   },
 };
 

@@ -17,12 +17,14 @@ t.test('typed climate readings over HTTP', async (t) => {
           { metric: 'air_temperature', value: 294.15, unit: 'K', at: '2026-03-01T13:00:00+01:00' },
           { metric: 'substrate_ec', value: 2500, unit: 'µS/cm', at: '2026-03-01T12:00:00Z' },
           { metric: 'co2', value: 800, at: '2026-07-01T12:00' },
+          { metric: 'global_radiation', value: 11.34, unit: 'klux', at: '2026-07-01T12:00' },
         ],
       },
     });
     t.equal(r.status, 200, r.text);
-    t.same([r.body.added, r.body.updated], [4, 0]);
-    t.equal(r.body.items.length, 4);
+    t.same([r.body.added, r.body.updated], [5, 0]);
+    t.equal(r.body.items.length, 5);
+    t.ok(Math.abs(r.body.items[4].value - 100) < 1e-9, '11.34 klux of sunlight is about 100 W/m²');
     const temp = r.body.items[0];
     t.equal(temp.metric, 'air_temperature');
     t.equal(temp.unit, '°C');
@@ -81,7 +83,7 @@ t.test('typed climate readings over HTTP', async (t) => {
           { metric: 'relative_humidity', value: 140, at: '2026-03-02T13:00' },
           { metric: 'co2', value: 400, at: 'yesterday' },
           { metric: 'co2', value: 400, at: '3026-01-01T00:00:00Z' },
-          { metric: 'par', value: 20, unit: 'klux', at: '2026-03-02T13:00' },
+          { metric: 'co2', value: 20, unit: 'klux', at: '2026-03-02T13:00' },
         ],
       },
     });
