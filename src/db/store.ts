@@ -27,6 +27,8 @@ export interface Writer {
   /** The instant of this transaction, ISO 8601 UTC. */
   readonly now: string;
   insert<T extends Synced>(table: string, values: Omit<T, keyof SyncedColumns> & Partial<Pick<SyncedColumns, 'id'>> & { organization_id: string }): Promise<T>;
+  /** Inserts many records of one table with multi-row statements, each with its change-log entry. */
+  insertMany<T extends Synced>(table: string, values: (Omit<T, keyof SyncedColumns> & Partial<Pick<SyncedColumns, 'id'>> & { organization_id: string })[]): Promise<T[]>;
   update<T extends Synced>(table: string, id: string, patch: Partial<Omit<T, keyof SyncedColumns>>): Promise<{ before: T; after: T }>;
   remove<T extends Synced>(table: string, id: string): Promise<T | undefined>;
   /** Deletes every row matching `column IN values`, leaving a tombstone for each. Returns how many. */
@@ -36,6 +38,8 @@ export interface Writer {
 }
 
 const CHUNK = 500;
+/** SQLite allows 32,766 bound values per statement; multi-row inserts stay under it. */
+const MAX_BOUND = 30_000;
 
 const insideWrite = new AsyncLocalStorage<true>();
 
@@ -101,6 +105,28 @@ export class Store {
         await db.insertInto(table).values(row).execute();
         await log({ organization_id: row.organization_id, entity: table, entity_id: row.id, op: 'insert', after: row });
         return row as any;
+      },
+      async insertMany(table, values) {
+        if (!values.length) return [];
+        const rows = values.map((v) => ({ ...v, id: v.id ?? newId(), created_at: now, updated_at: now, version: clock.now() }) as AnyRow);
+        const width = Object.keys(rows[0]!).length;
+        const per = Math.max(1, Math.floor(MAX_BOUND / width));
+        for (let i = 0; i < rows.length; i += per) await db.insertInto(table).values(rows.slice(i, i + per)).execute();
+        const entries = rows.map((row) => ({
+          organization_id: row.organization_id,
+          entity: table,
+          entity_id: row.id,
+          op: 'insert',
+          actor_key_id: actor.keyId,
+          actor: actor.label,
+          before: null,
+          after: JSON.stringify(row),
+          version: row.version,
+          at: now,
+        }));
+        const logPer = Math.floor(MAX_BOUND / 10);
+        for (let i = 0; i < entries.length; i += logPer) await db.insertInto('change_log').values(entries.slice(i, i + logPer)).execute();
+        return rows as any[];
       },
       async update(table, id, patch) {
         const before = (await db.selectFrom(table).selectAll().where('id', '=', id).executeTakeFirst()) as AnyRow | undefined;

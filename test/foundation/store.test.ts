@@ -60,6 +60,20 @@ t.test('every write appends to the change log in the same transaction', async (t
   t.equal((opened.sqlite.prepare("select count(*) n from farms where name like 'H%'").get() as any).n, 0);
   t.equal((opened.sqlite.prepare('select count(*) n from change_log').get() as any).n, countBefore);
 
+  // Many rows at once: multi-row statements, still one log entry each, still all or nothing.
+  const many = Array.from({ length: 2500 }, (_, i) => ({ organization_id: 'org-1', name: `M${i}`, location: null, notes: null }));
+  const inserted = await store.write(actor, (w) => w.insertMany('farms', many as any));
+  t.equal(inserted.length, 2500);
+  t.equal((opened.sqlite.prepare("select count(*) n from farms where name like 'M%'").get() as any).n, 2500);
+  const logged = opened.sqlite.prepare("select * from change_log where entity = 'farms' and op = 'insert' and json_extract(after, '$.name') like 'M%'").all() as any[];
+  t.equal(logged.length, 2500, 'one change-log entry per row');
+  t.equal(new Set(logged.map((l) => l.entity_id)).size, 2500);
+  t.equal(logged[0].actor_key_id, 'key-1');
+  await t.rejects(store.write(actor, async (w) => {
+    await w.insertMany('farms', [{ organization_id: 'org-1', name: 'N1', location: null, notes: null }, { organization_id: 'org-1', name: null, location: null, notes: null }] as any);
+  }));
+  t.equal((opened.sqlite.prepare("select count(*) n from farms where name = 'N1'").get() as any).n, 0, 'a bad row leaves none of its batch');
+
   // The guard: an outer query inside a write fails at once instead of deadlocking.
   const guarded = opened.db.withPlugin((await import('../../src/db/store.js')).outsideWriteGuard);
   await t.rejects(store.write(actor, async () => guarded.selectFrom('farms').selectAll().execute()), /use w\.trx/);

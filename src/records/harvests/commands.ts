@@ -75,11 +75,7 @@ export async function deleteHarvest(w: Writer, current: HarvestTable): Promise<v
 /** Stores every parsed line in the caller's one transaction: all of them or, on any failure, none. */
 export async function importHarvests(w: Writer, scope: CycleScope, lines: HarvestLine[]): Promise<HarvestTable[]> {
   const parents = cycleColumns(scope);
-  const out: HarvestTable[] = [];
-  for (const l of lines) {
-    out.push(await w.insert<HarvestTable>('harvests', { ...parents, week: l.week.label, kg: l.kg, note: l.note, harvested_on: null }));
-  }
-  return out;
+  return w.insertMany<HarvestTable>('harvests', lines.map((l) => ({ ...parents, week: l.week.label, kg: l.kg, note: l.note, harvested_on: null })));
 }
 
 export async function listHarvests(db: Db, cycleId: string, week: IsoWeek | undefined, limit: number, offset: number): Promise<{ items: HarvestTable[]; total: number }> {
