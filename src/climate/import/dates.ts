@@ -30,6 +30,33 @@ export interface DateParts {
   sep: string;
   time: [number, number, number, number] | null;
   offset: number | null;
+  /** The month was written as a name ('15-sep-2020', 'Sep 15, 2020'): the order is not in doubt. */
+  named: boolean;
+}
+
+// Month names and abbreviations in English, Dutch, German and Danish, by their first three letters.
+const MONTHS: Record<string, number> = {
+  jan: 1, feb: 2, mar: 3, mrt: 3, maa: 3, 'mär': 3, apr: 4, may: 5, mei: 5, mai: 5, maj: 5, jun: 6, jul: 7,
+  aug: 8, sep: 9, oct: 10, okt: 10, nov: 11, dec: 12, dez: 12,
+};
+const DAY_MONTH_NAME = /^(\d{1,2})[-\s./]+([A-Za-zäÄ]{3,9})\.?[-\s./,]+(\d{4}|\d{2})(?=$|[T\s])/;
+const MONTH_NAME_DAY = /^([A-Za-zäÄ]{3,9})\.?\s+(\d{1,2}),?\s+(\d{4}|\d{2})(?=$|[T\s])/;
+
+/** '15-sep-2020 12:00' → '2020-09-15 12:00'; null when the cell has no month name. */
+function monthNameToIso(cell: string): string | null {
+  let day: string, month: string, year: string, rest: string;
+  let m = DAY_MONTH_NAME.exec(cell);
+  if (m) [day, month, year] = [m[1]!, m[2]!, m[3]!];
+  else {
+    m = MONTH_NAME_DAY.exec(cell);
+    if (!m) return null;
+    [month, day, year] = [m[1]!, m[2]!, m[3]!];
+  }
+  rest = cell.slice(m[0].length);
+  const mo = MONTHS[month.toLowerCase().slice(0, 3)];
+  if (!mo) return null;
+  const y = fullYear(+year, year.length);
+  return `${y}-${String(mo).padStart(2, '0')}-${day.padStart(2, '0')}${rest}`;
 }
 
 /** No date or time cell is longer; longer cells are not even matched (keeps regex cost linear and small). */
@@ -37,7 +64,16 @@ const MAX_TIME_CELL = 64;
 
 export function splitDateCell(cell: string): DateParts | null {
   if (cell.length > MAX_TIME_CELL) return null;
-  const m = DATE_TIME.exec(cell.trim());
+  let t = cell.trim();
+  let named = false;
+  const c0 = t.charCodeAt(0);
+  if ((c0 >= 65 && c0 <= 90) || (c0 >= 97 && c0 <= 122) || /^\d{1,2}[-\s./]+[A-Za-zäÄ]/.test(t)) {
+    const iso = monthNameToIso(t);
+    if (iso === null) return null;
+    t = iso;
+    named = true;
+  }
+  const m = DATE_TIME.exec(t);
   if (!m) return null;
   let time: DateParts['time'] = null;
   if (m[5] !== undefined) {
@@ -47,7 +83,7 @@ export function splitDateCell(cell: string): DateParts | null {
   }
   return {
     a: +m[1]!, b: +m[3]!, c: +m[4]!, aDigits: m[1]!.length, cDigits: m[4]!.length, sep: m[2]!,
-    time, offset: m[10] ? parseOffset(m[10]) : null,
+    time, offset: m[10] ? parseOffset(m[10]) : null, named,
   };
 }
 
@@ -175,8 +211,9 @@ export function decideOrder(ev: OrderEvidence): CellOrder | 'ambiguous' | 'confl
   return 'ambiguous';
 }
 
-export function describeDateFormat(order: CellOrder, sep: string, yearDigits: number, serial: boolean): string {
+export function describeDateFormat(order: CellOrder, sep: string, yearDigits: number, serial: boolean, named = false): string {
   if (serial) return 'Excel serial day';
+  if (named) return 'day, month name, year';
   const yy = yearDigits <= 2 ? 'YY' : 'YYYY';
   if (order === 'ymd') return `YYYY${sep}MM${sep}DD`;
   return order === 'dmy' ? `DD${sep}MM${sep}${yy}` : `MM${sep}DD${sep}${yy}`;

@@ -191,11 +191,12 @@ export async function makePlan(
   const optOrder = options.mapping ? (options.mapping.date_order === 'ymd' ? undefined : options.mapping.date_order) : options.dateOrder;
   let sampleSep = '-';
   let yearDigits = 4;
+  let named = false;
   if (!det.serial) {
     const col = stampColumn(adjusted);
     const ev = orderEvidence(dataHead, col);
     const sample = dataHead.map((r) => splitDateCell(r[col] ?? '')).find((p) => p);
-    if (sample) { sampleSep = sample.sep; yearDigits = sample.aDigits === 4 ? 4 : sample.cDigits; }
+    if (sample) { sampleSep = sample.sep; yearDigits = sample.aDigits === 4 ? 4 : sample.cDigits; named = sample.named; }
     let decided = decideOrder(ev);
     if (decided === 'ambiguous' && !table.headIsAll) decided = decideOrder(await fullScanOrder(col));
     if (decided === 'conflict') {
@@ -212,7 +213,7 @@ export async function makePlan(
   }
   const dateFormat = blocking.some((b) => b.code === 'ambiguous_date_order')
     ? `${describeDateFormat('dmy', sampleSep, yearDigits, false)} or ${describeDateFormat('mdy', sampleSep, yearDigits, false)}`
-    : describeDateFormat(order, sampleSep, yearDigits, det.serial);
+    : describeDateFormat(order, sampleSep, yearDigits, det.serial, named);
 
   const decimal = table.kind === 'xlsx' ? '.' : detectDecimal(dataHead.slice(0, 50), tcols, table.delimiter);
   const readNumber = numberReader(decimal);

@@ -198,3 +198,22 @@ t.test('numbers: what Number() accepts beyond decimals is refused', async (t) =>
   t.equal(comma('-3,5'), -3.5);
   t.equal(comma('1,05938e-007'), 1.05938e-7);
 });
+
+t.test('dates with month names in four languages', async (t) => {
+  const w = (cell: string) => { const p = splitDateCell(cell); return p ? wallFromParts(p, 'ymd') : null; };
+  t.match(w('15-sep-2020 12:35'), { y: 2020, mo: 9, d: 15, h: 12, mi: 35 });
+  t.match(w('15 Sep 2020'), { y: 2020, mo: 9, d: 15, h: 0 });
+  t.match(w('Sep 15, 2020 1:05 PM'), { y: 2020, mo: 9, d: 15, h: 13, mi: 5 });
+  t.match(w('3 mrt 2021 10:00'), { mo: 3, d: 3 });
+  t.match(w('3. März 2021 10:00'), { mo: 3, d: 3 });
+  t.match(w('3 maj 21'), { y: 2021, mo: 5, d: 3 });
+  t.match(w('1 okt 2021'), { mo: 10 });
+  t.match(w('1-mei-2021'), { mo: 5 });
+  t.equal(splitDateCell('15 Foo 2020'), null);
+  t.equal(splitDateCell('Totaal'), null);
+  t.equal(splitDateCell('31 feb 2021 10:00') && wallFromParts(splitDateCell('31 feb 2021 10:00')!, 'ymd'), null, 'no 31 February');
+  const a = await analyseExport({ bytes: Buffer.from('Datum;Tijd;Kastemperatuur (°C)\n01-mrt-2021;10:00;20,5\n02-mrt-2021;10:00;21,5\n') }, { timeZone: 'Europe/Amsterdam' });
+  t.same(a.blocking, [], 'month names settle the order: no ambiguity although every day is ≤ 12');
+  t.equal(a.layout.date_format, 'day, month name, year');
+  t.same(a.first_rows.map((r) => r.at), ['2021-03-01T10:00:00+01:00', '2021-03-02T10:00:00+01:00']);
+});
