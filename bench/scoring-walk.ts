@@ -19,7 +19,8 @@
  *   node --import tsx bench/scoring-walk.ts [--quick]
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -32,7 +33,13 @@ import { scoreWalk, type WalkDecoder, type WalkOptions } from '../src/scoring/wa
 import { clipPaths, createOracle, NO_NOISE, TYPICAL_NOISE } from '../test/helpers/walk-oracle.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const OUT = path.join(ROOT, 'bench', 'out', 'walks');
+const RENDER_SOURCES = path.join(ROOT, 'scripts', 'render');
+// Cached renders are keyed by the renderer's source, so a changed renderer renders afresh.
+const RENDER_HASH = createHash('sha256')
+  .update(readdirSync(RENDER_SOURCES).sort().map((f) => readFileSync(path.join(RENDER_SOURCES, f), 'utf8')).join('\0'))
+  .digest('hex')
+  .slice(0, 12);
+const OUT = path.join(ROOT, 'bench', 'out', `walks-${RENDER_HASH}`);
 const decode = decodeFrames as WalkDecoder;
 const OPTIONS: WalkOptions = { conf: 0.5, sampleSeconds: 0.5, maxFrames: 240 };
 
