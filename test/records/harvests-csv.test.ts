@@ -78,7 +78,7 @@ t.test('parseHarvestCsv: refusals name each bad line', async (t) => {
 });
 
 t.test('CSV upload over HTTP', async (t) => {
-  const s = await startServer(t, { harvestUploadLimit: 5 * 1024 * 1024 } as any);
+  const s = await startServer(t, { harvestUploadLimit: 5 * 1024 * 1024 });
   const tree = await createTree(s);
   const key = tree.adminKey;
   const url = `${tree.cyclePath}/harvests/csv`;
@@ -138,7 +138,7 @@ t.test('CSV upload over HTTP', async (t) => {
   });
 
   t.test('the cap is configurable', async (t) => {
-    const small = await startServer(t, { harvestUploadLimit: 1024 } as any);
+    const small = await startServer(t, { harvestUploadLimit: 1024 });
     const tr = await createTree(small);
     const r = await upload(small, `${tr.cyclePath}/harvests/csv`, tr.adminKey, 'week,kg\n' + '2026-W07,1\n'.repeat(200));
     t.equal(r.status, 413);

@@ -1,26 +1,15 @@
 import t from 'tap';
 import { startServer, createTree, createOrg } from '../helpers/server.js';
 import { harvestWeek } from '../../src/records/harvests/commands.js';
-import { harvestUploadLimit, HARVEST_UPLOAD_LIMIT } from '../../src/records/harvests/routes.js';
+import { loadConfig } from '../../src/config.js';
 
 // tap's typings want an Error as the pattern; the thrown HttpProblem is matched on its status.
 const unprocessable = { status: 422 } as unknown as Error;
 
-t.test('harvest upload cap: override, environment, default', async (t) => {
-  const ctx = (config: Record<string, unknown>) => ({ services: { config } }) as any;
-  const saved = process.env.HARVEST_UPLOAD_LIMIT;
-  t.teardown(() => {
-    if (saved === undefined) delete process.env.HARVEST_UPLOAD_LIMIT;
-    else process.env.HARVEST_UPLOAD_LIMIT = saved;
-  });
-  delete process.env.HARVEST_UPLOAD_LIMIT;
-  t.equal(harvestUploadLimit(ctx({})), HARVEST_UPLOAD_LIMIT);
-  t.equal(HARVEST_UPLOAD_LIMIT, 5 * 1024 * 1024, '5 MiB');
-  process.env.HARVEST_UPLOAD_LIMIT = '2048';
-  t.equal(harvestUploadLimit(ctx({})), 2048, 'from the environment');
-  t.equal(harvestUploadLimit(ctx({ harvestUploadLimit: 1000 })), 1000, 'an override wins');
-  process.env.HARVEST_UPLOAD_LIMIT = 'lots';
-  t.equal(harvestUploadLimit(ctx({})), HARVEST_UPLOAD_LIMIT, 'nonsense falls back to the default');
+t.test('harvest upload cap: a setting like the other caps, 5 MiB by default', async (t) => {
+  t.equal(loadConfig({}).harvestUploadLimit, 5 * 1024 * 1024);
+  t.equal(loadConfig({ HARVEST_UPLOAD_LIMIT: '2048' }).harvestUploadLimit, 2048, 'from the environment');
+  t.throws(() => loadConfig({ HARVEST_UPLOAD_LIMIT: 'lots' }), /HARVEST_UPLOAD_LIMIT/, 'nonsense is refused at start');
 });
 
 t.test('harvestWeek: week, date or both', async (t) => {

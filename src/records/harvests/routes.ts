@@ -1,6 +1,4 @@
 import { readFile } from 'node:fs/promises';
-import type { Context } from 'koa';
-import type { Config } from '../../config.js';
 import { defineRoute, type RouteSpec } from '../../http/route.js';
 import { MAX_LIMIT, pageOf, pagingQuery, pathParams, weekSchema } from '../../http/schemas.js';
 import { actorOf } from '../../http/pipeline.js';
@@ -11,21 +9,6 @@ import { createHarvestBody, harvestImportSchema, harvestSchema, patchHarvestBody
 import { createHarvest, deleteHarvest, importHarvests, listHarvests, loadHarvest, updateHarvest, type HarvestInput, type HarvestPatch } from './commands.js';
 import { parseHarvestCsv, MAX_HARVEST_LINES, MAX_LISTED_ERRORS } from './csv.js';
 import { presentHarvest } from './presenters.js';
-
-/**
- * Config has no harvest setting of its own (config.ts belongs to the
- * foundation), so the cap is read from an override `harvestUploadLimit`
- * (tests, embedding) or HARVEST_UPLOAD_LIMIT in the environment.
- */
-export type HarvestConfig = Config & { harvestUploadLimit?: number };
-
-export const HARVEST_UPLOAD_LIMIT = 5 * 1024 * 1024;
-
-/** The configured cap: config override, else HARVEST_UPLOAD_LIMIT in the environment, else 5 MiB. */
-export function harvestUploadLimit(ctx: Context): number {
-  const configured = (ctx.services.config as HarvestConfig).harvestUploadLimit ?? Number(process.env.HARVEST_UPLOAD_LIMIT || NaN);
-  return Number.isFinite(configured) && configured > 0 ? configured : HARVEST_UPLOAD_LIMIT;
-}
 
 const TAG = 'Harvests';
 const itemParams = pathParams(...CYCLE_PARAMS, 'harvest_id');
@@ -138,7 +121,7 @@ export const harvestRoutes: RouteSpec[] = [
     multipart: {
       fields: { type: 'object', properties: {}, additionalProperties: false },
       files: [{ name: 'file', maxCount: 1, required: true, description: 'The CSV file (UTF-8), header week,kg[,note].' }],
-      limitBytes: harvestUploadLimit,
+      limitBytes: (ctx) => ctx.services.config.harvestUploadLimit,
     },
     responses: { 201: { description: 'Every line stored, in file order.', schema: harvestImportSchema } },
     errors: [404],
