@@ -89,8 +89,11 @@ export async function analyseExport(input: ExportInput, options: AnalyseOptions)
   const first: PreviewRow[] = [];
   const layout = baseLayout(table, 0);
   const blocking: Problem[] = [...plan.blocking];
+  // With a blocking problem from the plan (dates that cannot be read in one order, columns that
+  // do not fit) nothing would be stored: the file is not read through.
+  const scan = plan.blocking.length === 0;
   try {
-    for await (const block of table.blocks(plan.decimal === ',')) {
+    if (scan) for await (const block of table.blocks(plan.decimal === ',')) {
       for (const cells of block.rows) {
         const out = scanner.push(cells, block.decimal);
         if (out && first.length < previewN) {
@@ -107,10 +110,10 @@ export async function analyseExport(input: ExportInput, options: AnalyseOptions)
   const { trailingRowsDropped } = scanner.finish();
   Object.assign(layout, {
     decimal: plan.decimal, header_rows: plan.headerRows, time: plan.time, date_format: plan.dateFormat,
-    date_order: plan.order, data_rows: scanner.firstDataRow ? { first: scanner.firstDataRow, last: scanner.lastDataRow } : null,
+    date_order: plan.blocking.some((b) => DATE_BLOCKERS.has(b.code)) ? null : plan.order, data_rows: scanner.firstDataRow ? { first: scanner.firstDataRow, last: scanner.lastDataRow } : null,
     trailing_rows_dropped: trailingRowsDropped, compartments: plan.compartments, bytes_read: table.bytesRead(),
   } satisfies Partial<Layout>);
-  if (scanner.stats.data_rows === 0 && blocking.length === 0) {
+  if (scan && scanner.stats.data_rows === 0 && blocking.length === 0) {
     blocking.push({ code: 'no_data_rows', message: 'no row holds a readable time' });
   }
   const zone = plan.zone;
@@ -123,6 +126,8 @@ export async function analyseExport(input: ExportInput, options: AnalyseOptions)
     first_rows: first, warnings, blocking, mapping: blocking.length === 0 ? mappingOf(plan) : null, stats: scanner.stats,
   };
 }
+
+const DATE_BLOCKERS = new Set(['ambiguous_date_order', 'inconsistent_dates', 'date_order_conflict']);
 
 export class ExportRefused extends Error {
   constructor(readonly blocking: Problem[]) {

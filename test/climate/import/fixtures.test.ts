@@ -117,6 +117,10 @@ t.test('ambiguous day/month order blocks until date_order is given', async (t) =
   t.same(codes(a.blocking), ['ambiguous_date_order']);
   t.equal(a.mapping, null);
   t.same(a.first_rows, []);
+  t.equal(a.layout.date_order, null);
+  t.equal(a.layout.date_format, 'DD/MM/YYYY or MM/DD/YYYY');
+  t.equal(a.layout.data_rows, null, 'not read through: nothing would be stored');
+  t.equal(a.layout.trailing_rows_dropped, 0);
   const dmy = await analyseExport(fixture('ambiguous-dates.csv'), { timeZone: AMS, dateOrder: 'dmy' });
   t.same(dmy.blocking, []);
   t.equal(dmy.first_rows[0]!.at, '2021-03-01T10:00:00+01:00');
