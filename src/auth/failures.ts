@@ -13,8 +13,10 @@ export class FailureLimiter {
   ) {}
 
   private recent(client: string): number[] {
+    const known = this.hits.get(client);
+    if (!known) return [];
     const cutoff = this.now() - 60_000;
-    const list = (this.hits.get(client) ?? []).filter((t) => t > cutoff);
+    const list = known.filter((t) => t > cutoff);
     if (list.length) this.hits.set(client, list);
     else this.hits.delete(client);
     return list;
