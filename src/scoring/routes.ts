@@ -1,34 +1,23 @@
 import { createReadStream } from 'node:fs';
-import { stat, rm } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import type { Context } from 'koa';
-import { defineRoute, type JsonSchema, type ObjectSchema, type RouteSpec, type UploadedFile } from '../http/route.js';
+import { defineRoute, type JsonSchema, type ObjectSchema, type RouteSpec } from '../http/route.js';
 import { idSchema, listOf, pathParams, weekSchema } from '../http/schemas.js';
 import { actorOf } from '../http/pipeline.js';
-import { conflict, fieldError, notFound } from '../http/problem.js';
-import { newId } from '../db/ids.js';
+import { fieldError, notFound } from '../http/problem.js';
 import { CYCLE, CYCLE_PARAMS } from '../registry/paths.js';
-import { resolveCycle, type CyclePath, type CycleScope } from '../registry/scope.js';
+import { resolveCycle, type CyclePath } from '../registry/scope.js';
 import { parseWeek, WEEK_FORMS } from '../time/weeks.js';
-import { clipsOf, createWalk, findByIdempotencyKey, loadWalk, type WalkWithClips } from './jobs/commands.js';
-import { chooseDetector, configuredDetector } from './jobs/detector-choice.js';
-import { checkKinds, inspectUpload, placeClips, requestHash, sha256File, type InspectedFile } from './jobs/intake.js';
-import { DEFAULT_OPTIONS, LIMITS, MODE_TEXT, SCORING_MODES, optionsFrom, type ScoringMode } from './jobs/options.js';
+import { clipsOf, loadWalk } from './jobs/commands.js';
+import { DEFAULT_OPTIONS, LIMITS, MODE_TEXT, SCORING_MODES } from './jobs/options.js';
 import { presentWalk, walkSchema } from './jobs/presenters.js';
 import { runnerOf } from './jobs/runner.js';
-import { FRAME_NAMES, framePath, walkDir } from './jobs/storage.js';
-import type { WalkSource, WalkTable } from './jobs/tables.js';
+import { FRAME_NAMES, framePath } from './jobs/storage.js';
+import { submitWalk, type ScoringFields, type SubmitInput, type Submitter } from './jobs/submit.js';
+import type { WalkTable } from './jobs/tables.js';
 import { examplePath, loadExamples } from './examples/catalogue.js';
 
 const TAG = 'Scoring';
-
-interface ScoringFields {
-  mode?: ScoringMode;
-  conf?: number;
-  sample_seconds?: number;
-  max_frames?: number;
-  mm_per_pixel?: number;
-  week?: string;
-}
 
 const modeDescription = `What scores the walk. ${SCORING_MODES.map((m) => `\`${m}\`: ${MODE_TEXT[m]}`).join('; ')}. Default auto.`;
 
@@ -82,94 +71,12 @@ function organizationOf(ctx: Context): string {
   return p.organizationId;
 }
 
-interface Accept {
-  operation: string;
-  source: WalkSource;
-  scope: (CycleScope & { week: string }) | null;
-  fields: ScoringFields;
-  files: UploadedFile[];
-  labels: string[];
-  idempotencyKey: string | undefined;
-  exampleKey?: string;
-  /** Examples are copied, uploads moved. */
-  copy?: boolean;
+/** The upload's owner: the key's organization (a walk belongs to it) and the key, for the change log. */
+function submitterOf(ctx: Context): Submitter {
+  return { organizationId: organizationOf(ctx), keyId: ctx.state.principal?.kind === 'key' ? ctx.state.principal.keyId : null, actor: actorOf(ctx.state.principal) };
 }
 
-/**
- * The one path from an accepted upload to a queued walk: replay or refuse a
- * reused Idempotency-Key, check every file by content, pick the detector,
- * move the files under the walk's folder and insert walk and clips in one
- * transaction.
- */
-async function accept(ctx: Context, a: Accept): Promise<WalkWithClips['walk']> {
-  const { services } = ctx;
-  const organizationId = organizationOf(ctx);
-  const mode = a.fields.mode ?? 'auto';
-  const options = optionsFrom(a.fields);
-
-  const shas = await Promise.all(a.files.map((f) => sha256File(f.path)));
-  const hash = requestHash({
-    operation: a.operation,
-    scope: a.scope ? { cycle_id: a.scope.cycle.id, week: a.scope.week } : {},
-    fields: { ...a.fields, ...(a.scope ? { week: a.scope.week } : {}), ...(a.exampleKey ? { example: a.exampleKey } : {}) },
-    files: shas,
-  });
-  const replay = async (): Promise<WalkTable | null> => {
-    if (!a.idempotencyKey) return null;
-    const earlier = await findByIdempotencyKey(services.db, organizationId, a.idempotencyKey);
-    if (!earlier) return null;
-    if (earlier.request_hash !== hash) {
-      throw conflict('This Idempotency-Key was already used for a different upload (other bytes or fields). Use a new key for a new walk.', { job_id: earlier.id });
-    }
-    return earlier;
-  };
-  const earlier = await replay();
-  if (earlier) return earlier;
-
-  const inspected: InspectedFile[] = [];
-  for (const [i, f] of a.files.entries()) {
-    inspected.push(await inspectUpload({ path: f.path, originalName: f.originalname, size: f.size }, a.labels[i]!, shas[i]));
-  }
-  checkKinds(inspected, mode, a.labels);
-  const detector = chooseDetector(configuredDetector(services.config.detector), mode);
-
-  const id = newId();
-  const clips = await placeClips(services.config.dataDir, id, inspected, { copy: a.copy });
-  let created: WalkWithClips;
-  try {
-    created = await services.store.write(actorOf(ctx.state.principal), async (w) => {
-      // Checked again inside the transaction: a retry racing the first request finds its walk here.
-      if (a.idempotencyKey) {
-        const raced = await findByIdempotencyKey(w.trx as any, organizationId, a.idempotencyKey);
-        if (raced) return { walk: raced, clips: [] };
-      }
-      return createWalk(w, {
-        id,
-        organizationId,
-        cycle: a.scope && { farm_id: a.scope.cycle.farm_id, greenhouse_id: a.scope.cycle.greenhouse_id, row_id: a.scope.cycle.row_id, cycle_id: a.scope.cycle.id, week: a.scope.week },
-        source: a.source,
-        exampleKey: a.exampleKey ?? null,
-        mode,
-        options,
-        idempotencyKey: a.idempotencyKey ?? null,
-        requestHash: hash,
-        keyId: ctx.state.principal?.kind === 'key' ? ctx.state.principal.keyId : null,
-        clips,
-      });
-    });
-  } catch (err) {
-    await rm(walkDir(services.config.dataDir, id), { recursive: true, force: true });
-    throw err;
-  }
-  if (created.walk.id !== id) {
-    await rm(walkDir(services.config.dataDir, id), { recursive: true, force: true });
-    const again = await replay();
-    if (again) return again;
-  }
-  services.log.info('walk queued', { job_id: id, step: 'queued', source: a.source, clips: clips.length, bytes: clips.reduce((s, c) => s + c.size, 0), mode, detector: detector.kind });
-  runnerOf(services)?.wake();
-  return created.walk;
-}
+const accept = (ctx: Context, input: SubmitInput) => submitWalk(ctx.services, submitterOf(ctx), runnerOf(ctx.services), input);
 
 function weekOf(fields: ScoringFields): string {
   const week = parseWeek(fields.week ?? '');

@@ -95,3 +95,24 @@ t.test('shutting down stops the running walk and puts it back in the queue', asy
   t.equal(done.attempts, 2);
   t.equal(done.result.frames.length, 16);
 });
+
+t.test('progress reaches the database at most once per progress interval', async (t) => {
+  // The app without its own runner; a runner whose interval is longer than the walk takes.
+  const s = await startServer(t, {}, { startBackground: false });
+  const { WalkRunner, attachRunner } = await import('../../src/scoring/jobs/runner.js');
+  const runner = new WalkRunner(s.app.services, { concurrency: 1, progressIntervalMs: 10 * 60_000 });
+  attachRunner(s.app.services, runner);
+  s.app.services.onClose.push(() => runner.stop());
+  await runner.start();
+  const tree = await createTree(s);
+  const r = await upload(s, '/api/observations', tree.adminKey, { sample_seconds: '0.25' });
+  const seen = new Set<number>();
+  const done = await poll(s, r.body.job_id, tree.adminKey, (w) => {
+    if (w.status === 'running') seen.add(w.progress);
+    return w.status === 'done' || w.status === 'failed';
+  });
+  t.equal(done.status, 'done');
+  t.equal(done.result.frames.length, 16);
+  const moving = [...seen].filter((p) => p > 0);
+  t.ok(moving.length <= 1, `one progress write in the interval (saw ${[...seen].join(', ')})`);
+});

@@ -1,3 +1,4 @@
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { decodeFrames } from '../media/decode.js';
 import { MediaError } from '../media/errors.js';
@@ -11,12 +12,24 @@ import type { ClipProgressMessage, RunnerMessage, WorkerJob, WorkerMessage } fro
 import type { FrameQuality, StoredResult } from './result.js';
 import { JpegSequenceWriter } from './frame-writer.js';
 
+/** Nice value of the scoring thread and its ffmpeg processes (0 normal, 19 lowest). */
+const SCORING_NICE = 10;
+
 /**
  * A scoring worker thread: scores one walk with the pure pipeline, writes each
  * frame's image and overlay under the walk's frames folder, and reports
  * progress and the result to the runner. It never touches the database.
  */
 const job = (workerData as { job: WorkerJob }).job;
+// On Linux a thread has its own nice value and the ffmpeg processes it starts inherit it: scoring yields
+// the CPU to the API's thread instead of competing with it. Elsewhere this may renice the whole process, so only here.
+if (process.platform === 'linux') {
+  try {
+    setPriority(SCORING_NICE);
+  } catch {
+    // Not permitted (some containers): scoring runs at normal priority.
+  }
+}
 const port = parentPort!;
 const post = (m: WorkerMessage) => port.postMessage(m);
 const controller = new AbortController();
