@@ -7,6 +7,7 @@ import { DateTime } from 'luxon';
  * a wall time that occurs twice (the autumn hour) is its first instant.
  */
 const HAS_OFFSET = /(Z|[+-]\d{2}:?\d{2})$/i;
+const WALL = "yyyy-MM-dd'T'HH:mm:ss.SSS";
 const ISO_LOCAL = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?)?$/;
 
 export type InstantResult = { ok: true; utc: string; local: DateTime } | { ok: false; message: string };
@@ -28,9 +29,11 @@ export function parseInstant(text: string, zone: string): InstantResult {
   }
   // A repeated autumn wall time names two instants; luxon picks the later one.
   // Take the first (still summer time), as a person reading the clock would.
-  const earlier = d.minus({ hours: 1 });
-  if (earlier.offset !== d.offset && earlier.toFormat("yyyy-MM-dd'T'HH:mm:ss.SSS") === d.toFormat("yyyy-MM-dd'T'HH:mm:ss.SSS")) {
-    return { ok: true, utc: earlier.toUTC().toISO()!, local: earlier };
+  // Shifts of 30, 60 or 120 minutes cover every zone in the tz database.
+  const wall = d.toFormat(WALL);
+  for (const minutes of [30, 60, 120]) {
+    const earlier = d.minus({ minutes });
+    if (earlier.offset !== d.offset && earlier.toFormat(WALL) === wall) return { ok: true, utc: earlier.toUTC().toISO()!, local: earlier };
   }
   return { ok: true, utc: d.toUTC().toISO()!, local: d };
 }
