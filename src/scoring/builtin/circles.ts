@@ -13,6 +13,8 @@ export interface Circle {
   rim: number;
   /** Label of the blob it came from. */
   blob: number;
+  /** Blob pixels this circle claims; sqrt(claimed / π) is its size when the inscribed circle is cut short by a notch. */
+  claimed: number;
   /** Bounds of the blob pixels this circle claims (nearest circle by distance / radius), inclusive. */
   minX: number;
   minY: number;
@@ -74,7 +76,7 @@ export function findCircles(mask: Uint8Array, w: number, h: number, q: BuiltinPa
     if (!circles) continue;
     // Each blob pixel goes to the circle it is relatively nearest to (distance / radius); that
     // gives every fruit its own extent, and the share within 1.2 r says how round the blob is.
-    const bounds = circles.map(() => ({ minX: Infinity, minY: Infinity, maxX: -Infinity, maxY: -Infinity }));
+    const bounds = circles.map(() => ({ minX: Infinity, minY: Infinity, maxX: -Infinity, maxY: -Infinity, n: 0 }));
     let covered = 0;
     for (let y = comp.minY; y <= comp.maxY; y++) {
       for (let x = comp.minX; x <= comp.maxX; x++) {
@@ -94,6 +96,7 @@ export function findCircles(mask: Uint8Array, w: number, h: number, q: BuiltinPa
         // Far-flung pixels (a leaf tip attached to the fruit) do not stretch its box.
         if (bestRel > 1.6) continue;
         const b = bounds[best]!;
+        b.n++;
         if (x < b.minX) b.minX = x;
         if (x > b.maxX) b.maxX = x;
         if (y < b.minY) b.minY = y;
@@ -104,7 +107,7 @@ export function findCircles(mask: Uint8Array, w: number, h: number, q: BuiltinPa
     if (explained < q.minExplained) continue;
     circles.forEach((c, k) => {
       const b = bounds[k]!;
-      out.push({ ...c, method: 'inscribed', explained, rim: rimShare(mask, w, h, c), blob: comp.label, minX: b.minX, minY: b.minY, maxX: b.maxX, maxY: b.maxY });
+      out.push({ ...c, method: 'inscribed', explained, rim: rimShare(mask, w, h, c), blob: comp.label, claimed: b.n, minX: b.minX, minY: b.minY, maxX: b.maxX, maxY: b.maxY });
     });
   }
   return out;

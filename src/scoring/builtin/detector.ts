@@ -167,6 +167,7 @@ function circlesOf(mask: Uint8Array, w: number, h: number, q: BuiltinParams): Ci
         explained: c.fill,
         rim: c.support,
         blob: 0,
+        claimed: Math.round(Math.PI * c.r * c.r * c.fill),
         minX: c.cx - c.r,
         minY: c.cy - c.r,
         maxX: c.cx + c.r - 1,
@@ -234,12 +235,21 @@ function scoreOf(c: Circle, m: DiscMeasure, source: 'ripe' | 'green', q: Builtin
     round = clamp01((c.rim - q.minSupport) / 0.4);
   }
   // Size separates fruit from fragments and specks better than anything else measured on the photos.
-  const size = clamp01((c.r - q.minRadius) / (2 * q.minRadius));
+  const size = clamp01((effectiveRadius(c, q) - q.minRadius) / (2 * q.minRadius));
   let colour: number;
   if (source === 'ripe') colour = clamp01((m.chroma - q.ripeMinChroma) / 30);
   else colour = 0.5 * clamp01(1 - m.texture / q.greenMaxTexture) + 0.5 * clamp01(m.relativeL / 15);
   const base = source === 'ripe' ? q.ripeBias : q.greenBias;
   return calibrate(clamp01(base + 0.15 * shape + 0.1 * round + 0.45 * size + 0.3 * colour), q);
+}
+
+/**
+ * The inscribed circle of a fruit with a notch (calyx, highlight at the edge) is too small; the
+ * skin it claims says how big the fruit is. Bounded so a circle cannot claim a leaf's worth.
+ */
+export function effectiveRadius(c: Circle, q: BuiltinParams): number {
+  if (!q.useClaimedSize) return c.r;
+  return Math.min(Math.max(c.r, Math.sqrt(c.claimed / Math.PI)), c.r * 1.6);
 }
 
 function calibrate(raw: number, q: BuiltinParams): number {

@@ -58,6 +58,8 @@ export interface BuiltinParams {
    */
   balancedRawScore: number;
   calibratedAt: number;
+  /** Size a fruit by the skin its circle claims, not only its inscribed circle. */
+  useClaimedSize: boolean;
   /** Box half-size = radius × this (the inscribed circle misses the outer rim). */
   boxScale: number;
 }
@@ -89,7 +91,8 @@ export const DEFAULT_PARAMS: BuiltinParams = {
   ripeBias: 0.1,
   greenBias: 0,
   unionMasks: true,
-  balancedRawScore: 0.52,
+  balancedRawScore: 0.6,
   calibratedAt: 0.35,
+  useClaimedSize: true,
   boxScale: 1.25,
 };
