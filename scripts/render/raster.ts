@@ -1,7 +1,7 @@
 // Draws one frame of a scene into an RGB buffer and measures, through an object-id
 // buffer, how much of each fruit the camera actually sees (leaves and nearer fruit hide some).
 import type { Box } from '../../src/scoring/types.js';
-import type { Scene, SceneFruit, SceneLeaf, SceneStem } from './scene.js';
+import type { Scene, SceneFruit, SceneLeaf, SceneStem, SceneTruss } from './scene.js';
 import type { UsdaStage } from './truth.js';
 
 // Skin colours in bright diffuse light, after photos of greenhouse tomatoes: mature green
@@ -18,6 +18,7 @@ const STAGE_RGB: Record<UsdaStage, [number, number, number]> = {
 const LEAF_ID = -2;
 const STEM_ID = -3;
 const BACKGROUND_ID = -1;
+const TRUSS_ID = -4;
 
 export interface RasterOptions {
   width: number;
@@ -124,8 +125,10 @@ export class FrameRasterizer {
       .filter((f) => f.x > lo && f.x < hi)
       .sort((a, b) => a.depth - b.depth);
 
+    const trusses = this.scene.trusses.filter((tr) => tr.points[0]![0] > lo && tr.points[0]![0] < hi);
     for (const leaf of leaves) if (!leaf.front) this.drawLeaf(leaf, camX);
     for (const stem of stems) this.drawStem(stem, camX);
+    for (const tr of trusses) this.drawTruss(tr, camX);
     for (const f of fruit) this.drawFruit(f, camX);
     for (const leaf of leaves) if (leaf.front) this.drawLeaf(leaf, camX);
 
@@ -157,6 +160,41 @@ export class FrameRasterizer {
         this.rgb[p + 2] = 62 * shade;
         this.ids[y * W + x] = STEM_ID;
       }
+    }
+  }
+
+  /** A thick line segment, flat colour; `id` marks its pixels in the id buffer unless null. */
+  private drawSegment(ax: number, ay: number, bx: number, by: number, halfWidth: number, rgb: [number, number, number], id: number | null): void {
+    const { width: W, height: H } = this.o;
+    const x0 = Math.max(0, Math.floor(Math.min(ax, bx) - halfWidth));
+    const x1 = Math.min(W - 1, Math.ceil(Math.max(ax, bx) + halfWidth));
+    const y0 = Math.max(0, Math.floor(Math.min(ay, by) - halfWidth));
+    const y1 = Math.min(H - 1, Math.ceil(Math.max(ay, by) + halfWidth));
+    const dx = bx - ax, dy = by - ay;
+    const len2 = Math.max(1e-9, dx * dx + dy * dy);
+    const hw2 = halfWidth * halfWidth;
+    for (let y = y0; y <= y1; y++)
+      for (let x = x0; x <= x1; x++) {
+        const px = x + 0.5 - ax, py = y + 0.5 - ay;
+        const u = Math.max(0, Math.min(1, (px * dx + py * dy) / len2));
+        const ex = px - u * dx, ey = py - u * dy;
+        if (ex * ex + ey * ey > hw2) continue;
+        const p = (y * W + x) * 3;
+        this.rgb[p] = rgb[0];
+        this.rgb[p + 1] = rgb[1];
+        this.rgb[p + 2] = rgb[2];
+        if (id !== null) this.ids[y * W + x] = id;
+      }
+  }
+
+  /** Truss stalks: thin green structures beside the stems, the stem finder's confusers. */
+  private drawTruss(tr: SceneTruss, camX: number): void {
+    const { ppm, light } = this.o;
+    const half = Math.max(0.8, 0.0025 * ppm);
+    const colour: [number, number, number] = [104 * light, 138 * light, 72 * light];
+    for (let k = 1; k < tr.points.length; k++) {
+      const [ax, ay] = tr.points[k - 1]!, [bx, by] = tr.points[k]!;
+      this.drawSegment((ax - camX) * ppm, ay * ppm, (bx - camX) * ppm, by * ppm, half, colour, TRUSS_ID);
     }
   }
 
@@ -220,6 +258,14 @@ export class FrameRasterizer {
         this.rgb[p + 2] = bb * shade + spec * light;
         this.ids[y * W + x] = f.id;
       }
+    }
+    // Calyx: five sepals round the stalk end at the top of the fruit, part of the fruit.
+    const top = cy - 0.72 * r;
+    const turn = ((f.id * 2654435761) >>> 0) / 4294967296;
+    const sepal: [number, number, number] = [72 * light, 112 * light, 56 * light];
+    for (let k = 0; k < 5; k++) {
+      const a = (k / 5 + turn) * 2 * Math.PI;
+      this.drawSegment(cx, top, cx + Math.cos(a) * 0.42 * r, top + Math.sin(a) * 0.2 * r, Math.max(0.6, 0.07 * r), sepal, f.id);
     }
   }
 

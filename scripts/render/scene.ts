@@ -50,6 +50,12 @@ export interface SceneLeaf {
   front: boolean;
 }
 
+/** A truss stalk: from the stem through its fruit, in metres. */
+export interface SceneTruss {
+  plant: number;
+  points: [number, number][];
+}
+
 export interface ScenePlant {
   id: number;
   x: number;
@@ -62,6 +68,7 @@ export interface Scene {
   stems: SceneStem[];
   fruit: SceneFruit[];
   leaves: SceneLeaf[];
+  trusses: SceneTruss[];
   /** Far-background lattice for value noise (other rows, greenhouse structure). */
   backgroundNoise: Float32Array;
 }
@@ -83,6 +90,7 @@ export function buildScene(options: SceneOptions): Scene {
   const stems: SceneStem[] = [];
   const fruit: SceneFruit[] = [];
   const leaves: SceneLeaf[] = [];
+  const trusses: SceneTruss[] = [];
   const H = options.viewHeight;
 
   let plantId = 0;
@@ -113,6 +121,8 @@ export function buildScene(options: SceneOptions): Scene {
         const diameter = uniform(rng, 0.045, 0.068);
         let cx = stemX + side * (stem.width / 2 + diameter * 0.55);
         let cy = ty;
+        const truss: SceneTruss = { plant: plant.id, points: [[stemX, ty - diameter * 0.6]] };
+        trusses.push(truss);
         for (let k = 0; k < n; k++) {
           const d = diameter * uniform(rng, 0.85, 1.1);
           fruit.push({
@@ -124,6 +134,7 @@ export function buildScene(options: SceneOptions): Scene {
             stage: stages[k]!,
             depth: rng(),
           });
+          truss.points.push([cx, cy - d * 0.45]);
           // Neighbours on a truss touch or nearly touch; the truss bends down and outwards.
           const step = d * uniform(rng, 0.88, 1.02);
           const bend = uniform(rng, 0.15, 0.7);
@@ -156,5 +167,5 @@ export function buildScene(options: SceneOptions): Scene {
 
   const backgroundNoise = new Float32Array(4096);
   for (let i = 0; i < backgroundNoise.length; i++) backgroundNoise[i] = rng();
-  return { options, plants, stems, fruit, leaves, backgroundNoise };
+  return { options, plants, stems, fruit, leaves, trusses, backgroundNoise };
 }
