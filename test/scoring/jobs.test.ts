@@ -335,3 +335,27 @@ t.test('frame writer: one ffmpeg per run of same-sized consecutive frames, files
   await writer.close();
   t.pass('closing twice is harmless');
 });
+
+t.test('openDetector: a real (tiny) ONNX model loads; a broken one fails mode model and falls back under auto', async (t) => {
+  const { openDetector } = await import('../../src/scoring/jobs/detectors.js');
+  const { buildYoloTestModel } = await import('../helpers/onnx-model.js');
+  const { createHash } = await import('node:crypto');
+  const dir = t.testdir();
+  const bytes = buildYoloTestModel({ inputWidth: 64, inputHeight: 64, base: [[20], [32], [10], [10], [0.9], [0]] });
+  writeFileSync(path.join(dir, 'tiny.onnx'), bytes);
+  const manifest = { name: 'tiny-test-model', file: 'tiny.onnx', input: { width: 64, height: 64 }, classes: [{ name: 'unripe', maps_to: 'green' }, { name: 'ripe', maps_to: 'red' }] };
+  writeFileSync(path.join(dir, 'tiny.json'), JSON.stringify({ ...manifest, sha256: createHash('sha256').update(bytes).digest('hex') }));
+  writeFileSync(path.join(dir, 'tampered.json'), JSON.stringify({ ...manifest, sha256: '0'.repeat(64) }));
+
+  const ok = await openDetector({ kind: 'model', manifest: path.join(dir, 'tiny.json'), strict: true });
+  t.match(ok, { fallbackReason: null, detector: { info: { name: 'tiny-test-model', kind: 'onnx' } } });
+  const found = await ok.detector.detect({ width: 64, height: 64, data: new Uint8Array(64 * 64 * 3) }, { conf: 0.5 });
+  t.match(found, [{ kind: 'fruit', ripeness: 'green' }], 'it detects through onnxruntime');
+  await ok.detector.close?.();
+
+  await t.rejects(openDetector({ kind: 'model', manifest: path.join(dir, 'tampered.json'), strict: true }), /could not be loaded/, 'mode model: the walk fails with the reason');
+  const fallback = await openDetector({ kind: 'model', manifest: path.join(dir, 'tampered.json'), strict: false });
+  t.match(fallback, { detector: { info: { name: 'builtin-colour' } }, fallbackReason: /tampered\.json could not be loaded/ }, 'mode auto: the built-in detector, with the reason');
+  const builtin = await openDetector({ kind: 'builtin', reason: null });
+  t.equal(builtin.detector.info.name, 'builtin-colour');
+});
