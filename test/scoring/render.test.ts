@@ -5,6 +5,13 @@ import { renderStill, renderWalk } from '../../scripts/render/walk.js';
 import type { WalkTruth } from '../../scripts/render/truth.js';
 import { readAllFrames } from '../../scripts/render/ffmpeg.js';
 import type { RgbImage } from '../../src/scoring/types.js';
+import { resolveFfmpeg } from '../../src/scoring/media/index.js';
+
+const ffmpeg = await resolveFfmpeg();
+if (!ffmpeg.available) {
+  t.plan(0, `ffmpeg is not available here, rendered-walk tests skipped: ${ffmpeg.reason}`);
+  process.exit(0);
+}
 
 function meanRgb(img: RgbImage, cx: number, cy: number, r: number): [number, number, number] {
   const s = [0, 0, 0];

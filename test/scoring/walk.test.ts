@@ -2,13 +2,19 @@
 // (the truth of each frame plus noise) standing in for a detector.
 import t from 'tap';
 import { renderStill, renderWalk, type RenderedWalk } from '../../scripts/render/walk.js';
-import { decodeFrames, probeMedia } from '../../src/scoring/media/index.js';
+import { decodeFrames, probeMedia, resolveFfmpeg } from '../../src/scoring/media/index.js';
 import { iou } from '../../src/scoring/track/index.js';
 import type { Detector } from '../../src/scoring/types.js';
 import { scoreWalk, type WalkDecoder, type WalkOptions } from '../../src/scoring/walk.js';
 import { clipPaths, createOracle, NO_NOISE, TYPICAL_NOISE, type OracleNoise } from '../helpers/walk-oracle.js';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
+
+const ffmpeg = await resolveFfmpeg();
+if (!ffmpeg.available) {
+  t.plan(0, `ffmpeg is not available here, rendered-walk tests skipped: ${ffmpeg.reason}`);
+  process.exit(0);
+}
 
 const decode = decodeFrames as WalkDecoder;
 const OPTIONS: WalkOptions = { conf: 0.5, sampleSeconds: 0.5, maxFrames: 240 };
