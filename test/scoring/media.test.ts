@@ -133,6 +133,14 @@ t.test('a variable-frame-rate clip is sampled by time, not by frame number', asy
   t.same(frames.map((f) => f.index), frames.map((_, i) => i));
 });
 
+t.test('each sample is the frame shown at its timestamp', async (t) => {
+  // Frame n has luma 16 + 6·n (limited range), so a frame's brightness says which frame it is.
+  ff('-f', 'lavfi', '-i', 'color=black:s=64x48:r=30:d=1', '-vf', 'geq=lum=16+N*6:cb=128:cr=128', '-c:v', 'libx264', '-qp', '0', '-pix_fmt', 'yuv444p', at('ramp.mp4'));
+  const frames = await collect(at('ramp.mp4'), { sampleSeconds: 0.1 });
+  const shown = frames.map((f) => Math.round((mean(f.image, 1) * 219) / 255 / 6));
+  t.same(shown.slice(0, 10), [0, 3, 6, 9, 12, 15, 18, 21, 24, 27], `frames shown: ${shown.join(',')}`);
+});
+
 t.test('frames are scaled to the working size and capped in number', async (t) => {
   const frames = await collect(at('testsrc.mp4'), { sampleSeconds: 0.25, maxFrames: 3, maxLongSide: 160 });
   t.equal(frames.length, 3);

@@ -58,7 +58,10 @@ export async function* decodeFrames(file: string, options: DecodeOptions = {}): 
   const frameBytes = size.width * size.height * 3;
 
   const filters: string[] = [];
-  if (!photo) filters.push(`fps=fps=1/${sampleSeconds}:round=near:eof_action=pass`);
+  // The fps filter keeps the last input frame of each output slot; rounding timestamps up makes
+  // slot k hold the frame shown at k × sampleSeconds (with the default rounding it would be the
+  // frame half an interval later).
+  if (!photo) filters.push(`fps=fps=1/${sampleSeconds}:round=up:eof_action=pass`);
   filters.push(`scale=${size.width}:${size.height}:flags=area`);
   const args = [
     '-hide_banner', '-nostdin', '-v', 'error',
