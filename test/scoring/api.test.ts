@@ -250,3 +250,25 @@ t.test('an upload over the cap is refused with 413 while it streams', async (t) 
   const ok = await upload(small, '/api/observations', adminKey, [{ field: 'file', file: PHOTO }]);
   t.equal(ok.status, 202, 'a photo under the cap is accepted');
 });
+
+t.test('without ffmpeg: uploads are a 503 that says why, health is degraded (not down), nothing stored', async (t) => {
+  const { resolveFfmpeg } = await import('../../src/scoring/media/ffmpeg-path.js');
+  const saved = process.env.FFMPEG_PATH;
+  process.env.FFMPEG_PATH = '/nonexistent/ffmpeg';
+  await resolveFfmpeg({ refresh: true });
+  t.teardown(async () => {
+    if (saved === undefined) delete process.env.FFMPEG_PATH;
+    else process.env.FFMPEG_PATH = saved;
+    await resolveFfmpeg({ refresh: true });
+  });
+  const before = await walkCount(s);
+  const r = await upload(s, '/api/observations', KEY, [{ field: 'file', file: PHOTO }]);
+  t.equal(r.status, 503);
+  t.match(r.body, { code: 'scoring_unavailable', detail: /ffmpeg is not available/ });
+  const health = await s.request('GET', '/api/health');
+  t.equal(health.status, 200, 'the rest of the box still works');
+  t.equal(health.body.status, 'degraded');
+  t.match(health.body.checks.scoring, { ok: false, ffmpeg: { available: false, reason: /\/nonexistent\/ffmpeg/ } });
+  t.equal(await walkCount(s), before);
+  t.same(leftovers(s), []);
+});
