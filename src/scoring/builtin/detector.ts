@@ -64,6 +64,26 @@ export function createBuiltinDetector(options: BuiltinDetectorOptions = {}): Det
   };
 }
 
+/** What every finder reads, computed once per frame at the working size. */
+export interface FrameAnalysis {
+  work: RgbImage;
+  /** Input pixels per working pixel. */
+  sx: number;
+  sy: number;
+  planes: FramePlanes;
+  ripe: Uint8Array;
+  green: Uint8Array;
+}
+
+export function analyseFrame(image: RgbImage, params: BuiltinParams = DEFAULT_PARAMS): FrameAnalysis {
+  const size = fitLongSide(image.width, image.height, params.workingLongSide);
+  const work = size.scale === 1 ? image : resizeArea(image, size.width, size.height);
+  const planes = computePlanes(work, params.wideRadius);
+  const ripe = ripeMask(planes, params);
+  const green = greenMask(planes, params, ripe);
+  return { work, sx: image.width / work.width, sy: image.height / work.height, planes, ripe, green };
+}
+
 /** Fruit, and with stem parameters also stems and plants (one per stem), above `conf`. */
 export function detectAll(
   image: RgbImage,
@@ -72,20 +92,20 @@ export function detectAll(
   thresholds: RipenessThresholds = DEFAULT_RIPENESS_THRESHOLDS,
   stemParams: StemParams | null = null,
 ): Detection[] {
-  const fruit = detectFruit(image, conf, params, thresholds);
+  if (!(conf >= 0 && conf <= 1)) throw new RangeError('conf must be within [0, 1]');
+  const frame = analyseFrame(image, params);
+  const fruit = fruitFromAnalysis(frame, image, conf, params, thresholds);
   if (!stemParams) return fruit;
-  return [...fruit, ...detectStems(image, conf, params, stemParams)];
+  return [...fruit, ...stemsFromAnalysis(frame, image, conf, stemParams)];
 }
 
 /** Stems and, for a single-stem crop, one plant per stem, with boxes in the input frame's pixels. */
 export function detectStems(image: RgbImage, conf: number, params: BuiltinParams = DEFAULT_PARAMS, stemParams: StemParams = DEFAULT_STEM_PARAMS): Detection[] {
-  const size = fitLongSide(image.width, image.height, params.workingLongSide);
-  const work = size.scale === 1 ? image : resizeArea(image, size.width, size.height);
-  const sx = image.width / work.width;
-  const sy = image.height / work.height;
-  const planes = computePlanes(work, params.wideRadius);
-  const ripe = ripeMask(planes, params);
-  const green = greenMask(planes, params, ripe);
+  return stemsFromAnalysis(analyseFrame(image, params), image, conf, stemParams);
+}
+
+function stemsFromAnalysis(frame: FrameAnalysis, image: RgbImage, conf: number, stemParams: StemParams): Detection[] {
+  const { planes, ripe, green, sx, sy } = frame;
   const fruitSkin = new Uint8Array(ripe.length);
   for (let i = 0; i < fruitSkin.length; i++) fruitSkin[i] = ripe[i]! | green[i]!;
   const out: Detection[] = [];
@@ -101,7 +121,11 @@ export function detectStems(image: RgbImage, conf: number, params: BuiltinParams
 /** Synchronous core, exported for the bench and tests. */
 export function detectFruit(image: RgbImage, conf: number, params: BuiltinParams = DEFAULT_PARAMS, thresholds: RipenessThresholds = DEFAULT_RIPENESS_THRESHOLDS): Detection[] {
   if (!(conf >= 0 && conf <= 1)) throw new RangeError('conf must be within [0, 1]');
-  const { kept, sx, sy } = fruitCandidates(image, params, conf);
+  return fruitFromAnalysis(analyseFrame(image, params), image, conf, params, thresholds);
+}
+
+function fruitFromAnalysis(frame: FrameAnalysis, image: RgbImage, conf: number, params: BuiltinParams, thresholds: RipenessThresholds): Detection[] {
+  const { kept, sx, sy } = candidatesFromAnalysis(frame, params, conf);
   const out: Detection[] = [];
   for (const c of kept) {
     if (c.score < conf) continue;
@@ -126,14 +150,12 @@ export function toDetection(c: Candidate, sx: number, sy: number, image: RgbImag
 
 /** All fruit hypotheses of a frame after overlap suppression, before the conf threshold; sx, sy map working pixels to the input's. */
 export function fruitCandidates(image: RgbImage, params: BuiltinParams = DEFAULT_PARAMS, minScore = 0): { kept: Candidate[]; sx: number; sy: number } {
-  const size = fitLongSide(image.width, image.height, params.workingLongSide);
-  const work = size.scale === 1 ? image : resizeArea(image, size.width, size.height);
-  const sx = image.width / work.width;
-  const sy = image.height / work.height;
-  const planes = computePlanes(work, params.wideRadius);
+  return candidatesFromAnalysis(analyseFrame(image, params), params, minScore);
+}
+
+function candidatesFromAnalysis(frame: FrameAnalysis, params: BuiltinParams, minScore: number): { kept: Candidate[]; sx: number; sy: number } {
+  const { work, sx, sy, planes, ripe, green } = frame;
   const candidates: Candidate[] = [];
-  const ripe = ripeMask(planes, params);
-  const green = greenMask(planes, params, ripe);
   const sources: Array<{ source: 'ripe' | 'green'; mask: Uint8Array }> = [];
   if (params.unionMasks) {
     const union = new Uint8Array(ripe.length);
