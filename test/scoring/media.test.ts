@@ -251,6 +251,9 @@ t.test('encodeJpeg round-trips an image through ffmpeg', async (t) => {
   const small = await encodeJpeg(frame!.image, 10);
   t.ok(small.length < jpeg.length, 'lower quality is smaller');
   await t.rejects(encodeJpeg({ width: 10, height: 10, data: new Uint8Array(10) }), RangeError);
+  const odd = await encodeJpeg({ width: 321, height: 241, data: new Uint8Array(321 * 241 * 3).fill(120) });
+  writeFileSync(at('odd.jpg'), odd);
+  t.match(await probeMedia(at('odd.jpg')), { width: 321, height: 241 }, 'odd sizes survive 4:2:0 chroma');
 });
 
 /** A JPEG with an EXIF APP1 segment holding only the orientation tag, as phones write it. */
