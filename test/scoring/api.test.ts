@@ -201,6 +201,7 @@ t.test('a clip that passes the checks but does not decode ends as a failed walk 
   const failed = (await poll(s, r.body.job_id, KEY)).at(-1);
   t.equal(failed.status, 'failed');
   t.match(failed.error, /decod|frame/i);
+  t.notMatch(failed.error, s.dataDir, 'the reason does not show the box\'s folders');
   t.equal(failed.result, null);
   t.equal(failed.counts, null);
 });

@@ -160,6 +160,7 @@ t.test('upload inspection: by content, with real ffprobe, refusing hostile files
     t.ok(err instanceof HttpProblem, `${name} is refused`);
     t.equal((err as HttpProblem).status, 415, `${name}: 415`);
     t.match((err as HttpProblem).message, message, `${name}: says why`);
+    t.notMatch((err as HttpProblem).message, dir, `${name}: without the box's folders`);
   }
 
   // A PNG header declaring 20000×20000 pixels: a decompression bomb, refused before any decoding.

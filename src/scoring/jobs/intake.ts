@@ -56,7 +56,9 @@ export async function inspectUpload(file: IncomingFile, label: string, sha256?: 
     info = await probeMedia(file.path);
   } catch (err) {
     if (err instanceof MediaError && err.code === 'unsupported_media') {
-      throw new HttpProblem(415, 'unsupported_media_type', `${label} starts like ${sniffed.format} but cannot be read as one: ${err.message}.`, { field: label });
+      // ffprobe quotes the spooled file's path: name the upload instead of showing the box's folders.
+      const why = err.message.split(`file:${file.path}`).join(label).split(file.path).join(label);
+      throw new HttpProblem(415, 'unsupported_media_type', `${label} starts like ${sniffed.format} but cannot be read as one: ${why}.`, { field: label });
     }
     if (err instanceof MediaError && err.code === 'media_unavailable') {
       throw new HttpProblem(503, 'scoring_unavailable', `Uploads cannot be checked: ${err.message}.`);

@@ -180,6 +180,8 @@ try {
 
 function reasonOf(err: unknown, clip: number | null): string {
   const where = clip !== null && job.clips.length > 1 ? `clip ${clip + 1} of ${job.clips.length}: ` : '';
-  if (err instanceof MediaError) return `${where}${err.message}`;
-  return `${where}${err instanceof Error ? err.message : String(err)}`;
+  let text = err instanceof Error ? err.message : String(err);
+  // ffmpeg quotes the file it read: name the clip instead of showing the box's folders to the API.
+  for (const c of job.clips) text = text.split(`file:${c.path}`).join(`clip ${c.position + 1}`).split(c.path).join(`clip ${c.position + 1}`);
+  return `${where}${text}`;
 }
