@@ -257,7 +257,7 @@ function scoreOf(c: Circle, m: DiscMeasure, source: 'ripe' | 'green', q: Builtin
     round = clamp01((c.rim - q.minSupport) / 0.4);
   }
   // Size separates fruit from fragments and specks better than anything else measured on the photos.
-  const size = clamp01((effectiveRadius(c, q) - q.minRadius) / (2 * q.minRadius));
+  const size = clamp01((effectiveRadius(c, q) - q.minRadius) / Math.max(1, q.sizeFullRadius - q.minRadius));
   let colour: number;
   if (source === 'ripe') colour = clamp01((m.chroma - q.ripeMinChroma) / 30);
   else colour = 0.5 * clamp01(1 - m.texture / q.greenMaxTexture) + 0.5 * clamp01(m.relativeL / 15);

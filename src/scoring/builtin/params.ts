@@ -46,6 +46,8 @@ export interface BuiltinParams {
   minSupport: number;
   /** …and this share of their disc to be skin. */
   minFill: number;
+  /** Radius (working pixels) at which the size evidence is full; it grows linearly from minRadius. */
+  sizeFullRadius: number;
   /** Score offsets by evidence kind: ripe skin is the surer sign of a fruit than green skin among leaves. */
   ripeBias: number;
   greenBias: number;
@@ -88,10 +90,11 @@ export const DEFAULT_PARAMS: BuiltinParams = {
   maxRadius: 90,
   minSupport: 0.3,
   minFill: 0.4,
+  sizeFullRadius: 14,
   ripeBias: 0.1,
   greenBias: 0,
   unionMasks: true,
-  balancedRawScore: 0.6,
+  balancedRawScore: 0.7,
   calibratedAt: 0.35,
   useClaimedSize: true,
   boxScale: 1.25,
