@@ -2,15 +2,15 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { Context } from 'koa';
 import { defineRoute, type JsonSchema, type ObjectSchema, type RouteSpec } from '../http/route.js';
-import { idSchema, listOf, pathParams, weekSchema } from '../http/schemas.js';
+import { idSchema, listOf, pageOf, pagingQuery, pathParams, weekSchema } from '../http/schemas.js';
 import { actorOf } from '../http/pipeline.js';
 import { fieldError, notFound } from '../http/problem.js';
 import { CYCLE, CYCLE_PARAMS } from '../registry/paths.js';
 import { resolveCycle, type CyclePath } from '../registry/scope.js';
 import { parseWeek, WEEK_FORMS } from '../time/weeks.js';
-import { clipsOf, loadWalk } from './jobs/commands.js';
+import { clipsOf, listCycleWalks, loadWalk } from './jobs/commands.js';
 import { DEFAULT_OPTIONS, LIMITS, MODE_TEXT, SCORING_MODES } from './jobs/options.js';
-import { presentWalk, walkSchema } from './jobs/presenters.js';
+import { presentWalk, presentWalkSummary, walkSchema, walkSummarySchema } from './jobs/presenters.js';
 import { runnerOf } from './jobs/runner.js';
 import { FRAME_NAMES, framePath } from './jobs/storage.js';
 import { submitWalk, type ScoringFields, type SubmitInput, type Submitter } from './jobs/submit.js';
@@ -192,6 +192,26 @@ export const scoringRoutes: RouteSpec[] = [
         idempotencyKey: headers['idempotency-key'] as string | undefined,
       });
       return present(ctx, walk);
+    },
+  }),
+  defineRoute<CyclePath, { week?: string; limit: number; offset: number }>({
+    method: 'get',
+    path: `${CYCLE}/walks`,
+    operationId: 'list_cycle_walks',
+    summary: 'Walks saved to the crop cycle, newest first (without results)',
+    description: `Every walk uploaded to {cycle}/videos or {cycle}/videos/batch, with status, week and counts. Filter by \`week\` (${WEEK_FORMS}); fetch GET /api/observations/{job_id} for a walk's frames and fruit.`,
+    tags: [TAG],
+    auth: 'key',
+    params: pathParams(...CYCLE_PARAMS),
+    query: pagingQuery({ week: { ...weekSchema, description: `Only walks saved to this week: ${WEEK_FORMS}.` } }),
+    responses: { 200: { description: 'A page of walks.', schema: pageOf(walkSummarySchema) } },
+    errors: [404],
+    handler: async (ctx, { params, query }) => {
+      const scope = await resolveCycle(ctx.services.db, params);
+      const week = query.week === undefined ? undefined : parseWeek(query.week);
+      if (week === null) throw fieldError('query', 'week', `must be ${WEEK_FORMS}`);
+      const { rows, total } = await listCycleWalks(ctx.services.db, scope.cycle.id, { week: week?.label, limit: query.limit, offset: query.offset });
+      return { items: rows.map((r) => presentWalkSummary(r, r.clip_count, scope.zone)), total, limit: query.limit, offset: query.offset };
     },
   }),
   defineRoute({

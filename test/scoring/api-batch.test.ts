@@ -154,3 +154,28 @@ t.test('the walks are counted in the crop cycle contents', async (t) => {
   t.equal(r.status, 200);
   t.ok(r.body.counts.walks >= 2, `walks: ${r.body.counts.walks}`);
 });
+
+t.test('GET {cycle}/walks lists the cycle\'s walks newest first, by week, paged', async (t) => {
+  const all = await s.request('GET', `${tree.cyclePath}/walks`, { key: KEY });
+  t.equal(all.status, 200);
+  const ids = await s.app.services.db.selectFrom('walks').select('id').where('cycle_id', '=', tree.cycleId).orderBy('id', 'desc').execute();
+  t.equal(all.body.total, ids.length);
+  t.same(all.body.items.map((w: any) => w.job_id), ids.map((r) => r.id), 'newest first');
+  t.ok(all.body.items.every((w: any) => w.cycle_id === tree.cycleId));
+  const batchWalk = all.body.items.find((w: any) => w.clips === 3);
+  t.match(batchWalk, { source: 'cycle_batch', week: '2026-W07', status: 'done', counts: { total: Number } });
+
+  const week = await s.request('GET', `${tree.cyclePath}/walks?week=2026-02-12`, { key: KEY });
+  t.ok(week.body.items.length > 0 && week.body.items.every((w: any) => w.week === '2026-W07'), 'a date selects its week');
+  const none = await s.request('GET', `${tree.cyclePath}/walks?week=2026-W30`, { key: KEY });
+  t.same([none.body.items, none.body.total], [[], 0]);
+  const page = await s.request('GET', `${tree.cyclePath}/walks?limit=1&offset=1`, { key: KEY });
+  t.same(page.body.items.map((w: any) => w.job_id), [ids[1]!.id]);
+  t.equal(page.body.total, ids.length);
+
+  t.equal((await s.request('GET', `${tree.cyclePath}/walks?limit=501`, { key: KEY })).status, 422, 'limit above 500');
+  t.equal((await s.request('GET', `${tree.cyclePath}/walks?week=2026-W54`, { key: KEY })).status, 422, 'a week that does not exist');
+  t.equal((await s.request('GET', `${tree.cyclePath}/walks?week=soon`, { key: KEY })).status, 422);
+  const other = await createOrg(s, 'Third Growers');
+  t.equal((await s.request('GET', `${tree.cyclePath}/walks`, { key: other.adminKey })).status, 404, 'another organization\'s cycle');
+});

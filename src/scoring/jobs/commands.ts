@@ -256,3 +256,18 @@ export async function queueDepth(db: Db): Promise<{ queued: number; running: num
 function clamp01(x: number): number {
   return Number.isFinite(x) ? Math.min(1, Math.max(0, x)) : 0;
 }
+
+/** A crop cycle's walks, newest first, optionally of one week; with how many there are in all. */
+export async function listCycleWalks(db: Db, cycleId: string, options: { week?: string; limit: number; offset: number }): Promise<{ rows: (WalkTable & { clip_count: number })[]; total: number }> {
+  let q = db.selectFrom('walks').where('cycle_id', '=', cycleId);
+  if (options.week) q = q.where('week', '=', options.week);
+  const total = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const rows = await q
+    .selectAll('walks')
+    .select((eb) => eb.selectFrom('walk_clips').select((c) => c.fn.countAll<number>().as('n')).whereRef('walk_clips.walk_id', '=', 'walks.id').as('clip_count'))
+    .orderBy('id', 'desc')
+    .limit(options.limit)
+    .offset(options.offset)
+    .execute();
+  return { rows: rows.map((r) => ({ ...r, clip_count: Number(r.clip_count ?? 0) })), total: Number(total.n) };
+}

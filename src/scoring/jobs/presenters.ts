@@ -246,3 +246,41 @@ export const walkSchema: JsonSchema = {
     version: { type: 'string', description: 'Hybrid-logical-clock stamp; grows with every state change (not with progress ticks).' },
   },
 };
+
+/** A walk in a list: everything but the result (fetch the walk for frames and fruit). */
+export function presentWalkSummary(walk: WalkTable, clipCount: number, zone = 'UTC') {
+  return {
+    job_id: walk.id,
+    status: walk.status,
+    progress: walk.status === 'done' ? 1 : Math.round(walk.progress * 1000) / 1000,
+    error: walk.status === 'failed' ? walk.error : null,
+    source: walk.source,
+    cycle_id: walk.cycle_id,
+    week: walk.week,
+    clips: clipCount,
+    detector: walk.detector,
+    counts: walk.count_total === null ? null : { green: walk.count_green!, turning: walk.count_turning!, red: walk.count_red!, total: walk.count_total },
+    created_at: at(walk.created_at, zone)!,
+    finished_at: at(walk.finished_at, zone),
+  };
+}
+
+export const walkSummarySchema: JsonSchema = {
+  type: 'object',
+  required: ['job_id', 'status', 'progress', 'error', 'source', 'cycle_id', 'week', 'clips', 'detector', 'counts', 'created_at', 'finished_at'],
+  additionalProperties: false,
+  properties: {
+    job_id: { type: 'string' },
+    status: statusSchema,
+    progress: num('0 to 1.'),
+    error: { type: ['string', 'null'] },
+    source: { type: 'string' },
+    cycle_id: { type: ['string', 'null'] },
+    week: { type: ['string', 'null'], description: 'ISO week label.' },
+    clips: { type: 'integer', description: 'Clips (or photos) in the walk.' },
+    detector: { type: ['string', 'null'] },
+    counts: { oneOf: [countsSchema, { type: 'null' }], description: 'Fruit by ripeness once done.' },
+    created_at: instantSchema,
+    finished_at: { type: ['string', 'null'], format: 'date-time' },
+  },
+};
