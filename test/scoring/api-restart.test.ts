@@ -116,3 +116,30 @@ t.test('progress reaches the database at most once per progress interval', async
   const moving = [...seen].filter((p) => p > 0);
   t.ok(moving.length <= 1, `one progress write in the interval (saw ${[...seen].join(', ')})`);
 });
+
+t.test('SCORING_CONCURRENCY: one walk at a time by default, two at once when set to 2', async (t) => {
+  for (const concurrency of [1, 2]) {
+    const s = await startServer(t, { scoringConcurrency: concurrency });
+    const tree = await createTree(s);
+    const a = (await upload(s, '/api/observations', tree.adminKey, { sample_seconds: '0.25' })).body.job_id;
+    const b = (await upload(s, '/api/observations', tree.adminKey, { sample_seconds: '0.25' })).body.job_id;
+    let together = false;
+    let bQueuedWhileARan = false;
+    for (;;) {
+      const [wa, wb] = await Promise.all([a, b].map(async (id) => (await s.request('GET', `/api/observations/${id}`, { key: tree.adminKey })).body));
+      if (wa.status === 'running' && wb.status === 'running') together = true;
+      if (wa.status === 'running' && wb.status === 'queued') bQueuedWhileARan = true;
+      if (['done', 'failed'].includes(wa.status) && ['done', 'failed'].includes(wb.status)) {
+        t.same([wa.status, wb.status], ['done', 'done'], `concurrency ${concurrency}: both scored`);
+        if (concurrency === 1) t.ok(wb.started_at >= wa.finished_at, 'the second started after the first finished');
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 60));
+    }
+    if (concurrency === 1) {
+      t.notOk(together, 'never two at once');
+      t.ok(bQueuedWhileARan, 'the second waited in the queue');
+    } else t.ok(together, 'both scored at the same time');
+    await s.close();
+  }
+});
