@@ -1,6 +1,6 @@
 // CLI: render a synthetic walk along a tomato row into mp4 clip(s) plus a JSON ground truth.
 //   node --import tsx scripts/render-walk.ts --out dir --seconds 10 --fps 30 --width 1280 --height 720 --speed 0.3 --seed 1 [--clips 3]
-//   [--spacing 0.4] [--view-width 1.2] [--dark] [--blur 0.5] [--noise 2] [--name walk]
+//   [--gap 0] [--spacing 0.4] [--view-width 1.2] [--dark] [--blur 0.5] [--noise 2] [--name walk]
 //   --still N renders N example photos (example-<seed>.jpg + .json) instead of a walk.
 import { writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -17,6 +17,7 @@ const { values } = parseArgs({
     speed: { type: 'string', default: '0.3' },
     seed: { type: 'string', default: '1' },
     clips: { type: 'string', default: '1' },
+    gap: { type: 'string' },
     spacing: { type: 'string' },
     'view-width': { type: 'string' },
     dark: { type: 'boolean', default: false },
@@ -54,6 +55,7 @@ if (values.still) {
     speed: Number(values.speed),
     seed: Number(values.seed),
     clips: Number(values.clips),
+    clipGapSeconds: num(values.gap),
     plantSpacing: num(values.spacing),
     viewWidth: num(values['view-width']),
     dark: values.dark,

@@ -20,6 +20,8 @@ export interface RenderWalkOptions {
   seed?: number;
   /** Number of consecutive clips the walk is cut into (one truth file for all). */
   clips?: number;
+  /** Seconds the walker keeps walking between clips without filming (0: clips join exactly). */
+  clipGapSeconds?: number;
   /** Metres between plants. */
   plantSpacing?: number;
   /** Metres of row across the frame's width. */
@@ -72,8 +74,9 @@ export async function renderWalk(options: RenderWalkOptions): Promise<RenderedWa
   if (width % 2 || height % 2) throw new Error('width and height must be even (yuv420p)');
   if (!(options.seconds > 0)) throw new Error('seconds must be positive');
 
+  const gap = Math.max(0, options.clipGapSeconds ?? 0);
   const v = view(width, height, options.viewWidth ?? 1.2);
-  const scene = sceneFor(seed, speed * options.seconds + v.viewWidth + 0.5, v, options.plantSpacing ?? 0.4, options.secondStemRate ?? 0.25);
+  const scene = sceneFor(seed, speed * (options.seconds + gap * (clipCount - 1)) + v.viewWidth + 0.5, v, options.plantSpacing ?? 0.4, options.secondStemRate ?? 0.25);
   const raster = new FrameRasterizer(scene, {
     width,
     height,
@@ -101,7 +104,7 @@ export async function renderWalk(options: RenderWalkOptions): Promise<RenderedWa
       '-pix_fmt', 'yuv420p', '-movflags', '+faststart', file,
     ]);
     for (let f = 0; f < frames; f++, global++) {
-      const camX = speed * (global / fps);
+      const camX = speed * (global / fps + c * gap);
       const seen = raster.render(camX);
       await sink.write(new Uint8Array(raster.rgb.buffer.slice(0)));
       for (const o of seen.fruit) {
@@ -133,7 +136,7 @@ export async function renderWalk(options: RenderWalkOptions): Promise<RenderedWa
       }
     }
     await sink.finish();
-    clips.push({ index: c, file: path.basename(file), startSeconds: (global - frames) / fps, seconds: frames / fps, frames });
+    clips.push({ index: c, file: path.basename(file), startSeconds: (global - frames) / fps + c * gap, seconds: frames / fps, frames });
     files.push(file);
   }
 

@@ -22,9 +22,9 @@ const renders = new Map<string, Promise<RenderedWalk>>();
 const dir = t.testdir();
 
 /** Renders each distinct walk once for the whole file. */
-function walk(seed: number, seconds: number, speed: number, clips = 1): Promise<RenderedWalk> {
-  const key = `${seed}-${seconds}-${speed}-${clips}`;
-  if (!renders.has(key)) renders.set(key, renderWalk({ out: path.join(dir, key), seconds, fps: 15, width: 640, height: 360, speed, seed, clips }));
+function walk(seed: number, seconds: number, speed: number, clips = 1, clipGapSeconds = 0): Promise<RenderedWalk> {
+  const key = `${seed}-${seconds}-${speed}-${clips}-${clipGapSeconds}`;
+  if (!renders.has(key)) renders.set(key, renderWalk({ out: path.join(dir, key), seconds, fps: 15, width: 640, height: 360, speed, seed, clips, clipGapSeconds }));
   return renders.get(key)!;
 }
 
@@ -98,6 +98,11 @@ t.test('three consecutive clips count the same fruit as one clip of the same str
   // Tracking each clip alone counts the fruit at the joins twice: why tracks carry over.
   const reset = await score(await walk(5, 12, 0.3, 3), NO_NOISE, { clipBoundary: 'reset' });
   t.ok(reset.result.counts.total > three.result.counts.total * 1.1, `reset at joins: ${reset.result.counts.total}`);
+
+  // The walker kept walking for 1.2 s between clips: the row jumps by 0.36 m (30% of the frame) at each join.
+  const gapped = await score(await walk(5, 12, 0.3, 3, 1.2), NO_NOISE);
+  t.same(gapped.result.clips.map((c) => c.frames), [8, 8, 8]);
+  t.equal(gapped.result.counts.total, gapped.oracle.expected().total, `joins with a gap: ${gapped.result.counts.total}`);
 });
 
 t.test('stems and plants are never invented for a detector that cannot see them', async (t) => {
