@@ -165,10 +165,12 @@ export class Tracker {
       }
       track.misses++;
       track.box = predicted[ti]!;
+      // A counted fruit that left the view is kept (lost) for maxAge frames, moving with the
+      // camera: a walker who steps back sees it again and it must not be counted twice.
       const gone = outside(track.box, geo, 0.5);
       if (track.state === 'tentative') {
         if (gone || track.misses > o.tentativeMaxAge) track.state = 'removed';
-      } else if (gone || track.misses > o.maxAge) track.state = 'removed';
+      } else if (track.misses > o.maxAge) track.state = 'removed';
       else track.state = 'lost';
     }
 
