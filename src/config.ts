@@ -1,5 +1,6 @@
 import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /**
  * Every setting the service reads, with a default that works on a laptop.
@@ -25,8 +26,10 @@ export interface Config {
   videoUploadLimit: number;
   /** Scoring jobs that may run at once. */
   scoringConcurrency: number;
-  /** Path to a model manifest in models/, or "builtin". */
+  /** "builtin", or the file name of a model manifest in `modelsDir`. */
   detector: string;
+  /** Folder of model manifests and ONNX files. */
+  modelsDir: string;
   /** Failed key attempts per client per minute before 429. */
   authFailuresPerMinute: number;
   /** Trust X-Forwarded-* (behind a TLS-terminating proxy). */
@@ -51,6 +54,7 @@ const ENV_KEYS: Record<keyof Config, string> = {
   videoUploadLimit: 'VIDEO_UPLOAD_LIMIT',
   scoringConcurrency: 'SCORING_CONCURRENCY',
   detector: 'DETECTOR',
+  modelsDir: 'MODELS_DIR',
   authFailuresPerMinute: 'AUTH_FAILURES_PER_MINUTE',
   trustProxy: 'TRUST_PROXY',
 };
@@ -71,6 +75,7 @@ export const DEFAULTS: Config = {
   videoUploadLimit: 2 * 1024 * 1024 * 1024,
   scoringConcurrency: 1,
   detector: 'builtin',
+  modelsDir: path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'models'),
   authFailuresPerMinute: 20,
   trustProxy: false,
 };
@@ -107,5 +112,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   }
   Object.assign(config, overrides);
   config.dataDir = dataDir;
+  config.modelsDir = path.resolve(config.modelsDir);
   return config;
 }

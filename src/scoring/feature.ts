@@ -7,7 +7,7 @@ import { scoringRoutes } from './routes.js';
 
 /**
  * Walk scoring as a service: uploads become walks queued in SQLite, a runner
- * scores them in worker threads, results and frames are served back.
+ * scores them in worker processes, results and frames are served back.
  */
 export const scoringFeature: Feature = {
   name: 'scoring',

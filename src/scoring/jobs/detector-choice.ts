@@ -5,7 +5,7 @@ import { fieldError } from '../../http/problem.js';
 import type { DetectorChoice } from './messages.js';
 import type { ScoringMode } from './options.js';
 
-/** The project's models/ folder, where DETECTOR names a manifest. */
+/** The project's models/ folder: the default of MODELS_DIR, where DETECTOR names a manifest. */
 export const MODELS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../models');
 
 export interface ConfiguredDetector {

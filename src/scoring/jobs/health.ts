@@ -16,7 +16,7 @@ export function scoringHealthCheck(services: Services, builtinName: string): Hea
     critical: false,
     async check() {
       const ff = await resolveFfmpeg();
-      const configured = configuredDetector(services.config.detector);
+      const configured = configuredDetector(services.config.detector, services.config.modelsDir);
       const runner = runnerOf(services);
       const queue = await queueDepth(services.db);
       const model = configured.model;

@@ -1,7 +1,7 @@
 import { readdir, rm, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { fork, type ChildProcess } from 'node:child_process';
 import { SYSTEM_ACTOR } from '../../db/store.js';
 import type { Services } from '../../services.js';
 import { HttpProblem } from '../../http/problem.js';
@@ -14,13 +14,13 @@ import { UUID_PATTERN } from '../../db/ids.js';
 import type { WalkTable } from './tables.js';
 
 /**
- * Runs queued walks, each in its own worker thread, so decoding and detection
+ * Runs queued walks, each in its own worker process, so decoding and detection
  * never hold the API's event loop. The database is the queue: the runner
  * claims a row, hands the worker plain data, stores what it reports, and on
  * stop puts the running walk back in the queue.
  */
 const HERE = fileURLToPath(import.meta.url);
-const BOOT = new URL('./worker-boot.mjs', import.meta.url);
+const BOOT = fileURLToPath(new URL('./worker-boot.mjs', import.meta.url));
 const ENTRY = new URL(`./worker${path.extname(HERE)}`, import.meta.url);
 
 /** Frames live in ArrayBuffers outside this heap; the heap holds tracks, detections and the result. */
@@ -37,7 +37,7 @@ export interface RunnerOptions {
 
 interface Active {
   walk: WalkTable;
-  worker: Worker;
+  worker: ChildProcess;
   startedAt: number;
   detector: string | null;
   frames: number;
@@ -155,7 +155,7 @@ export class WalkRunner {
     const clips = await clipsOf(db, walk.id);
     let detector;
     try {
-      detector = chooseDetector(configuredDetector(config.detector), walk.mode as ScoringMode);
+      detector = chooseDetector(configuredDetector(config.detector, config.modelsDir), walk.mode as ScoringMode);
     } catch (err) {
       // The configuration changed since the walk was queued (model removed): fail it with the reason.
       const reason = err instanceof HttpProblem ? err.message : String(err);
@@ -175,8 +175,10 @@ export class WalkRunner {
       framesDir: frames,
     };
     // A TypeScript worker needs the parent's loader (tsx, or tap's): execArgv carries it, the boot file registers tsx when it is missing.
-    // A heap cap of its own: a walk that runs away with memory ends that worker (and fails the walk), not the API.
-    const worker = new Worker(BOOT, { workerData: { entry: ENTRY.href, job }, execArgv: process.execArgv, resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } });
+    // A heap cap of its own: a walk that runs away with memory ends that process (and fails the walk), not the API.
+    const execArgv = [...process.execArgv.filter((a) => !a.startsWith('--max-old-space-size')), `--max-old-space-size=${WORKER_HEAP_MB}`];
+    const worker = fork(BOOT, [], { execArgv, serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    worker.send({ entry: ENTRY.href, job });
     let resolveFinished!: () => void;
     const active: Active = {
       walk,
@@ -203,8 +205,8 @@ export class WalkRunner {
     worker.on('error', (err) => {
       active.workerError = err;
     });
-    worker.once('exit', (code) => {
-      handle(() => this.onExit(active, code));
+    worker.once('exit', (code, signal) => {
+      handle(() => this.onExit(active, code ?? (signal ? 128 : 1)));
       void active.chain.then(() => {
         this.active.delete(walk.id);
         resolveFinished();
@@ -302,7 +304,7 @@ export class WalkRunner {
     const all = [...this.active.values()];
     for (const a of all) {
       a.stopRequested = true;
-      a.worker.postMessage({ type: 'stop' } satisfies RunnerMessage);
+      if (a.worker.connected) a.worker.send({ type: 'stop' } satisfies RunnerMessage);
     }
     await Promise.all(
       all.map(async (a) => {
@@ -310,7 +312,7 @@ export class WalkRunner {
         const timedOut = await Promise.race([a.finished.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), this.stopTimeoutMs)))]);
         clearTimeout(timer);
         if (timedOut) {
-          await a.worker.terminate();
+          a.worker.kill('SIGKILL');
           await a.finished;
         }
       }),

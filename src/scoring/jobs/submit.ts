@@ -77,7 +77,7 @@ export async function submitWalk(services: Services, who: Submitter, runner: Wal
     inspected.push(await inspectUpload({ path: f.path, originalName: f.originalname, size: f.size }, a.labels[i]!, shas[i]));
   }
   checkKinds(inspected, mode, a.labels);
-  const detector = chooseDetector(configuredDetector(services.config.detector), mode);
+  const detector = chooseDetector(configuredDetector(services.config.detector, services.config.modelsDir), mode);
 
   const id = newId();
   const clips = await placeClips(services.config.dataDir, id, inspected, { copy: a.copy });

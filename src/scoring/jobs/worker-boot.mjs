@@ -1,14 +1,14 @@
-// Entry of a scoring worker thread. The worker's own code is TypeScript: under
-// `node --import tsx` (npm start) the worker does not inherit tsx's hooks, so
-// they are registered here when the first import fails; under tap the parent's
-// loader arrives through execArgv and the first import just works.
-import { workerData } from 'node:worker_threads';
-
+// Entry of a scoring worker process. The runner sends the job as the first
+// message. The worker's own code is TypeScript: under `node --import tsx`
+// (npm start) and under tap the parent's loader arrives through execArgv;
+// when it did not, tsx is registered here.
+const first = await new Promise((resolve) => process.once('message', resolve));
+globalThis.__cropwalkJob = first.job;
 try {
-  await import(workerData.entry);
+  await import(first.entry);
 } catch (err) {
   if (err?.code !== 'ERR_UNKNOWN_FILE_EXTENSION') throw err;
   const { register } = await import('tsx/esm/api');
   register();
-  await import(`${workerData.entry}?tsx`);
+  await import(`${first.entry}?tsx`);
 }

@@ -1,5 +1,4 @@
 import { setPriority } from 'node:os';
-import { parentPort, workerData } from 'node:worker_threads';
 import { decodeFrames } from '../media/decode.js';
 import { MediaError } from '../media/errors.js';
 import { drawOverlay, type OverlayBox } from '../overlay.js';
@@ -12,32 +11,35 @@ import type { ClipProgressMessage, RunnerMessage, WorkerJob, WorkerMessage } fro
 import type { FrameQuality, StoredResult } from './result.js';
 import { JpegSequenceWriter } from './frame-writer.js';
 
-/** Nice value of the scoring thread and its ffmpeg processes (0 normal, 19 lowest). */
+/** Nice value of the scoring process and its ffmpeg processes (0 normal, 19 lowest). */
 const SCORING_NICE = 10;
 
 /**
- * A scoring worker thread: scores one walk with the pure pipeline, writes each
- * frame's image and overlay under the walk's frames folder, and reports
- * progress and the result to the runner. It never touches the database.
+ * A scoring worker process: scores one walk with the pure pipeline, writes
+ * each frame's image and overlay under the walk's frames folder, and reports
+ * progress and the result to the runner over IPC. It never touches the
+ * database. A process, not a thread: onnxruntime-node's native binding loads
+ * once per process and refuses a second worker thread ("Module did not
+ * self-register"), so a thread per walk would fail every model walk after the
+ * first.
  */
-const job = (workerData as { job: WorkerJob }).job;
-// On Linux a thread has its own nice value and the ffmpeg processes it starts inherit it: scoring yields
-// the CPU to the API's thread instead of competing with it. Elsewhere this may renice the whole process, so only here.
-if (process.platform === 'linux') {
-  try {
-    setPriority(SCORING_NICE);
-  } catch {
-    // Not permitted (some containers): scoring runs at normal priority.
-  }
+const job = (globalThis as { __cropwalkJob?: WorkerJob }).__cropwalkJob!;
+// The whole process and the ffmpeg processes it starts run at a lower priority: scoring yields the CPU to the API.
+try {
+  setPriority(SCORING_NICE);
+} catch {
+  // Not permitted (some containers): scoring runs at normal priority.
 }
-const port = parentPort!;
-const post = (m: WorkerMessage) => port.postMessage(m);
+let lastSend: Promise<void> = Promise.resolve();
+const post = (m: WorkerMessage) => {
+  lastSend = new Promise<void>((resolve) => process.send!(m, () => resolve()));
+};
 const controller = new AbortController();
-port.on('message', (m: RunnerMessage) => {
+process.on('message', (m: RunnerMessage) => {
   if (m.type === 'stop') controller.abort(new MediaError('aborted', 'scoring was stopped'));
 });
-// Listening for "stop" must not keep the thread alive once the walk is scored: the runner takes the exit as the end of the job.
-port.unref();
+// Listening for "stop" must not keep the process alive once the walk is scored: the runner takes the exit as the end of the job.
+process.channel?.unref();
 
 const clipByPath = new Map(job.clips.map((c) => [c.path, c]));
 const clipState: ClipProgressMessage[] = job.clips.map((c) => ({ position: c.position, progress: 0, frames: 0, status: 'queued' }));
@@ -177,6 +179,9 @@ try {
   if (controller.signal.aborted) post({ type: 'stopped' });
   else post({ type: 'failed', reason: reasonOf(err, currentClip), clip: currentClip });
 }
+// The last report must reach the runner before the process ends.
+await lastSend;
+process.disconnect?.();
 
 function reasonOf(err: unknown, clip: number | null): string {
   const where = clip !== null && job.clips.length > 1 ? `clip ${clip + 1} of ${job.clips.length}: ` : '';
