@@ -15,7 +15,7 @@ import { SYSTEM_ACTOR } from '../src/db/store.js';
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'cropwalk-bench-'));
 // The real request logging runs (JSON per request); only the write is dropped.
-const app = await createApp({ config: { dataDir, adminToken: 'bench', authFailuresPerMinute: 0 }, env: {}, logger: createLogger('info', {}, () => undefined), startBackground: false });
+const app = await createApp({ config: { dataDir, adminToken: 'bench', authFailuresPerMinute: 0 }, env: {}, logger: createLogger((process.env.BENCH_LOG as any) ?? 'info', {}, () => undefined), startBackground: false });
 const { org, key } = await app.services.store.write(SYSTEM_ACTOR, (w) => createOrganization(w, 'Bench Growers', 'bench'));
 let nodes = 0;
 await app.services.store.write(SYSTEM_ACTOR, async (w) => {

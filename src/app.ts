@@ -8,6 +8,7 @@ import { openDatabase } from './db/database.js';
 import { Store, outsideWriteGuard } from './db/store.js';
 import { loadAdminToken } from './auth/admin-token.js';
 import { FailureLimiter } from './auth/failures.js';
+import { KeyCache } from './auth/principal.js';
 import { HttpProblem } from './http/problem.js';
 import { mountRoutes } from './http/pipeline.js';
 import { buildOpenApi } from './http/openapi.js';
@@ -78,13 +79,19 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   const opened = await openDatabase(config.dataDir);
   const features = options.features ?? FEATURES;
 
+  const store = new Store(opened.db, opened.clock);
+  const keys = new KeyCache(opened.sqlite);
+  store.afterWrite((tables) => {
+    if (tables.has('api_keys')) keys.clear();
+  });
   const services: Services = {
     config,
     log,
     db: opened.db.withPlugin(outsideWriteGuard),
     sqlite: opened.sqlite,
     clock: opened.clock,
-    store: new Store(opened.db, opened.clock),
+    store,
+    keys,
     adminToken: loadAdminToken(config.adminToken, config.dataDir, log),
     failures: new FailureLimiter(config.authFailuresPerMinute),
     recordKinds: features.flatMap((f) => f.recordKinds ?? []),

@@ -7,6 +7,7 @@ import type { HybridLogicalClock } from './db/hlc.js';
 import type { AdminToken } from './auth/admin-token.js';
 import type { FailureLimiter } from './auth/failures.js';
 import type { RecordKind } from './feature.js';
+import type { KeyCache } from './auth/principal.js';
 
 /**
  * What a request handler may reach. Built once at start (src/app.ts) and
@@ -21,6 +22,8 @@ export interface Services {
   clock: HybridLogicalClock;
   adminToken: AdminToken;
   failures: FailureLimiter;
+  /** Key rows by lookup, emptied after writes to api_keys. */
+  keys: KeyCache;
   /** Every kind of record features keep under the registry (contents, cascade). */
   recordKinds: RecordKind[];
   /** Check the response bodies against their schemas (on in tests). */

@@ -29,18 +29,38 @@ export function presentedKey(ctx: Context, allowCookie: boolean): PresentedKey |
   return null;
 }
 
-const lookupStatements = new WeakMap<SQLite.Database, SQLite.Statement<[string], ApiKeyTable>>();
-
 /**
- * Finds the active key matching a presented value, or null (unknown, malformed
- * or revoked). Every authenticated request runs this, so it uses one prepared
- * statement per database instead of building the query each time.
+ * Key rows by their lookup part, kept in memory: every authenticated request
+ * needs one, and a read transaction on the WAL file costs more than the rest
+ * of the check. The store empties it after any write to api_keys ends, so a
+ * revocation takes effect on the next request. Reads are synchronous, so none
+ * interleaves with that. Only keys that exist are kept (guesses are not).
  */
-export function findActiveKey(sqlite: SQLite.Database, presented: string): ApiKeyTable | null {
-  let stmt = lookupStatements.get(sqlite);
-  if (!stmt) lookupStatements.set(sqlite, (stmt = sqlite.prepare<[string], ApiKeyTable>('select * from api_keys where lookup = ?')));
+export class KeyCache {
+  private readonly rows = new Map<string, ApiKeyTable>();
+  private readonly stmt: SQLite.Statement<[string], ApiKeyTable>;
+
+  constructor(sqlite: SQLite.Database, private readonly maxEntries = 10_000) {
+    this.stmt = sqlite.prepare<[string], ApiKeyTable>('select * from api_keys where lookup = ?');
+  }
+
+  clear(): void {
+    this.rows.clear();
+  }
+
+  get(lookup: string): ApiKeyTable | undefined {
+    const hit = this.rows.get(lookup);
+    if (hit) return hit;
+    const row = this.stmt.get(lookup);
+    if (row && this.rows.size < this.maxEntries) this.rows.set(lookup, row);
+    return row;
+  }
+}
+
+/** Finds the active key matching a presented value, or null (unknown, malformed or revoked). */
+export function findActiveKey(keys: KeyCache, presented: string): ApiKeyTable | null {
   const lookup = keyLookup(presented);
-  const row = lookup ? stmt.get(lookup) : undefined;
+  const row = lookup ? keys.get(lookup) : undefined;
   // Compare even when nothing was found, so timing does not tell a near-miss from a miss.
   if (!secretMatches(presented, row?.secret_hash)) return null;
   if (!row || row.revoked_at) return null;

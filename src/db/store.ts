@@ -67,16 +67,34 @@ export class Store {
     readonly clock: HybridLogicalClock,
   ) {}
 
-  /** Runs `fn` in one transaction with a Writer bound to it. */
-  async write<R>(actor: Actor, fn: (w: Writer) => Promise<R>): Promise<R> {
-    return insideWrite.run(true, () => this.db.transaction().execute((trx) => fn(this.writer(trx, actor))));
+  private readonly listeners: ((tables: ReadonlySet<string>) => void)[] = [];
+
+  /**
+   * Called after every write transaction ends (committed or rolled back) with
+   * the tables it touched: in-memory caches of stored rows drop what may have
+   * changed. After the end, never before, so no reader can cache a state the
+   * transaction had not settled yet.
+   */
+  afterWrite(listener: (tables: ReadonlySet<string>) => void): void {
+    this.listeners.push(listener);
   }
 
-  private writer(trx: Transaction<Database>, actor: Actor): Writer {
+  /** Runs `fn` in one transaction with a Writer bound to it. */
+  async write<R>(actor: Actor, fn: (w: Writer) => Promise<R>): Promise<R> {
+    const touched = new Set<string>();
+    try {
+      return await insideWrite.run(true, () => this.db.transaction().execute((trx) => fn(this.writer(trx, actor, touched))));
+    } finally {
+      if (touched.size) for (const l of this.listeners) l(touched);
+    }
+  }
+
+  private writer(trx: Transaction<Database>, actor: Actor, touched: Set<string>): Writer {
     const db = trx as unknown as Kysely<any>;
     const now = new Date().toISOString();
     const clock = this.clock;
     const log: Writer['log'] = async (e) => {
+      touched.add(e.entity);
       await db
         .insertInto('change_log')
         .values({
@@ -108,6 +126,7 @@ export class Store {
       },
       async insertMany(table, values) {
         if (!values.length) return [];
+        touched.add(table);
         const rows = values.map((v) => ({ ...v, id: v.id ?? newId(), created_at: now, updated_at: now, version: clock.now() }) as AnyRow);
         const width = Object.keys(rows[0]!).length;
         const per = Math.max(1, Math.floor(MAX_BOUND / width));

@@ -50,7 +50,7 @@ async function authenticate(ctx: Context, route: CompiledRoute, params: Record<s
   if (!presented) {
     refuse(ctx, headerOnly && ctx.cookies.get('service_key') ? 'This operation takes the key in a header only (X-API-Key or Authorization: Bearer), not the session cookie.' : 'An API key is required (X-API-Key, Authorization: Bearer, or the service_key session cookie).');
   }
-  const key = findActiveKey(ctx.services.sqlite, presented!.value);
+  const key = findActiveKey(ctx.services.keys, presented!.value);
   if (!key) refuse(ctx, 'The API key is unknown or revoked.');
   const principal: Principal = { kind: 'key', keyId: key!.id, organizationId: key!.organization_id, role: key!.role, name: key!.name, source: presented!.source };
   if (principal.source === 'cookie' && !SAFE_METHODS.has(ctx.method) && !isSameOrigin(ctx)) {

@@ -52,7 +52,7 @@ export const sessionRoutes: RouteSpec[] = [
         const { HttpProblem } = await import('../http/problem.js');
         throw new HttpProblem(429, 'too_many_requests', 'Too many failed credentials from this client; wait before trying again.', { retry_after_seconds: wait }, { 'Retry-After': String(wait) });
       }
-      const key = findActiveKey(ctx.services.sqlite, body.api_key);
+      const key = findActiveKey(ctx.services.keys, body.api_key);
       if (!key) {
         ctx.services.failures.fail(client);
         throw unauthenticated('The API key is unknown or revoked.');
