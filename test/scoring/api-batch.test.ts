@@ -1,10 +1,11 @@
 // Walk scoring through the HTTP API, second part: batches of clips scored as
 // one walk, Idempotency-Key retries, organization scope. Same real ffmpeg,
-// rendered clips and worker thread as api.test.ts.
+// rendered clips and worker process as api.test.ts.
 import t from 'tap';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { renderStill, renderWalk } from '../../scripts/render/walk.js';
+import { upload, poll, walkCount, leftovers } from '../helpers/walks.js';
 import { startServer, createTree, createOrg, type TestServer } from '../helpers/server.js';
 
 const dir = t.testdir();
@@ -16,42 +17,6 @@ const PHOTO = path.join(dir, 'photo.jpg');
 writeFileSync(PHOTO, still.jpeg);
 const TEXT = path.join(dir, 'notes.mp4');
 writeFileSync(TEXT, 'this is a shopping list, not a video\n'.repeat(100));
-interface Part {
-  field: string;
-  file: string;
-  name?: string;
-}
-
-async function upload(s: TestServer, url: string, key: string, files: Part[], fields: Record<string, string> = {}, headers: Record<string, string> = {}) {
-  const form = new FormData();
-  for (const [k, v] of Object.entries(fields)) form.append(k, v);
-  for (const f of files) form.append(f.field, new Blob([readFileSync(f.file)]), f.name ?? path.basename(f.file));
-  return s.request('POST', url, { key, raw: form, headers });
-}
-
-/** Polls a walk until `until` holds; returns every answer seen, in order. */
-async function poll(s: TestServer, id: string, key: string, until: (w: any) => boolean = (w) => w.status === 'done' || w.status === 'failed', timeoutMs = 240_000) {
-  const seen: any[] = [];
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const r = await s.request('GET', `/api/observations/${id}`, { key });
-    if (r.status !== 200) throw new Error(`GET walk: ${r.status} ${r.text}`);
-    seen.push(r.body);
-    if (until(r.body)) return seen;
-    if (Date.now() > deadline) throw new Error(`walk ${id} still ${r.body.status} after ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 60));
-  }
-}
-
-async function walkCount(s: TestServer): Promise<number> {
-  const r = await s.app.services.db.selectFrom('walks').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  return Number(r.n);
-}
-
-function leftovers(s: TestServer): string[] {
-  const incoming = path.join(s.dataDir, 'uploads', 'incoming');
-  return existsSync(incoming) ? readdirSync(incoming) : [];
-}
 
 const s = await startServer(t);
 const tree = await createTree(s);

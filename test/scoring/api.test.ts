@@ -1,11 +1,12 @@
 // Walk scoring through the HTTP API with real ffmpeg, real rendered clips and
-// the real worker thread: uploads, polling, results, frames, batches,
+// the real worker process: uploads, polling, results, frames, batches,
 // idempotency, organization scope and every refusal with data left unchanged.
 import t from 'tap';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { renderStill, renderWalk } from '../../scripts/render/walk.js';
+import { upload, poll, walkCount, leftovers } from '../helpers/walks.js';
 import { startServer, createTree, createOrg, type TestServer } from '../helpers/server.js';
 
 const dir = t.testdir();
@@ -31,42 +32,6 @@ const CORRUPT = path.join(dir, 'corrupt.mp4');
   writeFileSync(CORRUPT, bytes);
 }
 
-interface Part {
-  field: string;
-  file: string;
-  name?: string;
-}
-
-async function upload(s: TestServer, url: string, key: string, files: Part[], fields: Record<string, string> = {}, headers: Record<string, string> = {}) {
-  const form = new FormData();
-  for (const [k, v] of Object.entries(fields)) form.append(k, v);
-  for (const f of files) form.append(f.field, new Blob([readFileSync(f.file)]), f.name ?? path.basename(f.file));
-  return s.request('POST', url, { key, raw: form, headers });
-}
-
-/** Polls a walk until `until` holds; returns every answer seen, in order. */
-async function poll(s: TestServer, id: string, key: string, until: (w: any) => boolean = (w) => w.status === 'done' || w.status === 'failed', timeoutMs = 240_000) {
-  const seen: any[] = [];
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const r = await s.request('GET', `/api/observations/${id}`, { key });
-    if (r.status !== 200) throw new Error(`GET walk: ${r.status} ${r.text}`);
-    seen.push(r.body);
-    if (until(r.body)) return seen;
-    if (Date.now() > deadline) throw new Error(`walk ${id} still ${r.body.status} after ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 60));
-  }
-}
-
-async function walkCount(s: TestServer): Promise<number> {
-  const r = await s.app.services.db.selectFrom('walks').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  return Number(r.n);
-}
-
-function leftovers(s: TestServer): string[] {
-  const incoming = path.join(s.dataDir, 'uploads', 'incoming');
-  return existsSync(incoming) ? readdirSync(incoming) : [];
-}
 
 function rawGet(s: TestServer, rawPath: string, key: string): Promise<{ status: number; body: string }> {
   // fetch() would normalise "..": send the path exactly as written.
