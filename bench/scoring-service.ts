@@ -183,7 +183,7 @@ function print(x: ScoringServiceFigures): void {
   console.log(`service   upload → done: ${x.service.ms} ms (upload ${x.service.uploadMs} ms), ${x.service.frames} frames, ${x.service.framesPerSecond} frames/s, ${x.service.status}, detector ${x.service.detector}, counts ${JSON.stringify(x.service.counts)}`);
   console.log(`ratio     score / decode: ${x.ratios.scoreOverDecode}×   score / clip length: ${x.ratios.scoreOverClip}× (below 1 is faster than real time)`);
   console.log(`API       GET /api/health p99 idle ${x.api.idle.p99} ms (${x.api.idle.requests} req), while scoring ${x.api.duringScoring.p99} ms (${x.api.duringScoring.requests} req, max ${x.api.duringScoring.max} ms): ${x.ratios.p99DuringOverIdle}× idle`);
-  console.log(`memory    peak RSS of the process (API + worker thread): ${x.peakRssMb} MB`);
+  console.log(`memory    peak RSS of the API process (the worker process, heap-capped at 1 GB, and ffmpeg not counted): ${x.peakRssMb} MB`);
   console.log(`goals     faster than real time: ${x.goals.fasterThanRealTime ? 'yes' : 'NO'}; API p99 under 50 ms while scoring: ${x.goals.p99Under50ms ? 'yes' : 'NO'}`);
 }
 
