@@ -44,6 +44,8 @@ for (const b of BENCHES) {
       const fn = mod[b.fn];
       if (typeof fn !== 'function') throw new Error(`${b.module} does not export ${b.fn}`);
       results[b.name] = await fn();
+      // Some benchmarks print their table only when run on their own: show their figures here too.
+      console.log(JSON.stringify(results[b.name], (_k, v) => (Array.isArray(v) && v.length > 6 ? `[${v.length} items]` : typeof v === 'number' ? Math.round(v * 1000) / 1000 : v), 2));
     }
   } catch (err) {
     failed++;
