@@ -10,7 +10,7 @@ import { loadAdminToken } from './auth/admin-token.js';
 import { FailureLimiter } from './auth/failures.js';
 import { KeyCache } from './auth/principal.js';
 import { HttpProblem } from './http/problem.js';
-import { mountRoutes } from './http/pipeline.js';
+import { mountRoutes, dispatch, type Routers } from './http/pipeline.js';
 import { buildOpenApi } from './http/openapi.js';
 import type { CompiledRoute } from './http/route.js';
 import type { Services } from './services.js';
@@ -31,7 +31,8 @@ export interface AppOptions {
 
 export interface App {
   koa: Koa;
-  router: Router;
+  /** The routers serving the API (split by prefix, see mountRoutes). */
+  routers: Routers;
   services: Services;
   routes: CompiledRoute[];
   document: ReturnType<typeof buildOpenApi>;
@@ -103,15 +104,14 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
 
   const koa = new Koa({ proxy: config.trustProxy });
   koa.context.services = services;
-  const router = new Router();
+  const routers: Routers = { organization: new Router(), other: new Router() };
   let document: ReturnType<typeof buildOpenApi> | undefined;
   const specs = [...features.flatMap((f) => f.routes), ...docsRoutes(() => document)];
-  const routes = mountRoutes(router, specs);
+  const routes = mountRoutes(routers, specs);
   document = buildOpenApi(routes, { version: '1.0', description: API_DESCRIPTION });
 
   koa.use(requestMiddleware(log));
-  koa.use(router.routes());
-  koa.use(router.allowedMethods({ throw: false }));
+  koa.use(dispatch(routers));
 
   if (options.startBackground ?? true) {
     for (const f of features) await f.start?.(services);
@@ -120,7 +120,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   let server: Server | undefined;
   return {
     koa,
-    router,
+    routers,
     services,
     routes,
     document,

@@ -1,3 +1,4 @@
+import type Koa from 'koa';
 import type { Context } from 'koa';
 import Router from '@koa/router';
 import { bodyParser } from '@koa/bodyparser';
@@ -148,14 +149,41 @@ function run(route: CompiledRoute) {
   };
 }
 
-export function mountRoutes(router: Router, specs: RouteSpec[]): CompiledRoute[] {
+/**
+ * Routes are split over two routers by a fixed prefix: @koa/router tests every
+ * route's pattern in turn, so a request under /api/organizations/ never scans
+ * the others and the rest never scan the organization tree's routes.
+ */
+export const ORG_PREFIX = '/api/organizations/';
+
+export interface Routers {
+  organization: Router;
+  other: Router;
+}
+
+export function routerFor(routers: Routers, path: string): Router {
+  return path.startsWith(ORG_PREFIX) ? routers.organization : routers.other;
+}
+
+export function mountRoutes(routers: Routers, specs: RouteSpec[]): CompiledRoute[] {
   const compiled = specs.map(compileRoute);
   const seen = new Set<string>();
   for (const route of compiled) {
     const key = `${route.method} ${route.path}`;
     if (seen.has(key)) throw new Error(`route declared twice: ${key}`);
     seen.add(key);
-    router.register(route.koaPath, [route.method.toUpperCase()], run(route), { name: route.operationId });
+    routerFor(routers, route.path).register(route.koaPath, [route.method.toUpperCase()], run(route), { name: route.operationId });
   }
   return compiled;
+}
+
+/** The Koa middleware that hands each request to its router. */
+export function dispatch(routers: Routers): Koa.Middleware {
+  const handlers = new Map<Router, Koa.Middleware>();
+  for (const r of [routers.organization, routers.other]) {
+    const routes = r.routes() as unknown as Koa.Middleware;
+    const allowed = r.allowedMethods({ throw: false }) as unknown as Koa.Middleware;
+    handlers.set(r, (ctx, next) => routes(ctx, () => allowed(ctx, next)));
+  }
+  return (ctx, next) => handlers.get(routerFor(routers, ctx.path))!(ctx, next);
 }
