@@ -14,6 +14,16 @@ export interface Logger {
 }
 
 function redact(fields: Record<string, unknown>): Record<string, unknown> {
+  // Most lines (one per request) hold only short scalars under plain names: nothing to copy.
+  let plain = true;
+  for (const k in fields) {
+    const v = fields[k];
+    if ((v !== null && typeof v === 'object') || SECRET_FIELDS.test(k)) {
+      plain = false;
+      break;
+    }
+  }
+  if (plain) return fields;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(fields)) {
     if (SECRET_FIELDS.test(k)) out[k] = '[redacted]';
@@ -27,9 +37,11 @@ function redact(fields: Record<string, unknown>): Record<string, unknown> {
 /** One JSON line per event, on stdout (systemd's journal keeps it). */
 export function createLogger(level: LogLevel, base: Record<string, unknown> = {}, write: (line: string) => void = (l) => process.stdout.write(l + '\n')): Logger {
   const threshold = ORDER[level];
+  const hasBase = Object.keys(base).length > 0;
   const emit = (lvl: Exclude<LogLevel, 'silent'>, msg: string, fields?: Record<string, unknown>) => {
     if (ORDER[lvl] < threshold) return;
-    write(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...redact({ ...base, ...fields }) }));
+    const all = hasBase ? { ...base, ...fields } : (fields ?? {});
+    write(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...redact(all) }));
   };
   return {
     debug: (m, f) => emit('debug', m, f),

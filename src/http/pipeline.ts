@@ -99,7 +99,7 @@ function run(route: CompiledRoute) {
 
       const query = { ...ctx.query } as Record<string, unknown>;
       const headers = route.headers ? Object.fromEntries(Object.keys(route.headers.properties).filter((h) => ctx.get(h) !== '').map((h) => [h, ctx.get(h)])) : {};
-      const errors = [...validatePart('path', route.validators.params, params), ...validatePart('query', route.validators.query, query), ...validatePart('header', route.validators.headers, headers)];
+      const errors = route.validators.params || route.validators.query || route.validators.headers ? [...validatePart('path', route.validators.params, params), ...validatePart('query', route.validators.query, query), ...validatePart('header', route.validators.headers, headers)] : [];
 
       const input: RouteInput = { params, query, headers, body: undefined, files: [] };
       if (route.multipart) {
@@ -144,7 +144,7 @@ function run(route: CompiledRoute) {
         }
       }
     } finally {
-      await cleanupUploads(ctx);
+      if (ctx.state.uploadedFiles?.length) await cleanupUploads(ctx);
     }
   };
 }
