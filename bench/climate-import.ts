@@ -14,15 +14,11 @@
  *
  *   node --import tsx bench/climate-import.ts [file.csv] [--repeat N]   (default: a generated year, 5 rounds)
  */
-import { execFileSync } from 'node:child_process';
-import { createReadStream, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { statSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import Papa from 'papaparse';
 import { aggregateHourly, analyseExport, readReadings } from '../src/climate/import/index.js';
-import { generateClimateYear } from '../scripts/gen-climate-year.js';
+import { benchArgs, papaparseCells, phaseInChild, withYearFile } from './lib/phases.js';
 
 const ZONE = 'Europe/Amsterdam';
 export const PHASES = ['parse', 'analyse', 'read', 'hourly'] as const;
@@ -42,14 +38,7 @@ async function runPhase(phase: Phase, file: string): Promise<PhaseResult> {
   const c0 = process.cpuUsage();
   let count = 0;
   if (phase === 'parse') {
-    await new Promise<void>((resolve, reject) => {
-      Papa.parse<string[]>(createReadStream(file, { encoding: 'utf8' }) as unknown as File, {
-        delimiter: ';',
-        chunk: (r) => { for (const row of r.data) count += row.length; },
-        complete: () => resolve(),
-        error: (e: Error) => reject(e),
-      });
-    });
+    count = await papaparseCells(file);
   } else if (phase === 'analyse') {
     const a = await analyseExport({ path: file }, { timeZone: ZONE });
     if (a.blocking.length) throw new Error(JSON.stringify(a.blocking));
@@ -65,31 +54,18 @@ async function runPhase(phase: Phase, file: string): Promise<PhaseResult> {
   return { phase, ms, cpuMs: (c.user + c.system) / 1000, maxRssMB: process.resourceUsage().maxRSS / 1024, count };
 }
 
-function inChild(phase: Phase, file: string): PhaseResult {
-  const self = fileURLToPath(import.meta.url);
-  const out = execFileSync(process.execPath, ['--import', 'tsx', self, '--phase', phase, file], { encoding: 'utf8' });
-  return JSON.parse(out.trim().split('\n').pop()!);
-}
-
 /**
  * Runs the four phases `repeat` rounds, interleaved so that each round's phases see about the
  * same machine load; a ratio is the median over rounds of phase ÷ parse within one round.
  * Times shown are the medians.
  */
 export async function runClimateBench(opts: { file?: string; repeat?: number } = {}): Promise<ClimateBenchResult> {
-  let dir: string | null = null;
-  let file = opts.file;
-  if (!file) {
-    dir = mkdtempSync(path.join(tmpdir(), 'cropwalk-climate-bench-'));
-    file = path.join(dir, 'year.csv');
-    await generateClimateYear(file);
-  }
-  try {
+  return withYearFile(opts.file, async (file) => {
     const repeat = Math.max(1, opts.repeat ?? 5);
     const rounds: Record<Phase, PhaseResult>[] = [];
     for (let r = 0; r < repeat; r++) {
       const round = {} as Record<Phase, PhaseResult>;
-      for (const phase of PHASES) round[phase] = inChild(phase, file!);
+      for (const phase of PHASES) round[phase] = phaseInChild<PhaseResult>(import.meta.url, phase, file);
       rounds.push(round);
     }
     const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2; };
@@ -108,22 +84,15 @@ export async function runClimateBench(opts: { file?: string; repeat?: number } =
       cpuRatios: { analyse: cpuRatio('analyse'), read: cpuRatio('read'), hourly: cpuRatio('hourly') },
       maxRssMB: Math.max(...phases.map((p) => p.maxRssMB)),
     };
-  } finally {
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  }
+  });
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const args = process.argv.slice(2);
-  const pi = args.indexOf('--phase');
-  if (pi !== -1) {
-    process.stdout.write(JSON.stringify(await runPhase(args[pi + 1] as Phase, args[pi + 2]!)) + '\n');
+  const args = benchArgs(process.argv.slice(2));
+  if (args.phase) {
+    process.stdout.write(JSON.stringify(await runPhase(args.phase as Phase, args.file!)) + '\n');
   } else {
-    const ri = args.indexOf('--repeat');
-    const repeat = ri !== -1 ? Number(args[ri + 1]) : undefined;
-    const file = args.find((a, i) => !a.startsWith('--') && (ri === -1 || i !== ri + 1));
-    if (file && !existsSync(file)) { console.error(`no file ${file}`); process.exit(2); }
-    const r = await runClimateBench({ file, repeat });
+    const r = await runClimateBench({ file: args.file, repeat: args.repeat });
     console.log(`climate import bench: ${(r.bytes / 1048576).toFixed(1)} MiB (${r.file})`);
     for (const p of r.phases) console.log(`  ${p.phase.padEnd(8)} ${p.ms.toFixed(0).padStart(7)} ms wall ${p.cpuMs.toFixed(0).padStart(7)} ms CPU  peak RSS ${p.maxRssMB.toFixed(0).padStart(4)} MB  (${p.count})`);
     console.log(`  ratio vs papaparse parse-only, wall: analyse ${r.ratios.analyse.toFixed(2)}×, read ${r.ratios.read.toFixed(2)}×, read+hourly ${r.ratios.hourly.toFixed(2)}× (goal ≤ 3×)`);

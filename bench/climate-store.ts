@@ -14,20 +14,18 @@
  *
  *   node --import tsx bench/climate-store.ts [file.csv] [--raw] [--repeat N]
  */
-import { execFileSync } from 'node:child_process';
-import { createReadStream, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import Papa from 'papaparse';
 import { openDatabase } from '../src/db/database.js';
 import { Store, SYSTEM_ACTOR } from '../src/db/store.js';
 import { newId } from '../src/db/ids.js';
 import { analyseExport } from '../src/climate/import/index.js';
 import { importExport } from '../src/climate/imports/service.js';
 import type { CycleScope } from '../src/registry/scope.js';
-import { generateClimateYear } from '../scripts/gen-climate-year.js';
+import { benchArgs, papaparseCells, phaseInChild, withYearFile } from './lib/phases.js';
 
 const ZONE = 'Europe/Amsterdam';
 type Phase = 'parse' | 'ingest' | 'file' | 'csv';
@@ -63,15 +61,7 @@ async function runPhase(phase: Phase, file: string): Promise<StorePhase> {
     if (phase === 'parse') {
       const t0 = performance.now();
       const c0 = process.cpuUsage();
-      let cells = 0;
-      await new Promise<void>((resolve, reject) => {
-        Papa.parse<string[]>(createReadStream(file, { encoding: 'utf8' }) as unknown as File, {
-          delimiter: ';',
-          chunk: (r) => { for (const row of r.data) cells += row.length; },
-          complete: () => resolve(),
-          error: (e: Error) => reject(e),
-        });
-      });
+      const cells = await papaparseCells(file);
       return { phase, ms: performance.now() - t0, cpuMs: cpuMs(c0), maxRssMB: process.resourceUsage().maxRSS / 1024, readings: cells, dbMB: 0 };
     }
     const { opened, scope, deps } = await cycleDb(dir);
@@ -97,11 +87,6 @@ async function runPhase(phase: Phase, file: string): Promise<StorePhase> {
   }
 }
 
-function inChild(phase: Phase, file: string): StorePhase {
-  const self = fileURLToPath(import.meta.url);
-  const out = execFileSync(process.execPath, ['--import', 'tsx', self, '--phase', phase, file], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
-  return JSON.parse(out.trim().split('\n').pop()!);
-}
 
 /**
  * Runs each phase `repeat` times in fresh processes; the best time is kept (least disturbed
@@ -109,18 +94,11 @@ function inChild(phase: Phase, file: string): StorePhase {
  * on a shared box it is the steadier figure, while wall time also shows the waits on disk.
  */
 export async function runClimateStoreBench(opts: { file?: string; raw?: boolean; repeat?: number } = {}): Promise<ClimateStoreBench> {
-  let dir: string | null = null;
-  let file = opts.file;
-  if (!file) {
-    dir = mkdtempSync(path.join(tmpdir(), 'cropwalk-climate-year-'));
-    file = path.join(dir, 'year.csv');
-    await generateClimateYear(file);
-  }
-  try {
+  return withYearFile(opts.file, async (file) => {
     const phases: StorePhase[] = [];
     const wanted: Phase[] = ['parse', 'ingest', 'file', ...(opts.raw ? (['csv'] as Phase[]) : [])];
     for (const phase of wanted) {
-      const runs = Array.from({ length: Math.max(1, opts.repeat ?? 1) }, () => inChild(phase, file!));
+      const runs = Array.from({ length: Math.max(1, opts.repeat ?? 1) }, () => phaseInChild<StorePhase>(import.meta.url, phase, file));
       const best = runs.reduce((a, b) => (b.ms < a.ms ? b : a));
       phases.push({ ...best, maxRssMB: Math.max(...runs.map((r) => r.maxRssMB)) });
     }
@@ -128,22 +106,15 @@ export async function runClimateStoreBench(opts: { file?: string; raw?: boolean;
     const ratios = Object.fromEntries(phases.slice(1).map((p) => [p.phase, p.ms / parse.ms]));
     const cpuRatios = Object.fromEntries(phases.slice(1).map((p) => [p.phase, p.cpuMs / parse.cpuMs]));
     return { file, bytes: statSync(file).size, phases, ratios, cpuRatios, maxRssMB: Math.max(...phases.map((p) => p.maxRssMB)) };
-  } finally {
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  }
+  });
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const args = process.argv.slice(2);
-  const pi = args.indexOf('--phase');
-  if (pi !== -1) {
-    process.stdout.write(JSON.stringify(await runPhase(args[pi + 1] as Phase, args[pi + 2]!)) + '\n');
+  const args = benchArgs(process.argv.slice(2));
+  if (args.phase) {
+    process.stdout.write(JSON.stringify(await runPhase(args.phase as Phase, args.file!)) + '\n');
   } else {
-    const ri = args.indexOf('--repeat');
-    const repeat = ri !== -1 ? Number(args[ri + 1]) : undefined;
-    const file = args.find((a, i) => !a.startsWith('--') && (ri === -1 || i !== ri + 1));
-    if (file && !existsSync(file)) { console.error(`no file ${file}`); process.exit(2); }
-    const r = await runClimateStoreBench({ file, raw: args.includes('--raw'), repeat });
+    const r = await runClimateStoreBench({ file: args.file, raw: args.flags.includes('--raw'), repeat: args.repeat });
     console.log(`climate store bench: ${(r.bytes / 1048576).toFixed(1)} MiB`);
     for (const p of r.phases) {
       const ratio = p.phase === 'parse' ? 'baseline' : `${r.ratios[p.phase]!.toFixed(1)}× / cpu ${r.cpuRatios[p.phase]!.toFixed(1)}×`;

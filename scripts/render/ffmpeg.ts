@@ -1,21 +1,7 @@
-// Runs the real ffmpeg binary, resolved as design-card.md says: FFMPEG_PATH, else
-// ffmpeg-static's binary when that optional package installed, else `ffmpeg` on PATH.
+// Runs the real ffmpeg binary, resolved by the media module as design-card.md
+// says (FFMPEG_PATH, else ffmpeg-static's binary, else `ffmpeg` on PATH).
 import { spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
-
-let resolved: string | undefined;
-
-export function ffmpegPath(): string {
-  if (resolved) return resolved;
-  if (process.env.FFMPEG_PATH) return (resolved = process.env.FFMPEG_PATH);
-  try {
-    const fromStatic = createRequire(import.meta.url)('ffmpeg-static') as unknown;
-    if (typeof fromStatic === 'string' && fromStatic) return (resolved = fromStatic);
-  } catch {
-    // not installed: the system binary is the normal case on the appliance
-  }
-  return (resolved = 'ffmpeg');
-}
+import { requireFfmpeg } from '../../src/scoring/media/ffmpeg-path.js';
 
 /** An ffmpeg process fed raw RGB frames on stdin; `write` respects the pipe's back-pressure. */
 export interface RawFrameSink {
@@ -24,13 +10,14 @@ export interface RawFrameSink {
   finish(): Promise<Buffer>;
 }
 
-export function spawnRawEncoder(width: number, height: number, fps: number, outputArgs: string[]): RawFrameSink {
+export async function spawnRawEncoder(width: number, height: number, fps: number, outputArgs: string[]): Promise<RawFrameSink> {
   const args = [
     '-hide_banner', '-loglevel', 'error', '-y',
     '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-s', `${width}x${height}`, '-r', String(fps), '-i', 'pipe:0',
     ...outputArgs,
   ];
-  const child = spawn(ffmpegPath(), args, { stdio: ['pipe', 'pipe', 'pipe'] });
+  const { ffmpeg } = await requireFfmpeg();
+  const child = spawn(ffmpeg, args, { stdio: ['pipe', 'pipe', 'pipe'] });
   const out: Buffer[] = [];
   const err: Buffer[] = [];
   child.stdout.on('data', (d: Buffer) => out.push(d));
@@ -38,7 +25,7 @@ export function spawnRawEncoder(width: number, height: number, fps: number, outp
   let failure: Error | undefined;
   const exited = new Promise<void>((resolve, reject) => {
     child.on('error', (e) => {
-      failure = new Error(`cannot run ffmpeg (${ffmpegPath()}): ${e.message}`);
+      failure = new Error(`cannot run ffmpeg (${ffmpeg}): ${e.message}`);
       reject(failure);
     });
     child.on('close', (code) => {
@@ -77,7 +64,8 @@ export function spawnRawEncoder(width: number, height: number, fps: number, outp
  * frame indices refer to. Used to align a sampling decoder's output to the truth.
  */
 export async function* readAllFrames(file: string, width: number, height: number): AsyncGenerator<Uint8Array> {
-  const child = spawn(ffmpegPath(), ['-hide_banner', '-loglevel', 'error', '-i', file, '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-s', `${width}x${height}`, 'pipe:1'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const { ffmpeg } = await requireFfmpeg();
+  const child = spawn(ffmpeg, ['-hide_banner', '-loglevel', 'error', '-i', file, '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-s', `${width}x${height}`, 'pipe:1'], { stdio: ['ignore', 'pipe', 'pipe'] });
   const frameBytes = width * height * 3;
   let pending: Buffer = Buffer.alloc(0);
   let stderr = '';

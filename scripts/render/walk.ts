@@ -99,7 +99,7 @@ export async function renderWalk(options: RenderWalkOptions): Promise<RenderedWa
     const end = Math.round(((c + 1) * totalFrames) / clipCount);
     const frames = end - global;
     const file = path.join(options.out, clipCount === 1 ? `${name}.mp4` : `${name}-${c + 1}.mp4`);
-    const sink = spawnRawEncoder(width, height, fps, [
+    const sink = await spawnRawEncoder(width, height, fps, [
       '-c:v', 'libx264', '-preset', 'veryfast', '-crf', String(options.crf ?? 20),
       '-pix_fmt', 'yuv420p', '-movflags', '+faststart', file,
     ]);
@@ -194,7 +194,7 @@ export async function renderStill(options: RenderStillOptions = {}): Promise<{ j
   const scene = sceneFor(options.seed ?? 1, at + v.viewWidth + 0.5, v, 0.4, 0.25);
   const raster = new FrameRasterizer(scene, { width, height, ppm: v.ppm, light: options.dark ? 0.35 : 1, noise: options.dark ? 6 : 2, blurPx: 0 });
   const seen = raster.render(at);
-  const sink = spawnRawEncoder(width, height, 1, ['-frames:v', '1', '-c:v', 'mjpeg', '-q:v', String(options.quality ?? 3), '-f', 'image2pipe', 'pipe:1']);
+  const sink = await spawnRawEncoder(width, height, 1, ['-frames:v', '1', '-c:v', 'mjpeg', '-q:v', String(options.quality ?? 3), '-f', 'image2pipe', 'pipe:1']);
   await sink.write(new Uint8Array(raster.rgb.buffer.slice(0)));
   const jpeg = await sink.finish();
   return {

@@ -114,12 +114,9 @@ export function createSchema(level: Level): ObjectSchema {
   return { type: 'object', properties: level.fields, required: level.required, additionalProperties: false };
 }
 
+/** Every detail may be changed; a required one sent as null is refused by updateLevel. */
 export function patchSchema(level: Level): ObjectSchema {
-  // Required fields may be changed but not cleared.
-  const properties = Object.fromEntries(
-    Object.entries(level.fields).map(([k, s]) => [k, level.required.includes(k) ? s : s]),
-  );
-  return { type: 'object', properties, additionalProperties: false, minProperties: 1 } as ObjectSchema;
+  return { type: 'object', properties: level.fields, additionalProperties: false, minProperties: 1 } as ObjectSchema;
 }
 
 export function responseSchema(level: Level): JsonSchema {
