@@ -42,6 +42,13 @@ const CHUNK = 500;
 const MAX_BOUND = 30_000;
 
 const insideWrite = new AsyncLocalStorage<true>();
+/**
+ * On Node 20 an enabled AsyncLocalStorage hooks every promise in the process,
+ * which roughly doubles what a promise costs on every request, reads included.
+ * It is enabled only while a write is open and disabled when the last one ends
+ * (disable() exits no context then, since none is open).
+ */
+let openWrites = 0;
 
 /**
  * better-sqlite3 gives Kysely one connection: a query on the outer `db` issued
@@ -82,9 +89,11 @@ export class Store {
   /** Runs `fn` in one transaction with a Writer bound to it. */
   async write<R>(actor: Actor, fn: (w: Writer) => Promise<R>): Promise<R> {
     const touched = new Set<string>();
+    openWrites++;
     try {
       return await insideWrite.run(true, () => this.db.transaction().execute((trx) => fn(this.writer(trx, actor, touched))));
     } finally {
+      if (--openWrites === 0) insideWrite.disable();
       if (touched.size) for (const l of this.listeners) l(touched);
     }
   }

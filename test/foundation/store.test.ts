@@ -77,6 +77,22 @@ t.test('every write appends to the change log in the same transaction', async (t
   // The guard: an outer query inside a write fails at once instead of deadlocking.
   const guarded = opened.db.withPlugin((await import('../../src/db/store.js')).outsideWriteGuard);
   await t.rejects(store.write(actor, async () => guarded.selectFrom('farms').selectAll().execute()), /use w\.trx/);
+  // The context that tells the guard it is inside a write is on only while a write is open
+  // (it slows every promise): it must come back for the next write, survive the end of an
+  // overlapping one, and leave reads after the writes alone.
+  await t.rejects(store.write(actor, async () => guarded.selectFrom('farms').selectAll().execute()), /use w\.trx/, 'again after the first write ended');
+  // One connection: the second write queues behind the first, its context already open.
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  const first = store.write(actor, async (w) => {
+    await held;
+    return w.trx.selectFrom('farms').select('id').limit(1).execute();
+  });
+  const second = store.write(actor, async () => guarded.selectFrom('farms').selectAll().execute());
+  release();
+  await first;
+  await t.rejects(second, /use w\.trx/, 'a write still open when another ends keeps its context');
+  t.ok((await guarded.selectFrom('farms').select('id').limit(1).execute()).length, 'outside any write the guarded db reads');
 });
 
 t.test('hybrid logical clock', async (t) => {
