@@ -22,6 +22,11 @@ export class FailureLimiter {
     return list;
   }
 
+  /** Failures remembered for a client in the current window. */
+  remembered(client: string): number {
+    return this.hits.get(client)?.length ?? 0;
+  }
+
   /** Seconds until the client may try again, or 0 when it may try now. */
   retryAfter(client: string): number {
     if (this.perMinute <= 0) return 0;
@@ -31,8 +36,12 @@ export class FailureLimiter {
   }
 
   fail(client: string): void {
+    // With the limit off nothing is kept; with it on, only the newest `perMinute` failures
+    // decide, so a client hammering past the limit cannot grow the list (each check walks it).
+    if (this.perMinute <= 0) return;
     const list = this.recent(client);
     list.push(this.now());
+    if (list.length > this.perMinute) list.splice(0, list.length - this.perMinute);
     this.hits.set(client, list);
     if (this.hits.size > 10_000) {
       // Bound memory under a spray of addresses: drop the oldest client.
