@@ -34,14 +34,33 @@ function redact(fields: Record<string, unknown>): Record<string, unknown> {
   return out;
 }
 
+let isoMs = -1;
+let isoText = '';
+/** The current time as ISO 8601, formatted once per millisecond (many lines share one). */
+function isoNow(): string {
+  const ms = Date.now();
+  if (ms !== isoMs) {
+    isoMs = ms;
+    isoText = new Date(ms).toISOString();
+  }
+  return isoText;
+}
+
 /** One JSON line per event, on stdout (systemd's journal keeps it). */
 export function createLogger(level: LogLevel, base: Record<string, unknown> = {}, write: (line: string) => void = (l) => process.stdout.write(l + '\n')): Logger {
   const threshold = ORDER[level];
   const hasBase = Object.keys(base).length > 0;
   const emit = (lvl: Exclude<LogLevel, 'silent'>, msg: string, fields?: Record<string, unknown>) => {
     if (ORDER[lvl] < threshold) return;
-    const all = hasBase ? { ...base, ...fields } : (fields ?? {});
-    write(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...redact(all) }));
+    const all = redact(hasBase ? { ...base, ...fields } : (fields ?? {}));
+    // A line is written per request: the fields are serialized as they are, not first
+    // copied under the three leading keys, unless they would override those keys.
+    if ('time' in all || 'level' in all || 'msg' in all) {
+      write(JSON.stringify({ time: isoNow(), level: lvl, msg, ...all }));
+      return;
+    }
+    const rest = JSON.stringify(all);
+    write(`{"time":"${isoNow()}","level":"${lvl}","msg":${JSON.stringify(msg)}${rest.length > 2 ? ',' + rest.slice(1) : '}'}`);
   };
   return {
     debug: (m, f) => emit('debug', m, f),

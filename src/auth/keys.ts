@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
  * API key format: `cwk_<lookup>_<secret>`. The lookup part finds the row
@@ -15,8 +15,10 @@ export interface NewKeySecret {
   display: string;
 }
 
+// crypto.hash is the one-shot form: every authenticated request hashes the presented key,
+// and it saves the Hash object createHash() builds each time.
 export function hashSecret(value: string): string {
-  return createHash('sha256').update(value, 'utf8').digest('hex');
+  return hash('sha256', value, 'hex');
 }
 
 export function generateApiKey(): NewKeySecret {
@@ -35,7 +37,7 @@ const DUMMY = hashSecret('cwk_0000000000000000_' + 'x'.repeat(43));
 
 /** Constant-time check of a presented value against a stored hash (or a dummy when none was found). */
 export function secretMatches(presented: string, storedHash: string | undefined): boolean {
-  const a = createHash('sha256').update(presented, 'utf8').digest();
+  const a = hash('sha256', presented, 'buffer');
   const b = Buffer.from(storedHash ?? DUMMY, 'hex');
   return timingSafeEqual(a, b) && storedHash !== undefined;
 }
