@@ -2,11 +2,12 @@
 // readReadings (the import: every reading, streamed in batches).
 import { addEvidence, emptyEvidence, splitDateCell } from './dates.js';
 import { makePlan, mappingOf, type Plan } from './plan.js';
-import { Scanner } from './scan.js';
+import { HourlyAccumulator, METRIC_INDEX } from './hourly.js';
+import { Scanner, type RowOut } from './scan.js';
 import { ReaderError } from './source.js';
 import { openTable, type Table } from './table.js';
 import {
-  DEFAULT_LIMITS, type AnalyseOptions, type Analysis, type ExportInput, type Layout, type PreviewRow, type Problem,
+  DEFAULT_LIMITS, type AnalyseOptions, type Analysis, type ConfirmedMapping, type ExportInput, type Layout, type PreviewRow, type Problem,
   type ReaderLimits, type ReadOptions, type Reading, type ReadStats,
 } from './types.js';
 
@@ -85,24 +86,21 @@ export async function analyseExport(input: ExportInput, options: AnalyseOptions)
   if (!prep.ok) return prep.analysis;
   const { table, plan } = prep;
   const previewN = Math.min(200, Math.max(0, options.previewRows ?? 10));
-  const scanner = new Scanner(plan);
+  const scanner = new Scanner(plan, { delimiter: table.delimiter });
   const first: PreviewRow[] = [];
   const layout = baseLayout(table, 0);
   const blocking: Problem[] = [...plan.blocking];
   // With a blocking problem from the plan (dates that cannot be read in one order, columns that
   // do not fit) nothing would be stored: the file is not read through.
   const scan = plan.blocking.length === 0;
+  const onRow = (out: RowOut) => {
+    if (first.length >= previewN) return;
+    const values: Record<string, number> = {};
+    for (let i = 0; i < out.count; i++) values[out.metrics[i]!] = out.values[i]!;
+    first.push({ at: out.at, values });
+  };
   try {
-    if (scan) for await (const block of table.blocks(plan.decimal === ',')) {
-      for (const cells of block.rows) {
-        const out = scanner.push(cells, block.decimal);
-        if (out && first.length < previewN) {
-          const values: Record<string, number> = {};
-          for (let i = 0; i < out.count; i++) values[out.metrics[i]!] = out.values[i]!;
-          first.push({ at: out.at, values });
-        }
-      }
-    }
+    if (scan) for await (const _ of scanPass(table, plan, scanner, onRow));
   } catch (err) {
     if (!(err instanceof ReaderError)) throw err;
     blocking.push({ code: err.code, message: err.message });
@@ -117,9 +115,7 @@ export async function analyseExport(input: ExportInput, options: AnalyseOptions)
     blocking.push({ code: 'no_data_rows', message: 'no row holds a readable time' });
   }
   const zone = plan.zone;
-  const warnings = [...plan.warnings, ...scanner.warnings];
-  if (plan.dateOnly) warnings.push({ code: 'date_only', message: 'the time column holds dates without times: each reading is stamped at local midnight' });
-  if (plan.time.kind === 'period') warnings.push({ code: 'period_start_stamps', message: `each row covers a period (columns ${plan.time.start_column + 1} to ${plan.time.end_column + 1}); its reading is stamped with the period's start` });
+  const warnings = passWarnings(plan, scanner);
   return {
     file_name: fileNameOf(input), layout, columns: plan.columns, time_zone: options.timeZone,
     time_range: scanner.stats.data_rows > 0 ? { from: zone.iso(scanner.minMs), to: zone.iso(scanner.maxMs) } : null,
@@ -129,41 +125,80 @@ export async function analyseExport(input: ExportInput, options: AnalyseOptions)
 
 const DATE_BLOCKERS = new Set(['ambiguous_date_order', 'inconsistent_dates', 'date_order_conflict']);
 
+/** The plan's and the pass's warnings, as the analysis reports them and an import records them. */
+function passWarnings(plan: Plan, scanner: Scanner): Problem[] {
+  const warnings = [...plan.warnings, ...scanner.warnings];
+  if (plan.dateOnly) warnings.push({ code: 'date_only', message: 'the time column holds dates without times: each reading is stamped at local midnight' });
+  if (plan.time.kind === 'period') warnings.push({ code: 'period_start_stamps', message: `each row covers a period (columns ${plan.time.start_column + 1} to ${plan.time.end_column + 1}); its reading is stamped with the period's start` });
+  return warnings;
+}
+
+/** One pass over the table: every data row goes to onRow; yields after each block. */
+async function* scanPass(table: Table, plan: Plan, scanner: Scanner, onRow: (out: RowOut) => void): AsyncGenerator<void> {
+  for await (const block of table.scanBlocks(plan.decimal === ',')) {
+    if (block.kind === 'text') {
+      scanner.pushText(block.text, onRow);
+    } else {
+      for (const cells of block.rows) {
+        const out = scanner.push(cells, block.decimal);
+        if (out) onRow(out);
+      }
+    }
+    yield;
+  }
+}
+
 export class ExportRefused extends Error {
   constructor(readonly blocking: Problem[]) {
     super(blocking.map((b) => b.message).join('; '));
   }
 }
 
+/** What a reader tells once its pass is over (null before). */
+export interface ReadOutcome {
+  stats: ReadStats | null;
+  warnings: Problem[];
+  /** The mapping the pass's plan amounts to: what an analysis would answer as `mapping`. */
+  mapping: ConfirmedMapping | null;
+}
+
+/** The table and plan for a pass that stores; ExportRefused when the file cannot be imported. */
+async function openPass(input: ExportInput, options: ReadOptions, withAt: boolean): Promise<{ table: Table; plan: Plan; scanner: Scanner }> {
+  const prep = await prepare(input, options);
+  if (!prep.ok) throw new ExportRefused(prep.analysis.blocking);
+  const { table, plan } = prep;
+  if (plan.blocking.length > 0) throw new ExportRefused(plan.blocking);
+  return { table, plan, scanner: new Scanner(plan, { delimiter: table.delimiter, withAt }) };
+}
+
 /**
  * Every reading of the export, in batches, converted to canonical units. Detects the layout
  * first unless a mapping is given. Rejects with ExportRefused when the file has blocking
  * problems (before the first batch, or mid-file for a line that is too long).
- * `stats` (filled as the iteration goes) and the warnings are available on the returned object after the loop.
+ * `stats` (filled as the iteration goes), the warnings and the mapping used are available on
+ * the returned object after the loop.
  */
-export function readReadings(input: ExportInput, options: ReadOptions): AsyncIterable<Reading[]> & { stats: ReadStats | null; warnings: Problem[] } {
+export function readReadings(input: ExportInput, options: ReadOptions): AsyncIterable<Reading[]> & ReadOutcome {
   const batchSize = Math.max(1, options.batchSize ?? 5000);
   const result = {
     stats: null as ReadStats | null,
     warnings: [] as Problem[],
+    mapping: null as ConfirmedMapping | null,
     async *[Symbol.asyncIterator](): AsyncGenerator<Reading[]> {
-      const prep = await prepare(input, options);
-      if (!prep.ok) throw new ExportRefused(prep.analysis.blocking);
-      const { table, plan } = prep;
-      if (plan.blocking.length > 0) throw new ExportRefused(plan.blocking);
-      const scanner = new Scanner(plan);
+      const { table, plan, scanner } = await openPass(input, options, true);
       result.stats = scanner.stats;
+      result.mapping = mappingOf(plan);
       let batch: Reading[] = [];
+      const ready: Reading[][] = [];
+      const onRow = (out: RowOut) => {
+        for (let i = 0; i < out.count; i++) {
+          batch.push({ at: out.at, metric: out.metrics[i]!, value: out.values[i]! });
+          if (batch.length === batchSize) { ready.push(batch); batch = []; }
+        }
+      };
       try {
-        for await (const block of table.blocks(plan.decimal === ',')) {
-          for (const cells of block.rows) {
-            const out = scanner.push(cells, block.decimal);
-            if (!out) continue;
-            for (let i = 0; i < out.count; i++) {
-              batch.push({ at: out.at, metric: out.metrics[i]!, value: out.values[i]! });
-              if (batch.length === batchSize) { yield batch; batch = []; }
-            }
-          }
+        for await (const _ of scanPass(table, plan, scanner, onRow)) {
+          while (ready.length > 0) yield ready.shift()!;
         }
       } catch (err) {
         if (err instanceof ReaderError) throw new ExportRefused([{ code: err.code, message: err.message }]);
@@ -171,7 +206,45 @@ export function readReadings(input: ExportInput, options: ReadOptions): AsyncIte
       }
       if (batch.length > 0) yield batch;
       scanner.finish();
-      result.warnings = [...plan.warnings, ...scanner.warnings];
+      result.warnings = passWarnings(plan, scanner);
+    },
+  };
+  return result;
+}
+
+/**
+ * The export's hourly values (see aggregateHourly), read in one pass without an object per
+ * reading: what an import of a climate-computer export stores. Detects the layout first
+ * unless a mapping is given; read() rejects with ExportRefused as readReadings does. The
+ * outcome (stats, warnings, mapping) is filled by read().
+ */
+export function readHourly(input: ExportInput, options: AnalyseOptions): { read(): Promise<HourlyAccumulator> } & ReadOutcome {
+  const result = {
+    stats: null as ReadStats | null,
+    warnings: [] as Problem[],
+    mapping: null as ConfirmedMapping | null,
+    async read(): Promise<HourlyAccumulator> {
+      const { table, plan, scanner } = await openPass(input, options, false);
+      result.stats = scanner.stats;
+      result.mapping = mappingOf(plan);
+      const acc = new HourlyAccumulator();
+      // The vocabulary index of each selected column's metric (a mapping names only known metrics).
+      const metricOf = plan.selected.map((s) => METRIC_INDEX.get(s.metric) ?? -1);
+      const onRow = (out: RowOut) => {
+        for (let i = 0; i < out.count; i++) {
+          const mi = metricOf[out.cols[i]!]!;
+          if (mi >= 0) acc.add(out.ms, mi, out.values[i]!);
+        }
+      };
+      try {
+        for await (const _ of scanPass(table, plan, scanner, onRow));
+      } catch (err) {
+        if (err instanceof ReaderError) throw new ExportRefused([{ code: err.code, message: err.message }]);
+        throw err;
+      }
+      scanner.finish();
+      result.warnings = passWarnings(plan, scanner);
+      return acc;
     },
   };
   return result;

@@ -13,91 +13,164 @@ export interface HourlyValue {
   count: number;
 }
 
+/** Hourly values as columns, for writing without an object per value. */
+export interface HourlyColumns {
+  length: number;
+  /** The hour's start, epoch ms. */
+  ms: Float64Array;
+  metric: string[];
+  value: Float64Array;
+}
+
 const HOUR = 3_600_000;
 const M = CLIMATE_METRICS.length;
-const METRIC_INDEX = new Map(CLIMATE_METRICS.map((m, i) => [m.name, i]));
+/** A metric's position in CLIMATE_METRICS, by name. */
+export const METRIC_INDEX: ReadonlyMap<string, number> = new Map(CLIMATE_METRICS.map((m, i) => [m.name, i]));
 const BY_NAME_ORDER = CLIMATE_METRICS.map((m, i) => [m.name, i] as const).sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([, i]) => i);
+const CIRCULAR = CLIMATE_METRICS.map((m) => m.aggregate === 'circular_mean');
+
+/**
+ * Mean for states, sum for amounts, circular mean for directions (per metrics.ts), in flat
+ * typed arrays (hour × metric): 12 bytes per metric and hour seen, whatever the number of
+ * readings (a year of hours is about 3 MB). For a circular metric `sum` holds the sines and
+ * `cos` the cosines.
+ */
+export class HourlyAccumulator {
+  private readonly slotOf = new Map<number, number>();
+  private readonly hours: number[] = [];
+  private cap = 256;
+  private sum = new Float64Array(this.cap * M);
+  private cos = new Float64Array(this.cap * M);
+  private n = new Uint32Array(this.cap * M);
+  private lastHour = Number.NaN;
+  private lastBase = 0;
+
+  /** The slot's first index in the arrays for the hour holding `ms`. */
+  private base(ms: number): number {
+    const h = Math.floor(ms / HOUR);
+    if (h === this.lastHour) return this.lastBase;
+    let s = this.slotOf.get(h);
+    if (s === undefined) {
+      s = this.hours.length;
+      this.hours.push(h);
+      this.slotOf.set(h, s);
+      if (s >= this.cap) this.grow();
+    }
+    this.lastHour = h;
+    this.lastBase = s * M;
+    return this.lastBase;
+  }
+
+  private grow(): void {
+    this.cap *= 2;
+    const g = <T extends Float64Array | Uint32Array>(a: T, b: T): T => { b.set(a); return b; };
+    this.sum = g(this.sum, new Float64Array(this.cap * M));
+    this.cos = g(this.cos, new Float64Array(this.cap * M));
+    this.n = g(this.n, new Uint32Array(this.cap * M));
+  }
+
+  /** One reading; `metric` is its index in CLIMATE_METRICS. */
+  add(ms: number, metric: number, value: number): void {
+    const k = this.base(ms) + metric;
+    this.n[k]!++;
+    if (CIRCULAR[metric]) {
+      const rad = (value * Math.PI) / 180;
+      this.sum[k]! += Math.sin(rad);
+      this.cos[k]! += Math.cos(rad);
+    } else {
+      this.sum[k]! += value;
+    }
+  }
+
+  /** Number of hourly values (hour and metric with at least one reading). */
+  get size(): number {
+    let c = 0;
+    const n = this.n;
+    for (let k = 0, end = this.hours.length * M; k < end; k++) if (n[k]! > 0) c++;
+    return c;
+  }
+
+  /** Slots in time order. */
+  private order(): number[] {
+    return this.hours.map((h, s) => [h, s] as const).sort((a, b) => a[0] - b[0]).map(([, s]) => s);
+  }
+
+  private valueAt(k: number, mi: number, count: number): number {
+    if (CIRCULAR[mi]) {
+      const deg = (Math.atan2(this.sum[k]! / count, this.cos[k]! / count) * 180) / Math.PI;
+      return deg < 0 ? deg + 360 : deg;
+    }
+    return CLIMATE_METRICS[mi]!.aggregate === 'sum' ? this.sum[k]! : this.sum[k]! / count;
+  }
+
+  /** The values as objects, sorted by hour, then metric name. */
+  values(options: { timeZone?: string } = {}): HourlyValue[] {
+    const zone = options.timeZone ? new ZoneClock(options.timeZone) : null;
+    const out: HourlyValue[] = [];
+    for (const s of this.order()) {
+      const ms = this.hours[s]! * HOUR;
+      const hour = zone ? zone.iso(ms) : new Date(ms).toISOString().replace('.000Z', 'Z');
+      for (const mi of BY_NAME_ORDER) {
+        const k = s * M + mi;
+        const count = this.n[k]!;
+        if (count > 0) out.push({ hour, metric: CLIMATE_METRICS[mi]!.name, value: this.valueAt(k, mi, count), count });
+      }
+    }
+    return out;
+  }
+
+  /** The same values in the same order, as columns of at most `size` values, made as they are asked for. */
+  *columns(size: number): Generator<HourlyColumns> {
+    let batch = newColumns(size);
+    for (const s of this.order()) {
+      const ms = this.hours[s]! * HOUR;
+      for (const mi of BY_NAME_ORDER) {
+        const k = s * M + mi;
+        const count = this.n[k]!;
+        if (count === 0) continue;
+        const i = batch.length++;
+        batch.ms[i] = ms;
+        batch.metric[i] = CLIMATE_METRICS[mi]!.name;
+        batch.value[i] = this.valueAt(k, mi, count);
+        if (batch.length === size) {
+          yield batch;
+          batch = newColumns(size);
+        }
+      }
+    }
+    if (batch.length > 0) yield batch;
+  }
+}
+
+function newColumns(size: number): HourlyColumns {
+  return { length: 0, ms: new Float64Array(size), metric: new Array<string>(size), value: new Float64Array(size) };
+}
 
 /**
  * Mean for states, sum for amounts, circular mean for directions (per metrics.ts). Readings
  * of metrics outside the vocabulary are ignored. Sorted by hour, then metric name.
- * Accumulates in flat typed arrays (hour × metric), so a year of 5-minute readings costs a
- * few megabytes whatever the number of readings.
  */
 export async function aggregateHourly(
   readings: Iterable<Reading> | AsyncIterable<Reading> | AsyncIterable<Reading[]> | Iterable<Reading[]>,
   options: { timeZone?: string } = {},
 ): Promise<HourlyValue[]> {
-  const slotOf = new Map<number, number>();
-  const hours: number[] = [];
-  let cap = 256;
-  let sum = new Float64Array(cap * M);
-  let sin = new Float64Array(cap * M);
-  let cos = new Float64Array(cap * M);
-  let n = new Uint32Array(cap * M);
-  const grow = () => {
-    cap *= 2;
-    const g = <T extends Float64Array | Uint32Array>(a: T, make: (k: number) => T): T => { const b = make(cap * M); b.set(a); return b; };
-    sum = g(sum, (k) => new Float64Array(k));
-    sin = g(sin, (k) => new Float64Array(k));
-    cos = g(cos, (k) => new Float64Array(k));
-    n = g(n, (k) => new Uint32Array(k));
-  };
-  // The readings of one row share one `at` string: parse it and find its hour once.
+  const acc = new HourlyAccumulator();
+  // The readings of one row share one `at` string: parse it once.
   let lastAt = '';
-  let lastSlot = -1;
+  let lastMs = Number.NaN;
   const add = (r: Reading) => {
     if (r.at !== lastAt) {
       lastAt = r.at;
-      const ms = Date.parse(r.at);
-      if (!Number.isFinite(ms)) { lastSlot = -1; return; }
-      const h = Math.floor(ms / HOUR);
-      let s = slotOf.get(h);
-      if (s === undefined) {
-        s = hours.length;
-        hours.push(h);
-        slotOf.set(h, s);
-        if (s >= cap) grow();
-      }
-      lastSlot = s;
+      lastMs = Date.parse(r.at);
     }
-    if (lastSlot < 0 || !Number.isFinite(r.value)) return;
+    if (!Number.isFinite(lastMs) || !Number.isFinite(r.value)) return;
     const mi = METRIC_INDEX.get(r.metric);
     if (mi === undefined) return;
-    const k = lastSlot * M + mi;
-    n[k]!++;
-    if (CLIMATE_METRICS[mi]!.aggregate === 'circular_mean') {
-      const rad = (r.value * Math.PI) / 180;
-      sin[k]! += Math.sin(rad);
-      cos[k]! += Math.cos(rad);
-    } else {
-      sum[k]! += r.value;
-    }
+    acc.add(lastMs, mi, r.value);
   };
   for await (const item of readings as AsyncIterable<Reading | Reading[]>) {
     if (Array.isArray(item)) for (const r of item) add(r);
     else add(item);
   }
-  const zone = options.timeZone ? new ZoneClock(options.timeZone) : null;
-  const order = hours.map((h, s) => [h, s] as const).sort((a, b) => a[0] - b[0]);
-  const out: HourlyValue[] = [];
-  for (const [h, s] of order) {
-    const ms = h * HOUR;
-    const hour = zone ? zone.iso(ms) : new Date(ms).toISOString().replace('.000Z', 'Z');
-    for (const mi of BY_NAME_ORDER) {
-      const k = s * M + mi;
-      const count = n[k]!;
-      if (count === 0) continue;
-      const def = CLIMATE_METRICS[mi]!;
-      let value: number;
-      if (def.aggregate === 'sum') value = sum[k]!;
-      else if (def.aggregate === 'mean') value = sum[k]! / count;
-      else {
-        const deg = (Math.atan2(sin[k]! / count, cos[k]! / count) * 180) / Math.PI;
-        value = deg < 0 ? deg + 360 : deg;
-      }
-      out.push({ hour, metric: def.name, value, count });
-    }
-  }
-  return out;
+  return acc.values(options);
 }

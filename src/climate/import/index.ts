@@ -1,6 +1,6 @@
 // The climate-export reader's public surface.
-export { analyseExport, readReadings, ExportRefused } from './analyse.js';
-export { aggregateHourly, type HourlyValue } from './hourly.js';
+export { analyseExport, readReadings, readHourly, ExportRefused, type ReadOutcome } from './analyse.js';
+export { aggregateHourly, HourlyAccumulator, type HourlyColumns, type HourlyValue } from './hourly.js';
 export type {
   Analysis, AnalyseOptions, ColumnChoice, ColumnReport, ConfirmedMapping, ConfirmedMappingColumn, DateOrder, ExportInput,
   Layout, PreviewRow, Problem, Reading, ReaderLimits, ReadOptions, ReadStats, TimeSpec,

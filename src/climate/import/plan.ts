@@ -63,16 +63,23 @@ export function timeReader(spec: TimeSpec, order: CellOrder, serial: boolean): T
   };
   if (spec.kind === 'single') return (row) => readDate(row[spec.column]);
   if (spec.kind === 'period') return (row) => readDate(row[spec.start_column]);
-  // A date column repeats its cell for a whole day of rows: read each date once.
+  // A date column repeats its cell for a whole day of rows: read each date once. Time cells
+  // repeat every day: each is read once (while there are few kinds, as in every export).
   let lastCell: string | undefined;
   let lastDate: WallClock | null = null;
+  const times = new Map<string, ReturnType<typeof parseTimeCell>>();
   return (row) => {
     const cell = row[spec.date_column];
     if (cell !== lastCell) { lastCell = cell; lastDate = readDate(cell); }
     const d = lastDate;
     const t = row[spec.time_column];
     if (!d || t === undefined) return null;
-    const tt = parseTimeCell(t);
+    let tt = times.get(t);
+    if (tt === undefined) {
+      tt = parseTimeCell(t);
+      if (times.size >= 4096) times.clear();
+      times.set(t, tt);
+    }
     if (!tt) return null;
     return { ...d, h: tt[0], mi: tt[1], s: tt[2], ms: tt[3] };
   };

@@ -13,6 +13,13 @@ export interface RowBlock {
   decimal: '.' | ',';
 }
 
+/**
+ * What the scanner reads: rows of cells (quoted text, .xlsx), or unquoted delimited text
+ * whose every line is one record, read in place without splitting it into cell strings.
+ * A text block holds whole lines; its last line may lack its line end.
+ */
+export type ScanBlock = ({ kind: 'rows' } & RowBlock) | { kind: 'text'; text: string };
+
 export interface Table {
   kind: 'csv' | 'xlsx';
   encoding: Encoding | null;
@@ -31,6 +38,8 @@ export interface Table {
    * such a block says decimal '.', the others ','.
    */
   blocks(decimalComma: boolean): AsyncGenerator<RowBlock>;
+  /** The same rows for one pass of the scanner: unquoted lines as text, the rest as in blocks(). */
+  scanBlocks(decimalComma: boolean): AsyncGenerator<ScanBlock>;
   bytesRead(): number;
 }
 
@@ -93,6 +102,7 @@ export async function openTable(input: ExportInput, limits: ReaderLimits): Promi
     kind: 'csv', encoding: enc, delimiter, quoted, sheet: null, head: headRows, headIsAll,
     bytesRead: () => bytes,
     blocks,
+    scanBlocks,
     async *rows() {
       for await (const b of blocks(false)) yield* b.rows;
     },
@@ -110,12 +120,54 @@ export async function openTable(input: ExportInput, limits: ReaderLimits): Promi
       yield { rows, decimal: convert ? '.' : decimalComma ? ',' : '.' };
     }
   }
+
+  async function* scanBlocks(decimalComma: boolean): AsyncGenerator<ScanBlock> {
+    bytes = 0;
+    let first = true;
+    for await (const text of recordBlocks(textChunks(input, textEnc, onBytes), { maxLineChars: limits.maxLineChars })) {
+      // The same test toRows makes for splitting natively: what it would split, the scanner reads in place.
+      const body = text.slice(0, bodyEnd(text));
+      if (!(first && sepLine) && body.indexOf('"') === -1 && body.indexOf('\n') !== -1) {
+        first = false;
+        checkLineColumns(text, delim, limits);
+        yield { kind: 'text', text };
+        continue;
+      }
+      const convert = decimalComma && text.indexOf('.') === -1;
+      const rows = toRows(convert ? text.replaceAll(',', '.') : text, delim);
+      if (first && sepLine && rows.length > 0) rows[0] = [sepLine[0].trim()];
+      first = false;
+      checkColumns(rows, limits);
+      yield { kind: 'rows', rows, decimal: convert ? '.' : decimalComma ? ',' : '.' };
+    }
+  }
+}
+
+/** Where a block's text ends without its final line end. */
+function bodyEnd(block: string): number {
+  if (block.endsWith('\r\n')) return block.length - 2;
+  if (block.endsWith('\n') || block.endsWith('\r')) return block.length - 1;
+  return block.length;
+}
+
+/** checkColumns for a text block: only a line at least maxColumns long can hold more cells. */
+function checkLineColumns(text: string, delimiter: string, limits: ReaderLimits): void {
+  const max = limits.maxColumns;
+  if (text.length < max) return;
+  for (let from = 0; from < text.length;) {
+    let nl = text.indexOf('\n', from);
+    if (nl === -1) nl = text.length;
+    if (nl - from >= max) {
+      let cells = 1;
+      for (let d = text.indexOf(delimiter, from); d !== -1 && d < nl; d = text.indexOf(delimiter, d + 1)) cells++;
+      if (cells > max) throw new ReaderError('too_many_columns', `a row has ${cells} columns; at most ${max} are read`);
+    }
+    from = nl + 1;
+  }
 }
 
 function toRows(block: string, delimiter: string): string[][] {
-  let end = block.length;
-  if (block.endsWith('\r\n')) end -= 2;
-  else if (block.endsWith('\n') || block.endsWith('\r')) end -= 1;
+  const end = bodyEnd(block);
   if (end === 0) return block.length > 0 ? [['']] : [];
   const body = block.slice(0, end);
   // Without a quote character, CSV is plain splitting: done natively it is about twice as fast
@@ -151,5 +203,6 @@ async function openXlsx(input: ExportInput, limits: ReaderLimits): Promise<Table
     bytesRead: () => buf.length,
     async *rows() { yield* sheet.rows; },
     async *blocks() { yield { rows: sheet.rows, decimal: '.' }; },
+    async *scanBlocks() { yield { kind: 'rows', rows: sheet.rows, decimal: '.' }; },
   };
 }
