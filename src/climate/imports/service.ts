@@ -6,8 +6,11 @@ import type { Actor, Store } from '../../db/store.js';
 import type { HybridLogicalClock } from '../../db/hlc.js';
 import type { CycleScope } from '../../registry/scope.js';
 import { HttpProblem, badRequest } from '../../http/problem.js';
-import { analyseExport, aggregateHourly, readReadings, ExportRefused, type Analysis, type AnalyseOptions, type ConfirmedMapping, type Problem, type Reading } from '../import/index.js';
-import { storeImport, type IncomingReading } from './engine.js';
+import {
+  analyseExport, aggregateHourly, readHourly, readReadings, ExportRefused,
+  type Analysis, type AnalyseOptions, type ConfirmedMapping, type Problem, type Reading, type ReadOutcome,
+} from '../import/index.js';
+import { storeImport } from './engine.js';
 import { saveMapping, savedMapping } from './mappings.js';
 import type { ClimateImportTable, ImportKind } from './tables.js';
 
@@ -145,55 +148,48 @@ export interface ImportRequest {
 }
 
 /**
- * Imports one export into a cycle, in one transaction. The mapping is settled
- * first (the caller's, or the reader's analysis when there is none), so a
- * file with blocking problems is refused (400) before anything is written; a
- * problem found later in the file (a line too long) rolls everything back.
+ * Imports one export into a cycle, in one transaction, in one pass over the file. Without a
+ * confirmed mapping the reader settles the layout from the file's head first (the plan an
+ * analysis would make), so a file with blocking problems is refused (400) before anything is
+ * written; a problem found later in the file (a line too long) rolls everything back.
+ * Hourly values are made before the transaction opens: the database waits only for the writes.
  */
 export async function importExport(deps: ClimateDeps, scope: CycleScope, file: ExportFile, req: ImportRequest): Promise<ClimateImportTable & { duplicates: number; remembered: boolean }> {
   const input = { path: file.path, fileName: file.fileName };
   const options = optionsFor(scope, req.choices);
-  let mapping: ConfirmedMapping | undefined = options.columns ? undefined : options.mapping;
-  let analysisWarnings: Problem[] = [];
-  if (!mapping) {
-    // Columns named by hand, or detection: the analysis turns them into the mapping that is recorded.
-    const analysis = await analyseExport(input, options);
-    if (analysis.blocking.length > 0 || !analysis.mapping) throw refusal(analysis.blocking, req);
-    mapping = analysis.mapping;
-    analysisWarnings = analysis.warnings;
-  }
-  const readOptions = { timeZone: scope.zone, mapping, batchSize: 5000 };
-  const contentHash = await sha256File(file.path);
+  // A confirmed mapping is recorded as sent; detection and named columns record what they settled on.
+  const given = options.columns ? undefined : options.mapping;
   const meta = {
     kind: req.kind,
     fileName: file.fileName,
-    contentHash,
+    contentHash: await sha256File(file.path),
     sizeBytes: file.size,
     actor: req.actorLabel,
-    mapping,
-    warnings: [] as string[],
+  };
+  const rowsRead = (reader: ReadOutcome) => () => reader.stats?.data_rows ?? 0;
+  const warnings = (reader: ReadOutcome) => () => reader.warnings.map((w) => w.message);
+  // The analysis refuses a file without a readable time in any row; a confirmed mapping's import records it as empty.
+  const checkRows = (reader: ReadOutcome) => {
+    if (!given && (reader.stats?.data_rows ?? 0) === 0) throw new ExportRefused([{ code: 'no_data_rows', message: 'no row holds a readable time' }]);
   };
 
   try {
     if (req.hourly) {
-      // Hours are made before the transaction opens: the database waits only for the writes.
-      const reader = readReadings(input, readOptions);
-      const hours = await aggregateHourly(reader);
-      const warnings = (reader.warnings.length ? reader.warnings : analysisWarnings).map((w) => w.message);
-      const batches = (function* () {
-        for (let i = 0; i < hours.length; i += 5000) yield hours.slice(i, i + 5000).map((h): IncomingReading => ({ at: h.hour, metric: h.metric, value: h.value }));
-      })();
+      const reader = readHourly(input, options);
+      const hours = await reader.read();
+      checkRows(reader);
+      const mapping = given ?? reader.mapping!;
       return await deps.store.write(req.actor, async (w) => {
-        const row = await storeImport(w, deps.sqlite, deps.clock, scope.cycle, { ...meta, warnings, rowsRead: () => reader.stats?.data_rows ?? 0 }, batches);
+        const row = await storeImport(w, deps.sqlite, deps.clock, scope.cycle, { ...meta, mapping, warnings: warnings(reader)(), rowsRead: rowsRead(reader) }, hours.columns(5000));
         if (req.remember) await saveMapping(w, scope.greenhouse, mapping, file.fileName);
         return { ...row, remembered: req.remember === true };
       });
     }
-    const reader = readReadings(input, readOptions);
-    const warnings = () => (reader.warnings.length ? reader.warnings : analysisWarnings).map((x) => x.message);
+    const reader = readReadings(input, { ...options, batchSize: 5000 });
     return await deps.store.write(req.actor, async (w) => {
-      const row = await storeImport(w, deps.sqlite, deps.clock, scope.cycle, { ...meta, warnings, rowsRead: () => reader.stats?.data_rows ?? 0 }, reader);
-      if (req.remember) await saveMapping(w, scope.greenhouse, mapping, file.fileName);
+      const row = await storeImport(w, deps.sqlite, deps.clock, scope.cycle, { ...meta, mapping: () => given ?? reader.mapping, warnings: warnings(reader), rowsRead: rowsRead(reader) }, reader);
+      checkRows(reader);
+      if (req.remember) await saveMapping(w, scope.greenhouse, given ?? reader.mapping!, file.fileName);
       return { ...row, remembered: req.remember === true };
     });
   } catch (err) {
