@@ -230,12 +230,7 @@ export function readHourly(input: ExportInput, options: AnalyseOptions): { read(
       const acc = new HourlyAccumulator();
       // The vocabulary index of each selected column's metric (a mapping names only known metrics).
       const metricOf = plan.selected.map((s) => METRIC_INDEX.get(s.metric) ?? -1);
-      const onRow = (out: RowOut) => {
-        for (let i = 0; i < out.count; i++) {
-          const mi = metricOf[out.cols[i]!]!;
-          if (mi >= 0) acc.add(out.ms, mi, out.values[i]!);
-        }
-      };
+      const onRow = (out: RowOut) => acc.addRow(out.ms, out.cols, metricOf, out.values, out.count);
       try {
         for await (const _ of scanPass(table, plan, scanner, onRow));
       } catch (err) {

@@ -82,6 +82,26 @@ export class HourlyAccumulator {
     }
   }
 
+  /** The values of one row (all at `ms`): `metrics[cols[i]]` is the metric of `values[i]`, -1 for one outside the vocabulary. */
+  addRow(ms: number, cols: readonly number[], metrics: readonly number[], values: readonly number[], count: number): void {
+    const base = this.base(ms);
+    const n = this.n;
+    const sum = this.sum;
+    for (let i = 0; i < count; i++) {
+      const mi = metrics[cols[i]!]!;
+      if (mi < 0) continue;
+      const k = base + mi;
+      n[k]!++;
+      if (CIRCULAR[mi]) {
+        const rad = (values[i]! * Math.PI) / 180;
+        sum[k]! += Math.sin(rad);
+        this.cos[k]! += Math.cos(rad);
+      } else {
+        sum[k]! += values[i]!;
+      }
+    }
+  }
+
   /** Number of hourly values (hour and metric with at least one reading). */
   get size(): number {
     let c = 0;

@@ -26,6 +26,8 @@ interface DayOffsets {
 export class ZoneClock {
   private readonly zone: IANAZone;
   private readonly days = new Map<number, DayOffsets>();
+  private lastKey = Number.NaN;
+  private lastDay: DayOffsets | null = null;
 
   constructor(readonly name: string) {
     if (!IANAZone.isValidZone(name)) throw new RangeError(`unknown IANA time zone '${name}'`);
@@ -39,7 +41,8 @@ export class ZoneClock {
    */
   offsetAt(ms: number): number {
     const key = Math.floor(ms / DAY);
-    let d = this.days.get(key);
+    // Rows come in time order: most calls fall on the day asked last.
+    let d = key === this.lastKey ? this.lastDay! : this.days.get(key);
     if (!d) {
       const start = key * DAY;
       const o0 = this.zone.offset(start);
@@ -58,6 +61,8 @@ export class ZoneClock {
       if (this.days.size > 50_000) this.days.clear();
       this.days.set(key, d);
     }
+    this.lastKey = key;
+    this.lastDay = d;
     return ms < d.transition ? d.o0 : d.o1;
   }
 

@@ -81,7 +81,7 @@ export function timeReader(spec: TimeSpec, order: CellOrder, serial: boolean): T
       times.set(t, tt);
     }
     if (!tt) return null;
-    return { ...d, h: tt[0], mi: tt[1], s: tt[2], ms: tt[3] };
+    return { y: d.y, mo: d.mo, d: d.d, h: tt[0], mi: tt[1], s: tt[2], ms: tt[3], offset: d.offset };
   };
 }
 

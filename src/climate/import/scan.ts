@@ -232,7 +232,7 @@ export class Scanner {
         continue;
       }
       const s = sel[k]!;
-      const v = s.apply(raws[k]!);
+      const v = s.conversion === null ? raws[k]! : s.apply(raws[k]!);
       if (!(v >= s.lo && v <= s.hi)) { this.colSkips[k]!.out_of_range++; continue; }
       metrics[count] = s.metric;
       values[count] = v;
