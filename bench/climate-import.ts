@@ -13,7 +13,7 @@
  * Goals: read within 3× of parse; peak RSS under 300 MB whatever the file size.
  * The database write is not part of this figure (the storage step adds it).
  *
- *   node --import tsx bench/climate-import.ts [file.csv] [--repeat N]   (default: a generated year, 5 rounds)
+ *   node --import tsx bench/climate-import.ts [file.csv] [--repeat N] [--years N]   (default: a generated year, 5 rounds)
  */
 import { statSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -59,7 +59,7 @@ async function runPhase(phase: Phase, file: string): Promise<PhaseResult> {
  * same machine load; a ratio is the median over rounds of phase ÷ parse within one round.
  * Times shown are the medians.
  */
-export async function runClimateBench(opts: { file?: string; repeat?: number } = {}): Promise<ClimateBenchResult> {
+export async function runClimateBench(opts: { file?: string; repeat?: number; years?: number } = {}): Promise<ClimateBenchResult> {
   return withYearFile(opts.file, async (file) => {
     const repeat = Math.max(1, opts.repeat ?? 5);
     const rounds: Record<Phase, PhaseResult>[] = [];
@@ -84,7 +84,7 @@ export async function runClimateBench(opts: { file?: string; repeat?: number } =
       cpuRatios: { analyse: cpuRatio('analyse'), read: cpuRatio('read'), hourly: cpuRatio('hourly') },
       maxRssMB: Math.max(...phases.map((p) => p.maxRssMB)),
     };
-  });
+  }, opts.years);
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
@@ -92,7 +92,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   if (args.phase) {
     process.stdout.write(JSON.stringify(await runPhase(args.phase as Phase, args.file!)) + '\n');
   } else {
-    const r = await runClimateBench({ file: args.file, repeat: args.repeat });
+    const r = await runClimateBench({ file: args.file, repeat: args.repeat, years: args.years });
     console.log(`climate import bench: ${(r.bytes / 1048576).toFixed(1)} MiB (${r.file})`);
     for (const p of r.phases) console.log(`  ${p.phase.padEnd(8)} ${p.ms.toFixed(0).padStart(7)} ms wall ${p.cpuMs.toFixed(0).padStart(7)} ms CPU  peak RSS ${p.maxRssMB.toFixed(0).padStart(4)} MB  (${p.count})`);
     console.log(`  ratio vs papaparse parse-only, wall: analyse ${r.ratios.analyse.toFixed(2)}×, read ${r.ratios.read.toFixed(2)}×, hourly ${r.ratios.hourly.toFixed(2)}× (goal ≤ 3×)`);

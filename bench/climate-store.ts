@@ -12,7 +12,9 @@
  *                with --raw: ~3 million readings, a database of about a gigabyte
  * Goals: import within 3× of parse-only; peak RSS under 300 MB.
  *
- *   node --import tsx bench/climate-store.ts [file.csv] [--raw] [--repeat N]
+ *   node --import tsx bench/climate-store.ts [file.csv] [--raw] [--repeat N] [--years N]
+ *
+ * --years 3 generates three years (3× the file) instead of one: peak RSS should stay put.
  */
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -93,7 +95,7 @@ async function runPhase(phase: Phase, file: string): Promise<StorePhase> {
  * by other load), the highest RSS. CPU time (user + system) is reported beside wall time:
  * on a shared box it is the steadier figure, while wall time also shows the waits on disk.
  */
-export async function runClimateStoreBench(opts: { file?: string; raw?: boolean; repeat?: number } = {}): Promise<ClimateStoreBench> {
+export async function runClimateStoreBench(opts: { file?: string; raw?: boolean; repeat?: number; years?: number } = {}): Promise<ClimateStoreBench> {
   return withYearFile(opts.file, async (file) => {
     const phases: StorePhase[] = [];
     const wanted: Phase[] = ['parse', 'ingest', 'file', ...(opts.raw ? (['csv'] as Phase[]) : [])];
@@ -106,7 +108,7 @@ export async function runClimateStoreBench(opts: { file?: string; raw?: boolean;
     const ratios = Object.fromEntries(phases.slice(1).map((p) => [p.phase, p.ms / parse.ms]));
     const cpuRatios = Object.fromEntries(phases.slice(1).map((p) => [p.phase, p.cpuMs / parse.cpuMs]));
     return { file, bytes: statSync(file).size, phases, ratios, cpuRatios, maxRssMB: Math.max(...phases.map((p) => p.maxRssMB)) };
-  });
+  }, opts.years);
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
@@ -114,8 +116,8 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   if (args.phase) {
     process.stdout.write(JSON.stringify(await runPhase(args.phase as Phase, args.file!)) + '\n');
   } else {
-    const r = await runClimateStoreBench({ file: args.file, raw: args.flags.includes('--raw'), repeat: args.repeat });
-    console.log(`climate store bench: ${(r.bytes / 1048576).toFixed(1)} MiB`);
+    const r = await runClimateStoreBench({ file: args.file, raw: args.flags.includes('--raw'), repeat: args.repeat, years: args.years });
+    console.log(`climate store bench: ${(r.bytes / 1048576).toFixed(1)} MiB (${r.file})`);
     for (const p of r.phases) {
       const ratio = p.phase === 'parse' ? 'baseline' : `${r.ratios[p.phase]!.toFixed(1)}× / cpu ${r.cpuRatios[p.phase]!.toFixed(1)}×`;
       console.log(`  ${p.phase.padEnd(7)} ${p.ms.toFixed(0).padStart(7)} ms wall ${p.cpuMs.toFixed(0).padStart(7)} ms cpu  ${ratio.padEnd(20)} peak RSS ${p.maxRssMB.toFixed(0).padStart(4)} MB  ${p.phase === 'parse' ? `${p.readings} cells` : `${p.readings} readings stored, db ${p.dbMB.toFixed(0)} MB`}`);

@@ -14,13 +14,13 @@ export function phaseInChild<T>(moduleUrl: string, phase: string, file: string):
   return JSON.parse(out.trim().split('\n').pop()!) as T;
 }
 
-/** Calls `fn` with `file`, or with a generated year of 5-minute readings that is removed afterwards. */
-export async function withYearFile<R>(file: string | undefined, fn: (file: string) => Promise<R>): Promise<R> {
+/** Calls `fn` with `file`, or with `years` generated years of 5-minute readings (one by default), removed afterwards. */
+export async function withYearFile<R>(file: string | undefined, fn: (file: string) => Promise<R>, years = 1): Promise<R> {
   if (file) return fn(file);
   const dir = mkdtempSync(path.join(tmpdir(), 'cropwalk-climate-year-'));
   try {
     const generated = path.join(dir, 'year.csv');
-    await generateClimateYear(generated);
+    await generateClimateYear(generated, 2021, 5, 'Europe/Amsterdam', years);
     return await fn(generated);
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -32,21 +32,23 @@ export interface BenchArgs {
   phase?: string;
   file?: string;
   repeat?: number;
+  /** Years in the generated file when no file is given (`--years N`). */
+  years?: number;
   flags: string[];
 }
 
-/** `--phase NAME FILE` (a child's one phase), or `[FILE] [--repeat N] [--flags]`; exits 2 for a file that is not there. */
+/** `--phase NAME FILE` (a child's one phase), or `[FILE] [--repeat N] [--years N] [--flags]`; exits 2 for a file that is not there. */
 export function benchArgs(argv: string[]): BenchArgs {
   const pi = argv.indexOf('--phase');
   if (pi !== -1) return { phase: argv[pi + 1]!, file: argv[pi + 2]!, flags: [] };
-  const ri = argv.indexOf('--repeat');
-  const repeat = ri !== -1 ? Number(argv[ri + 1]) : undefined;
-  const file = argv.find((a, i) => !a.startsWith('--') && (ri === -1 || i !== ri + 1));
+  const valued = ['--repeat', '--years'];
+  const valueOf = (name: string) => { const i = argv.indexOf(name); return i !== -1 ? Number(argv[i + 1]) : undefined; };
+  const file = argv.find((a, i) => !a.startsWith('--') && !valued.includes(argv[i - 1] ?? ''));
   if (file && !existsSync(file)) {
     console.error(`no file ${file}`);
     process.exit(2);
   }
-  return { file, repeat, flags: argv.filter((a) => a.startsWith('--')) };
+  return { file, repeat: valueOf('--repeat'), years: valueOf('--years'), flags: argv.filter((a) => a.startsWith('--') && !valued.includes(a)) };
 }
 
 /** The baseline: papaparse over the file as a stream (';' as the generated year writes it), cells counted. */
