@@ -93,7 +93,17 @@ export async function analyseExport(input: ExportInput, options: AnalyseOptions)
   // With a blocking problem from the plan (dates that cannot be read in one order, columns that
   // do not fit) nothing would be stored: the file is not read through.
   const scan = plan.blocking.length === 0;
+  const wantHours = Math.max(0, options.firstHours ?? 0);
+  const hours = wantHours > 0 ? new HourlyAccumulator() : null;
+  const metricOf = plan.selected.map((s) => METRIC_INDEX.get(s.metric) ?? -1);
+  let stopAt = Infinity;
+  let hoursDone = false;
   const onRow = (out: RowOut) => {
+    if (hours && !hoursDone && out.count > 0) {
+      if (stopAt === Infinity) stopAt = Math.floor(out.ms / HOUR) * HOUR + wantHours * HOUR;
+      if (out.ms >= stopAt) hoursDone = true;
+      else hours.addRow(out.ms, out.cols, metricOf, out.values, out.count);
+    }
     if (first.length >= previewN) return;
     const values: Record<string, number> = {};
     for (let i = 0; i < out.count; i++) values[out.metrics[i]!] = out.values[i]!;
@@ -120,8 +130,11 @@ export async function analyseExport(input: ExportInput, options: AnalyseOptions)
     file_name: fileNameOf(input), layout, columns: plan.columns, time_zone: options.timeZone,
     time_range: scanner.stats.data_rows > 0 ? { from: zone.iso(scanner.minMs), to: zone.iso(scanner.maxMs) } : null,
     first_rows: first, warnings, blocking, mapping: blocking.length === 0 ? mappingOf(plan) : null, stats: scanner.stats,
+    ...(hours ? { first_hours: hours.values({ timeZone: options.timeZone }) } : {}),
   };
 }
+
+const HOUR = 3_600_000;
 
 const DATE_BLOCKERS = new Set(['ambiguous_date_order', 'inconsistent_dates', 'date_order_conflict']);
 

@@ -1,4 +1,5 @@
 // Shapes shared by the export reader and its callers (preview, import, watched folder).
+import type { HourlyValue } from './hourly.js';
 
 /** A file to read: its bytes, or a path to stream it from. fileName decides nothing by itself (content does) but is reported. */
 export type ExportInput =
@@ -54,6 +55,12 @@ export interface AnalyseOptions {
   mapping?: ConfirmedMapping;
   /** Rows returned in first_rows (default 10, at most 200). */
   previewRows?: number;
+  /**
+   * analyseExport only: also answer `first_hours`, the hourly values (as aggregateHourly makes
+   * them) of the readings from the first one's hour up to this many hours later, read in the
+   * same pass; reading them stops at the first reading past that.
+   */
+  firstHours?: number;
   limits?: Partial<ReaderLimits>;
 }
 
@@ -157,6 +164,8 @@ export interface Analysis {
   blocking: Problem[];
   mapping: ConfirmedMapping | null;
   stats: ReadStats;
+  /** When options.firstHours was given and the file was read through. */
+  first_hours?: HourlyValue[];
 }
 
 export interface Reading {

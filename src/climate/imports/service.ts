@@ -7,8 +7,8 @@ import type { HybridLogicalClock } from '../../db/hlc.js';
 import type { CycleScope } from '../../registry/scope.js';
 import { HttpProblem, badRequest } from '../../http/problem.js';
 import {
-  analyseExport, aggregateHourly, readHourly, readReadings, ExportRefused,
-  type Analysis, type AnalyseOptions, type ConfirmedMapping, type Problem, type Reading, type ReadOutcome,
+  analyseExport, readHourly, readReadings, ExportRefused,
+  type Analysis, type AnalyseOptions, type ConfirmedMapping, type Problem, type ReadOutcome,
 } from '../import/index.js';
 import { storeImport } from './engine.js';
 import { saveMapping, savedMapping } from './mappings.js';
@@ -98,31 +98,16 @@ export interface HourPreview {
 
 /**
  * Preview of a climate-computer export: the analysis, the first hours as the
- * import would store them, and how many readings the cycle already holds in
- * the file's time range (those hours would be updated, not doubled).
+ * import would store them (from the same pass over the file), and how many
+ * readings the cycle already holds in the file's time range (those hours would
+ * be updated, not doubled).
  */
-export async function previewFile(db: Db, scope: CycleScope, file: ExportFile, choices: ExportChoices): Promise<Analysis & { first_hours: HourPreview[]; already_stored: StoredCount[] }> {
-  const options = optionsFor(scope, choices, 20);
-  const analysis = await analyseExport({ path: file.path, fileName: file.fileName }, options);
+export async function previewFile(db: Db, scope: CycleScope, file: ExportFile, choices: ExportChoices): Promise<Omit<Analysis, 'first_hours'> & { first_hours: HourPreview[]; already_stored: StoredCount[] }> {
+  const { first_hours: hours = [], ...analysis } = await analyseExport({ path: file.path, fileName: file.fileName }, { ...optionsFor(scope, choices, 20), firstHours: PREVIEW_HOURS });
   const firstHours: HourPreview[] = [];
   if (analysis.blocking.length === 0 && analysis.mapping) {
-    // Read only as far as the first hours reach; the import reads it all.
-    const collected: Reading[] = [];
-    let stopAt = Infinity;
-    try {
-      outer: for await (const batch of readReadings({ path: file.path, fileName: file.fileName }, { ...options, columns: undefined, mapping: analysis.mapping, batchSize: 2000 })) {
-        for (const r of batch) {
-          const ms = Date.parse(r.at);
-          if (stopAt === Infinity) stopAt = Math.floor(ms / 3_600_000) * 3_600_000 + PREVIEW_HOURS * 3_600_000;
-          if (ms >= stopAt) break outer;
-          collected.push(r);
-        }
-      }
-    } catch (err) {
-      if (!(err instanceof ExportRefused)) throw err;
-    }
     const byHour = new Map<string, HourPreview>();
-    for (const h of await aggregateHourly(collected, { timeZone: scope.zone })) {
+    for (const h of hours) {
       let row = byHour.get(h.hour);
       if (!row) byHour.set(h.hour, (row = { hour: h.hour, values: {} }));
       row.values[h.metric] = h.value;
