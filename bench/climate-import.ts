@@ -18,7 +18,7 @@
 import { statSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { analyseExport, readHourly, readReadings } from '../src/climate/import/index.js';
+import { analyseExport, readHourly, readReadings } from '../src/climate/exports-reader/index.js';
 import { benchArgs, papaparseCells, phaseInChild, withYearFile } from './lib/phases.js';
 
 const ZONE = 'Europe/Amsterdam';

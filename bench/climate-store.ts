@@ -26,7 +26,7 @@ import { fileURLToPath } from 'node:url';
 import { openDatabase } from '../src/db/database.js';
 import { Store, SYSTEM_ACTOR } from '../src/db/store.js';
 import { newId } from '../src/db/ids.js';
-import { analyseExport } from '../src/climate/import/index.js';
+import { analyseExport } from '../src/climate/exports-reader/index.js';
 import { importExport, previewFile } from '../src/climate/imports/service.js';
 import type { CycleScope } from '../src/registry/scope.js';
 import { benchArgs, papaparseCells, phaseInChild, withYearFile } from './lib/phases.js';

@@ -8,7 +8,7 @@ import { notFound, validationFailed, type FieldError } from '../../http/problem.
 import { CYCLE, CYCLE_PARAMS, GREENHOUSE, GREENHOUSE_PARAMS } from '../../registry/paths.js';
 import { resolveCycle, resolveGreenhouse, type CyclePath, type GreenhousePath } from '../../registry/scope.js';
 import type { Principal } from '../../auth/principal.js';
-import type { ColumnChoice, ConfirmedMapping } from '../import/index.js';
+import type { ColumnChoice, ConfirmedMapping } from '../exports-reader/index.js';
 import { importExport, previewCsv, previewFile, requireSavedMapping, type ClimateDeps, type ExportChoices, type ExportFile } from './service.js';
 import { undoImport } from './undo.js';
 import { findImport, listImports } from './history.js';

@@ -9,7 +9,7 @@ import { HttpProblem, badRequest } from '../../http/problem.js';
 import {
   analyseExport, readHourly, readReadings, ExportRefused,
   type Analysis, type AnalyseOptions, type ConfirmedMapping, type Problem, type ReadOutcome,
-} from '../import/index.js';
+} from '../exports-reader/index.js';
 import { storeImport } from './engine.js';
 import { saveMapping, savedMapping } from './mappings.js';
 import type { ClimateImportTable, ImportKind } from './tables.js';

@@ -12,7 +12,7 @@ import type { CycleScope } from '../../registry/scope.js';
 import { importExport, sha256File, type ClimateDeps } from '../imports/service.js';
 import { recordFailedImport } from '../imports/engine.js';
 import { savedMapping } from '../imports/mappings.js';
-import type { ConfirmedMapping } from '../import/index.js';
+import type { ConfirmedMapping } from '../exports-reader/index.js';
 
 export const WATCHER_ACTOR: Actor = { keyId: null, label: 'watcher' };
 const UUID = new RegExp(UUID_PATTERN);

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
-import { analyseExport, ExportRefused, readReadings, type Analysis, type Reading } from '../../../src/climate/import/index.js';
+import { analyseExport, ExportRefused, readReadings, type Analysis, type Reading } from '../../../src/climate/exports-reader/index.js';
 import { fixture } from '../../fixtures/climate/paths.js';
 
 const AMS = 'Europe/Amsterdam';

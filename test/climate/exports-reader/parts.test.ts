@@ -1,10 +1,10 @@
 import t from 'tap';
-import { guessColumn, compartmentOf, sameCompartment, unitInName } from '../../../src/climate/import/columns.js';
-import { decideOrder, emptyEvidence, addEvidence, fullYear, parseTimeCell, serialToWall, splitDateCell, wallFromParts } from '../../../src/climate/import/dates.js';
-import { ZoneClock, isoWithOffset } from '../../../src/climate/import/local-time.js';
-import { detectDelimiter, detectTime, headerRoles } from '../../../src/climate/import/layout.js';
-import { detectEncoding } from '../../../src/climate/import/source.js';
-import { aggregateHourly, analyseExport } from '../../../src/climate/import/index.js';
+import { guessColumn, compartmentOf, sameCompartment, unitInName } from '../../../src/climate/exports-reader/columns.js';
+import { decideOrder, emptyEvidence, addEvidence, fullYear, parseTimeCell, serialToWall, splitDateCell, wallFromParts } from '../../../src/climate/exports-reader/dates.js';
+import { ZoneClock, isoWithOffset } from '../../../src/climate/exports-reader/local-time.js';
+import { detectDelimiter, detectTime, headerRoles } from '../../../src/climate/exports-reader/layout.js';
+import { detectEncoding } from '../../../src/climate/exports-reader/source.js';
+import { aggregateHourly, analyseExport } from '../../../src/climate/exports-reader/index.js';
 import { fixture } from '../../fixtures/climate/paths.js';
 
 const guess = (name: string, unitCell: string | null = null) => guessColumn({ index: 1, name, compartmentCell: null, unitCell });
@@ -185,7 +185,7 @@ t.test('period columns named in several ways', async (t) => {
 });
 
 t.test('numbers: what Number() accepts beyond decimals is refused', async (t) => {
-  const { numberReader } = await import('../../../src/climate/import/plan.js');
+  const { numberReader } = await import('../../../src/climate/exports-reader/plan.js');
   const dot = numberReader('.');
   const comma = numberReader(',');
   t.equal(dot('1.05938e-007'), 1.05938e-7);

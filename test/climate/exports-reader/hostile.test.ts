@@ -6,7 +6,7 @@ import { createWriteStream } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createDeflateRaw, deflateRawSync } from 'node:zlib';
-import { analyseExport, ExportRefused, readReadings, type Analysis } from '../../../src/climate/import/index.js';
+import { analyseExport, ExportRefused, readReadings, type Analysis } from '../../../src/climate/exports-reader/index.js';
 
 async function drain(it: AsyncIterable<unknown>): Promise<void> { for await (const _ of it) void _; }
 type TestT = InstanceType<typeof Test>;

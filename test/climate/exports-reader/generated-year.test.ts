@@ -2,7 +2,7 @@
 import t from 'tap';
 import path from 'node:path';
 import { generateClimateYear } from '../../../scripts/gen-climate-year.js';
-import { aggregateHourly, analyseExport, readReadings, type Reading } from '../../../src/climate/import/index.js';
+import { aggregateHourly, analyseExport, readReadings, type Reading } from '../../../src/climate/exports-reader/index.js';
 
 t.test('a generated year reads with its clock changes', async (t) => {
   const file = path.join(t.testdir({}), 'year.csv');

@@ -2,7 +2,7 @@
 import t from 'tap';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { aggregateHourly, analyseExport, readReadings, type Analysis, type Reading } from '../../../src/climate/import/index.js';
+import { aggregateHourly, analyseExport, readReadings, type Analysis, type Reading } from '../../../src/climate/exports-reader/index.js';
 import { repoRoot } from '../../fixtures/climate/paths.js';
 
 const dataDir = path.resolve(repoRoot, '../shared/data');

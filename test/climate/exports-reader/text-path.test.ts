@@ -1,7 +1,7 @@
 // Unquoted lines are read in place (scan.ts pushText), quoted ones cell by cell after
 // papaparse: the same export written both ways must read the same, odd cells included.
 import t from 'tap';
-import { analyseExport, readHourly, readReadings, type Reading } from '../../../src/climate/import/index.js';
+import { analyseExport, readHourly, readReadings, type Reading } from '../../../src/climate/exports-reader/index.js';
 
 const AMS = 'Europe/Amsterdam';
 
