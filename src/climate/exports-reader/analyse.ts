@@ -2,13 +2,13 @@
 // readReadings (the import: every reading, streamed in batches).
 import { addEvidence, emptyEvidence, splitDateCell } from './dates.js';
 import { makePlan, mappingOf, type Plan } from './plan.js';
-import { HourlyAccumulator, METRIC_INDEX } from './hourly.js';
+import { HourlyAccumulator, METRIC_INDEX, newColumns } from './hourly.js';
 import { Scanner, type RowOut } from './scan.js';
 import { ReaderError } from './source.js';
 import { openTable, type Table } from './table.js';
 import {
   DEFAULT_LIMITS, type AnalyseOptions, type Analysis, type ConfirmedMapping, type ExportInput, type Layout, type PreviewRow, type Problem,
-  type ReaderLimits, type ReadOptions, type Reading, type ReadStats,
+  type ReaderLimits, type ReadingColumns, type ReadOptions, type Reading, type ReadStats,
 } from './types.js';
 
 function emptyStats(): ReadStats {
@@ -207,6 +207,47 @@ export function readReadings(input: ExportInput, options: ReadOptions): AsyncIte
         for (let i = 0; i < out.count; i++) {
           batch.push({ at: out.at, metric: out.metrics[i]!, value: out.values[i]! });
           if (batch.length === batchSize) { ready.push(batch); batch = []; }
+        }
+      };
+      try {
+        for await (const _ of scanPass(table, plan, scanner, onRow)) {
+          while (ready.length > 0) yield ready.shift()!;
+        }
+      } catch (err) {
+        if (err instanceof ReaderError) throw new ExportRefused([{ code: err.code, message: err.message }]);
+        throw err;
+      }
+      if (batch.length > 0) yield batch;
+      scanner.finish();
+      result.warnings = passWarnings(plan, scanner);
+    },
+  };
+  return result;
+}
+
+/**
+ * readReadings' readings as columns (instants in epoch ms), without an object or an ISO text
+ * per reading: what an import of every reading as read (the climate CSV route) stores.
+ */
+export function readColumns(input: ExportInput, options: ReadOptions): AsyncIterable<ReadingColumns> & ReadOutcome {
+  const batchSize = Math.max(1, options.batchSize ?? 5000);
+  const result = {
+    stats: null as ReadStats | null,
+    warnings: [] as Problem[],
+    mapping: null as ConfirmedMapping | null,
+    async *[Symbol.asyncIterator](): AsyncGenerator<ReadingColumns> {
+      const { table, plan, scanner } = await openPass(input, options, false);
+      result.stats = scanner.stats;
+      result.mapping = mappingOf(plan);
+      let batch = newColumns(batchSize);
+      const ready: ReadingColumns[] = [];
+      const onRow = (out: RowOut) => {
+        for (let i = 0; i < out.count; i++) {
+          const j = batch.length++;
+          batch.ms[j] = out.ms;
+          batch.metric[j] = out.metrics[i]!;
+          batch.value[j] = out.values[i]!;
+          if (batch.length === batchSize) { ready.push(batch); batch = newColumns(batchSize); }
         }
       };
       try {

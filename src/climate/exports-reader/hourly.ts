@@ -13,14 +13,7 @@ export interface HourlyValue {
   count: number;
 }
 
-/** Hourly values as columns, for writing without an object per value. */
-export interface HourlyColumns {
-  length: number;
-  /** The hour's start, epoch ms. */
-  ms: Float64Array;
-  metric: string[];
-  value: Float64Array;
-}
+import type { ReadingColumns } from './types.js';
 
 const HOUR = 3_600_000;
 const M = CLIMATE_METRICS.length;
@@ -139,8 +132,8 @@ export class HourlyAccumulator {
     return out;
   }
 
-  /** The same values in the same order, as columns of at most `size` values, made as they are asked for. */
-  *columns(size: number): Generator<HourlyColumns> {
+  /** The same values in the same order (`ms`: the hour's start), as columns of at most `size` values, made as they are asked for. */
+  *columns(size: number): Generator<ReadingColumns> {
     let batch = newColumns(size);
     for (const s of this.order()) {
       const ms = this.hours[s]! * HOUR;
@@ -162,7 +155,7 @@ export class HourlyAccumulator {
   }
 }
 
-function newColumns(size: number): HourlyColumns {
+export function newColumns(size: number): ReadingColumns {
   return { length: 0, ms: new Float64Array(size), metric: new Array<string>(size), value: new Float64Array(size) };
 }
 

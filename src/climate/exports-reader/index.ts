@@ -1,8 +1,8 @@
 // The climate-export reader's public surface.
-export { analyseExport, readReadings, readHourly, ExportRefused, type ReadOutcome } from './analyse.js';
-export { aggregateHourly, HourlyAccumulator, type HourlyColumns, type HourlyValue } from './hourly.js';
+export { analyseExport, readColumns, readReadings, readHourly, ExportRefused, type ReadOutcome } from './analyse.js';
+export { aggregateHourly, HourlyAccumulator, type HourlyValue } from './hourly.js';
 export type {
   Analysis, AnalyseOptions, ColumnChoice, ColumnReport, ConfirmedMapping, ConfirmedMappingColumn, DateOrder, ExportInput,
-  Layout, PreviewRow, Problem, Reading, ReaderLimits, ReadOptions, ReadStats, TimeSpec,
+  Layout, PreviewRow, Problem, Reading, ReadingColumns, ReaderLimits, ReadOptions, ReadStats, TimeSpec,
 } from './types.js';
 export { DEFAULT_LIMITS } from './types.js';

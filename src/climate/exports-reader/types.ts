@@ -175,6 +175,16 @@ export interface Reading {
   value: number;
 }
 
+/** Readings as columns, for writing without an object per reading. */
+export interface ReadingColumns {
+  length: number;
+  /** The instant, epoch ms. */
+  ms: Float64Array;
+  metric: string[];
+  /** In the metric's canonical unit. */
+  value: Float64Array;
+}
+
 export interface ReadOptions extends AnalyseOptions {
   /** Readings per yielded batch (default 5000). */
   batchSize?: number;

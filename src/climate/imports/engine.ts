@@ -4,6 +4,7 @@ import type { HybridLogicalClock } from '../../db/hlc.js';
 import type { CycleTable } from '../../db/schema.js';
 import { newId } from '../../db/ids.js';
 import { fastId } from './ids.js';
+import type { ReadingColumns } from '../exports-reader/index.js';
 import type { ClimateImportTable, ImportKind } from './tables.js';
 import './tables.js';
 import '../readings/tables.js';
@@ -15,14 +16,7 @@ export interface IncomingReading {
   value: number;
 }
 
-/** Readings as columns (instants in epoch ms): what the hourly reader gives, without an object per reading. */
-export interface ReadingColumns {
-  length: number;
-  ms: ArrayLike<number>;
-  metric: ArrayLike<string>;
-  value: ArrayLike<number>;
-}
-
+/** Readings as an export reader yields them without an object per reading, or typed ones. */
 export type ReadingBatch = IncomingReading[] | ReadingColumns;
 
 export interface ImportMeta {

@@ -7,7 +7,7 @@ import type { HybridLogicalClock } from '../../db/hlc.js';
 import type { CycleScope } from '../../registry/scope.js';
 import { HttpProblem, badRequest } from '../../http/problem.js';
 import {
-  analyseExport, readHourly, readReadings, ExportRefused,
+  analyseExport, readColumns, readHourly, ExportRefused,
   type Analysis, type AnalyseOptions, type ConfirmedMapping, type Problem, type ReadOutcome,
 } from '../exports-reader/index.js';
 import { storeImport } from './engine.js';
@@ -170,7 +170,7 @@ export async function importExport(deps: ClimateDeps, scope: CycleScope, file: E
         return { ...row, remembered: req.remember === true };
       });
     }
-    const reader = readReadings(input, { ...options, batchSize: 5000 });
+    const reader = readColumns(input, { ...options, batchSize: 5000 });
     return await deps.store.write(req.actor, async (w) => {
       const row = await storeImport(w, deps.sqlite, deps.clock, scope.cycle, { ...meta, mapping: () => given ?? reader.mapping, warnings: warnings(reader), rowsRead: rowsRead(reader) }, reader);
       checkRows(reader);
