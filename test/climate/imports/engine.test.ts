@@ -107,6 +107,25 @@ t.test('import bookkeeping and undo', async (t) => {
     }
   });
 
+  t.test('a repeat of a reading already written out of the buffer (over 500 rows back) still wins', async (t) => {
+    for (const preStored of [false, true]) {
+      const other = await createTree(s);
+      const c3 = await db.selectFrom('cycles').selectAll().where('id', '=', other.cycleId).executeTakeFirstOrThrow();
+      const go = (name: string, batches: IncomingReading[][]) => store.write(SYSTEM_ACTOR, (w) => storeImport(w, sqlite, clock, c3, meta(name), batches));
+      const at = Date.UTC(2026, 6, 1, 12);
+      // A reading already in the span sends the batch down the path with a lookup per reading.
+      if (preStored) await go('before', [[{ at, metric: 'zz_before', value: 1 }]]);
+      const batch: IncomingReading[] = Array.from({ length: 600 }, (_, i) => ({ at, metric: `m${i}`, value: 1 }));
+      batch.push({ at, metric: 'm0', value: 2 }, { at, metric: 'm599', value: 3 });
+      const r = await go('wide', [batch]);
+      t.same([r.readings_added, r.duplicates], [600, 2], `pre-stored ${preStored}`);
+      const value = (m: string) => (sqlite.prepare('SELECT value FROM climate_readings WHERE cycle_id = ? AND metric = ?').get(other.cycleId, m) as { value: number }).value;
+      t.same([value('m0'), value('m1'), value('m599')], [2, 1, 3], 'written or still buffered, the later value is stored');
+      await undo(r.id);
+      t.equal((sqlite.prepare('SELECT count(*) AS n FROM climate_readings WHERE cycle_id = ?').get(other.cycleId) as { n: number }).n, preStored ? 1 : 0, 'undo removes them all');
+    }
+  });
+
   t.test('a failure half way leaves nothing: no readings, no record, no effects, no log', async (t) => {
     const before = { readings: count('climate_readings'), imports: count('climate_imports'), effects: count('climate_import_effects'), log: count('change_log') };
     async function* batches(): AsyncGenerator<IncomingReading[]> {
