@@ -111,7 +111,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   document = buildOpenApi(routes, { version: '1.0', description: API_DESCRIPTION });
 
   koa.use(requestMiddleware(log));
-  koa.use(dispatch(routers));
+  koa.use(dispatch(routers, routes));
 
   if (options.startBackground ?? true) {
     for (const f of features) await f.start?.(services);

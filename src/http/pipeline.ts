@@ -92,7 +92,7 @@ async function readJsonBody(ctx: Context): Promise<unknown> {
 
 function run(route: CompiledRoute) {
   return async (ctx: Context) => {
-    const params = { ...(ctx.params as Record<string, string>) };
+    const params: Record<string, string> = ctx.params ? { ...(ctx.params as Record<string, string>) } : {};
     try {
       const principal = await authenticate(ctx, route, params);
       ctx.state.principal = principal;
@@ -177,13 +177,29 @@ export function mountRoutes(routers: Routers, specs: RouteSpec[]): CompiledRoute
   return compiled;
 }
 
-/** The Koa middleware that hands each request to its router. */
-export function dispatch(routers: Routers): Koa.Middleware {
+/**
+ * The Koa middleware that hands each request to its route. A route without
+ * path parameters is found by its exact path and method in a map; anything
+ * else (parameters, HEAD, OPTIONS, a trailing slash or other case, a method
+ * the path does not take) goes to @koa/router, where every route is also
+ * registered, so the answers are the router's either way. The map only spares
+ * the exact, most frequent requests (the session, health) the router's
+ * per-request pattern scan and chain building.
+ */
+export function dispatch(routers: Routers, routes: CompiledRoute[]): Koa.Middleware {
+  const exact = new Map<string, Koa.Middleware>();
+  for (const route of routes) {
+    if (!route.path.includes('{')) exact.set(`${route.method.toUpperCase()} ${route.path}`, run(route) as Koa.Middleware);
+  }
   const handlers = new Map<Router, Koa.Middleware>();
   for (const r of [routers.organization, routers.other]) {
-    const routes = r.routes() as unknown as Koa.Middleware;
+    const routed = r.routes() as unknown as Koa.Middleware;
     const allowed = r.allowedMethods({ throw: false }) as unknown as Koa.Middleware;
-    handlers.set(r, (ctx, next) => routes(ctx, () => allowed(ctx, next)));
+    handlers.set(r, (ctx, next) => routed(ctx, () => allowed(ctx, next)));
   }
-  return (ctx, next) => handlers.get(routerFor(routers, ctx.path))!(ctx, next);
+  return (ctx, next) => {
+    const direct = exact.get(`${ctx.method} ${ctx.path}`);
+    if (direct) return direct(ctx, next);
+    return handlers.get(routerFor(routers, ctx.path))!(ctx, next);
+  };
 }

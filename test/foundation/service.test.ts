@@ -46,6 +46,31 @@ t.test('errors: problem+json everywhere, no internals on a 5xx', async (t) => {
   t.equal(big.body.code, 'payload_too_large');
 });
 
+t.test('a route without path parameters answers the same whether found by its exact path or by the router', async (t) => {
+  const s = await startServer(t);
+  const org = await s.request('POST', '/api/organizations', { admin: true, body: { name: 'Exact Growers' } });
+  t.equal(org.status, 201);
+  const key = org.body.key.api_key;
+  const exact = await s.request('GET', '/api/session', { key });
+  t.equal(exact.status, 200);
+  for (const variant of ['/api/session/', '/API/Session']) {
+    const r = await s.request('GET', variant, { key });
+    t.equal(r.status, 200, `${variant} is the same route`);
+    t.same(r.body, exact.body);
+  }
+  t.equal((await s.request('GET', '/api/session')).status, 401, 'the exact path still authenticates');
+  const head = await fetch(`${s.base}/api/health`, { method: 'HEAD' });
+  t.equal(head.status, 200, 'HEAD of a GET route');
+  t.equal(await head.text(), '');
+  const options = await fetch(`${s.base}/api/session`, { method: 'OPTIONS' });
+  t.ok(options.status < 300, 'OPTIONS answers');
+  t.same(options.headers.get('allow')!.split(/,\s*/).sort(), ['DELETE', 'GET', 'HEAD', 'POST']);
+  const put = await s.request('PUT', '/api/session', { key });
+  t.equal(put.status, 405);
+  t.equal(put.body.code, 'method_not_allowed');
+  t.match(put.headers.get('allow'), /GET/);
+});
+
 t.test('health: database and scoring; 503 when the database does not answer', async (t) => {
   const s = await startServer(t);
   const ok = await s.request('GET', '/api/health');
