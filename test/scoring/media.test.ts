@@ -311,3 +311,20 @@ t.test('hostile EXIF never throws', async (t) => {
   const zeroLength = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe1, 0, 0]), plain.subarray(2)]);
   t.equal(readJpegOrientation(zeroLength), null);
 });
+
+t.test('a path with "%d" in it is read as that file, not as a numbered image sequence', async (t) => {
+  const odd = mkdtempSync(path.join(tmpdir(), 'cropwalk-%d-'));
+  t.teardown(() => rmSync(odd, { recursive: true, force: true }));
+  // One pattern in the path: with two, ffmpeg gives up on the pattern and reads the name as it is.
+  writeFileSync(path.join(odd, 'photo.jpg'), readFileSync(at('photo.jpg')));
+  writeFileSync(path.join(odd, 'clip.mp4'), readFileSync(at('testsrc.mp4')));
+  writeFileSync(path.join(odd, 'upload'), readFileSync(at('photo.jpg')));
+  const photo = await probeMedia(path.join(odd, 'photo.jpg'));
+  t.match(photo, { kind: 'image', width: 1600, height: 1200, container: 'image2' });
+  t.match(await decodeImage(path.join(odd, 'photo.jpg'), { maxLongSide: 400 }), { width: 400, height: 300 });
+  t.match(await probeMedia(path.join(odd, 'clip.mp4')), { kind: 'video', width: 320, height: 240 });
+  t.equal((await collect(path.join(odd, 'clip.mp4'), { sampleSeconds: 0.5 })).length, 4);
+  // Without a known extension ffmpeg reads the photo as a JPEG stream, which takes no pattern option.
+  t.match(await probeMedia(path.join(odd, 'upload')), { kind: 'image', container: 'jpeg_pipe' });
+  t.match(await decodeImage(path.join(odd, 'upload'), { maxLongSide: 400 }), { width: 400, height: 300 });
+});

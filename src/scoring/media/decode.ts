@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import type { RgbImage } from '../types.js';
 import { MediaError, tailReason } from './errors.js';
 import { requireFfmpeg } from './ffmpeg-path.js';
-import { fileUrl, probeMedia, type MediaInfo } from './probe.js';
+import { fileUrl, LITERAL_IMAGE_PATH, probeMedia, type MediaInfo } from './probe.js';
 
 export interface DecodeOptions {
   /** Seconds between sampled frames of a video (by timestamp, so variable frame rate is fine). Default 0.5. */
@@ -66,6 +66,7 @@ export async function* decodeFrames(file: string, options: DecodeOptions = {}): 
   const args = [
     '-hide_banner', '-nostdin', '-v', 'error',
     '-protocol_whitelist', 'file',
+    ...(info.container === 'image2' ? LITERAL_IMAGE_PATH : []),
     '-i', fileUrl(file),
     '-map', '0:v:0', '-an', '-sn', '-dn',
     '-vf', filters.join(','),

@@ -53,6 +53,14 @@ export function fileUrl(file: string): string {
   return `file:${file}`;
 }
 
+/**
+ * The image demuxer reads "%d" (and "%03d"…) in a photo's path as a frame-number pattern
+ * whatever the protocol; `-pattern_type none` makes it the literal name. ffprobe takes the
+ * option for any input; ffmpeg refuses it unless the input is read by the image demuxer
+ * (container "image2"), so decoding passes it for those only.
+ */
+export const LITERAL_IMAGE_PATH = ['-pattern_type', 'none'] as const;
+
 /** Above this many pixels a frame is refused: a decompression bomb, not a crop photo. */
 export const MAX_PIXELS = 100_000_000;
 
@@ -65,7 +73,7 @@ export async function probeMedia(file: string, options: { timeoutMs?: number } =
   const { ffprobe } = await requireFfmpeg();
   const raw = await run(
     ffprobe,
-    ['-v', 'error', '-protocol_whitelist', 'file', '-print_format', 'json', '-show_format', '-show_streams', '-i', fileUrl(file)],
+    ['-v', 'error', '-protocol_whitelist', 'file', '-print_format', 'json', '-show_format', '-show_streams', ...LITERAL_IMAGE_PATH, '-i', fileUrl(file)],
     options.timeoutMs ?? 30_000,
   );
   let parsed: ProbeOutput;
