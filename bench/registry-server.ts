@@ -54,7 +54,10 @@ process.send!({
   nodes,
 });
 process.on('message', async (m) => {
-  if (m === 'stop') {
+  if (m === 'cpu') {
+    const u = process.cpuUsage();
+    process.send!({ cpuUs: u.user + u.system });
+  } else if (m === 'stop') {
     bareServer.close();
     await app.close();
     process.exit(0);

@@ -14,6 +14,11 @@ interface Figures {
   non2xx: number;
 }
 
+interface CpuFigures extends Figures {
+  /** Server CPU time (user + system) per request, µs. */
+  cpuPerRequestUs: number;
+}
+
 async function load(url: string, headers: Record<string, string>, connections: number, seconds: number): Promise<Figures> {
   const r = await autocannon({ url, headers, connections, duration: seconds, pipelining: 1 });
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx };
@@ -33,12 +38,26 @@ export async function runRegistryBench(options: { seconds?: number } = {}) {
     const parsed = JSON.parse(body);
     const cycles = parsed.farms.flatMap((f: any) => f.greenhouses.flatMap((g: any) => g.rows.flatMap((r: any) => r.cycles))).length;
 
+    // The servers' CPU time per request: on a machine shared with other work the load
+    // generator and the server compete for cores, and requests/s moves with that, while
+    // the CPU a request costs the server barely does. Reported beside the throughput.
+    const serverCpu = () => new Promise<number>((resolve) => {
+      child.once('message', (m: any) => resolve(m.cpuUs));
+      child.send('cpu');
+    });
+    const measured = async (url: string, headers: Record<string, string>, connections: number): Promise<CpuFigures> => {
+      const c0 = await serverCpu();
+      const r = await autocannon({ url, headers, connections, duration: seconds, pipelining: 1 });
+      const c1 = await serverCpu();
+      return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx, cpuPerRequestUs: (c1 - c0) / r.requests.total };
+    };
+
     // Warm both servers before measuring.
     await load(`${info.bare}/`, {}, 10, 1);
     await load(`${info.app}/api/session`, auth, 10, 1);
 
-    const bare10 = await load(`${info.bare}/`, {}, 10, seconds);
-    const session10 = await load(`${info.app}/api/session`, auth, 10, seconds);
+    const bare10 = await measured(`${info.bare}/`, {}, 10);
+    const session10 = await measured(`${info.app}/api/session`, auth, 10);
     const bare1 = await load(`${info.bare}/`, {}, 1, seconds);
     const tree1 = await load(`${info.app}/api/organizations/${info.orgId}`, auth, 1, seconds);
     const tree4 = await load(`${info.app}/api/organizations/${info.orgId}`, auth, 4, seconds);
@@ -48,6 +67,7 @@ export async function runRegistryBench(options: { seconds?: number } = {}) {
       bare_koa_10c: bare10,
       session_10c: session10,
       session_vs_bare_throughput: session10.rps / bare10.rps,
+      session_vs_bare_cpu: bare10.cpuPerRequestUs / session10.cpuPerRequestUs,
       bare_koa_1c: bare1,
       tree_1c: tree1,
       tree_4c: tree4,
@@ -61,6 +81,7 @@ export async function runRegistryBench(options: { seconds?: number } = {}) {
     console.log(line('GET {org} tree, 1 connection', tree1));
     console.log(line('GET {org} tree, 4 connections', tree4));
     console.log(`session throughput / bare: ${(result.session_vs_bare_throughput * 100).toFixed(1)}% (goal ≥ 50%)`);
+    console.log(`server CPU per request: bare ${bare10.cpuPerRequestUs.toFixed(1)} µs, session ${session10.cpuPerRequestUs.toFixed(1)} µs: the session read costs ${(1 / result.session_vs_bare_cpu).toFixed(2)}× a bare request (bare/session ${(result.session_vs_bare_cpu * 100).toFixed(1)}%)`);
     console.log(`tree p99 at 1 connection: ${tree1.p99} ms (goal < 50 ms); tree throughput / bare: ${(result.tree_vs_bare_throughput_1c * 100).toFixed(2)}%`);
     return result;
   } finally {
