@@ -46,15 +46,21 @@ Errors are application/problem+json with a stable \`code\`; a 422 lists one entr
 
 Canonical units: kg, g, L, m³, m², °C, % (relative humidity, vent opening), ppm (CO₂), W/m² (global radiation), µmol/m²/s (PAR), J/cm² (radiation sums), kPa (VPD), mS/cm (EC), mm (fruit diameter).`;
 
-/** Error handling, request ids and one JSON log line per request. */
-function requestMiddleware(log: Logger): Koa.Middleware {
-  return async (ctx, next) => {
+const END: Koa.Next = () => Promise.resolve();
+
+/**
+ * Error handling, request ids and one JSON log line per request, around the
+ * handler that answers it. One middleware rather than two in Koa's chain: each
+ * link costs every request a promise and a bound function.
+ */
+function serve(log: Logger, handler: Koa.Middleware): Koa.Middleware {
+  return async (ctx) => {
     const started = process.hrtime.bigint();
     const requestId = randomUUID();
     ctx.state.requestId = requestId;
     ctx.set('X-Request-Id', requestId);
     try {
-      await next();
+      await handler(ctx, END);
       if (ctx.status === 404 && ctx.body === undefined) throw new HttpProblem(404, 'not_found', `No route for ${ctx.method} ${ctx.path}.`);
       if (ctx.status === 405 && ctx.body === undefined) throw new HttpProblem(405, 'method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}.`);
     } catch (err) {
@@ -69,7 +75,7 @@ function requestMiddleware(log: Logger): Koa.Middleware {
       ctx.body = problem.toBody();
     } finally {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      log.info('request', { request_id: requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10, key_id: ctx.state.principal?.kind === 'key' ? ctx.state.principal.keyId : undefined });
+      log.request({ request_id: requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10, key_id: ctx.state.principal?.kind === 'key' ? ctx.state.principal.keyId : undefined });
     }
   };
 }
@@ -110,8 +116,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   const routes = mountRoutes(routers, specs);
   document = buildOpenApi(routes, { version: '1.0', description: API_DESCRIPTION });
 
-  koa.use(requestMiddleware(log));
-  koa.use(dispatch(routers, routes));
+  koa.use(serve(log, dispatch(routers, routes)));
 
   if (options.startBackground ?? true) {
     for (const f of features) await f.start?.(services);

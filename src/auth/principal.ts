@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
 import type SQLite from 'better-sqlite3';
 import type { ApiKeyTable } from '../db/schema.js';
-import { keyLookup, secretMatches } from './keys.js';
+import { hashBytes, keyLookup, secretMatches } from './keys.js';
 
 export type KeySource = 'x-api-key' | 'bearer' | 'cookie';
 
@@ -29,6 +29,12 @@ export function presentedKey(ctx: Context, allowCookie: boolean): PresentedKey |
   return null;
 }
 
+/** A key row as the cache holds it: with its stored hash already decoded for comparison. */
+export interface CachedKey {
+  row: ApiKeyTable;
+  hash: Buffer;
+}
+
 /**
  * Key rows by their lookup part, kept in memory: every authenticated request
  * needs one, and a read transaction on the WAL file costs more than the rest
@@ -37,7 +43,7 @@ export function presentedKey(ctx: Context, allowCookie: boolean): PresentedKey |
  * interleaves with that. Only keys that exist are kept (guesses are not).
  */
 export class KeyCache {
-  private readonly rows = new Map<string, ApiKeyTable>();
+  private readonly rows = new Map<string, CachedKey>();
   private readonly stmt: SQLite.Statement<[string], ApiKeyTable>;
 
   constructor(sqlite: SQLite.Database, private readonly maxEntries = 10_000) {
@@ -48,23 +54,25 @@ export class KeyCache {
     this.rows.clear();
   }
 
-  get(lookup: string): ApiKeyTable | undefined {
+  get(lookup: string): CachedKey | undefined {
     const hit = this.rows.get(lookup);
     if (hit) return hit;
     const row = this.stmt.get(lookup);
-    if (row && this.rows.size < this.maxEntries) this.rows.set(lookup, row);
-    return row;
+    if (!row) return undefined;
+    const entry = { row, hash: hashBytes(row.secret_hash) };
+    if (this.rows.size < this.maxEntries) this.rows.set(lookup, entry);
+    return entry;
   }
 }
 
 /** Finds the active key matching a presented value, or null (unknown, malformed or revoked). */
 export function findActiveKey(keys: KeyCache, presented: string): ApiKeyTable | null {
   const lookup = keyLookup(presented);
-  const row = lookup ? keys.get(lookup) : undefined;
+  const found = lookup ? keys.get(lookup) : undefined;
   // Compare even when nothing was found, so timing does not tell a near-miss from a miss.
-  if (!secretMatches(presented, row?.secret_hash)) return null;
-  if (!row || row.revoked_at) return null;
-  return row;
+  if (!secretMatches(presented, found?.hash)) return null;
+  if (!found || found.row.revoked_at) return null;
+  return found.row;
 }
 
 export function adminTokenPresented(ctx: Context): string | null {

@@ -49,3 +49,26 @@ t.test('fields named like the leading keys still give valid JSON, the field winn
   t.same(parsed, { time: 'then', level: 'custom', msg: 'field' });
   t.equal(lines[0]!.match(/"msg"/g)!.length, 1, 'no key written twice');
 });
+
+t.test('the request line: the same JSON as the generic path, the path escaped, key_id only when known', async (t) => {
+  const { lines, log } = capture();
+  const path = '/api/"x"\\y\n\u2028\u0001é';
+  log.request({ request_id: 'r-2', method: 'GET', path, status: 404, ms: 1.5 });
+  log.request({ request_id: 'r-3', method: 'DELETE', path: '/a', status: 200, ms: 0, key_id: 'k-1' });
+  const generic = capture();
+  generic.log.info('request', { request_id: 'r-2', method: 'GET', path, status: 404, ms: 1.5 });
+  const a = JSON.parse(lines[0]!);
+  const g = JSON.parse(generic.lines[0]!);
+  t.same({ ...a, time: 0 }, { ...g, time: 0 }, 'same keys, order and values as log.info would write');
+  t.same(Object.keys(a), Object.keys(g));
+  t.equal(a.path, path);
+  t.same(JSON.parse(lines[1]!), { time: JSON.parse(lines[1]!).time, level: 'info', msg: 'request', request_id: 'r-3', method: 'DELETE', path: '/a', status: 200, ms: 0, key_id: 'k-1' });
+
+  const quiet = capture('warn');
+  quiet.log.request({ request_id: 'r', method: 'GET', path: '/', status: 200, ms: 0 });
+  t.equal(quiet.lines.length, 0, 'below info, nothing');
+
+  const based = capture('info', { service: 'cropwalk' });
+  based.log.request({ request_id: 'r', method: 'GET', path: '/', status: 200, ms: 0 });
+  t.match(JSON.parse(based.lines[0]!), { service: 'cropwalk', msg: 'request', request_id: 'r' }, 'base fields kept');
+});
