@@ -137,7 +137,7 @@ function run(route: CompiledRoute) {
             }
           }
           ctx.type = 'application/json; charset=utf-8';
-          ctx.body = result.text;
+          ctx.body = result.bytes;
         } else {
           ctx.body = result;
         }

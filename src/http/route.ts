@@ -105,10 +105,21 @@ export interface CompiledRoute extends RouteSpec {
  * and still checked against the response schema when checking is on.
  */
 export class JsonText {
+  private encoded?: Buffer;
+
   constructor(
     readonly text: string,
     readonly etag?: string,
   ) {}
+
+  /**
+   * The text as UTF-8, made once: a cached answer is sent many times, and a string body
+   * is measured and encoded again on every send (for the 3 MB tree of a large
+   * organization, two thirds of the time it took to answer).
+   */
+  get bytes(): Buffer {
+    return (this.encoded ??= Buffer.from(this.text, 'utf8'));
+  }
 }
 
 export function defineRoute<P = Record<string, string>, Q = Record<string, unknown>, B = unknown>(spec: RouteSpec<P, Q, B>): RouteSpec<P, Q, B> {

@@ -34,6 +34,22 @@ t.test('registry', async (t) => {
     t.not(b.headers.get('etag'), etag);
   });
 
+  t.test('the cached tree is sent as the same UTF-8 bytes each time, with their length', async (t) => {
+    const name = 'Kas Zuid — tomaten 🍅 "noord"';
+    t.equal((await s.request('PATCH', farm, { key, body: { name } })).status, 200);
+    const first = await s.request('GET', org, { key });
+    const second = await s.request('GET', org, { key });
+    t.equal(first.body.farms[0].name, name);
+    t.equal(second.text, first.text, 'the second answer comes from the cache, unchanged');
+    t.equal(second.headers.get('etag'), first.headers.get('etag'));
+    t.equal(Number(second.headers.get('content-length')), Buffer.byteLength(second.text), 'Content-Length counts bytes, not characters');
+    t.match(second.headers.get('content-type'), /^application\/json; charset=utf-8/);
+    const head = await s.request('HEAD', org, { key });
+    t.equal(head.status, 200);
+    t.equal(head.text, '');
+    t.equal(Number(head.headers.get('content-length')), Buffer.byteLength(first.text));
+  });
+
   t.test('create answers the whole resource with parents and a UUIDv7 id', async (t) => {
     const r = await s.request('POST', `${farm}/greenhouses`, { key, body: { name: 'GH 2', time_zone: 'America/Chicago', area_m2: 1200 } });
     t.equal(r.status, 201);
