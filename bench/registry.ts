@@ -17,6 +17,10 @@ interface Figures {
 interface CpuFigures extends Figures {
   /** Server CPU time (user + system) per request, µs. */
   cpuPerRequestUs: number;
+  /** The load generator's own CPU time per request, µs: when it nears a whole core per run, it is the limit, not the server. */
+  loadCpuPerRequestUs: number;
+  /** Server CPU over the run's wall time: near 1 means the server was the limit. */
+  serverBusy: number;
 }
 
 async function load(url: string, headers: Record<string, string>, connections: number, seconds: number): Promise<Figures> {
@@ -47,9 +51,18 @@ export async function runRegistryBench(options: { seconds?: number } = {}) {
     });
     const measured = async (url: string, headers: Record<string, string>, connections: number): Promise<CpuFigures> => {
       const c0 = await serverCpu();
+      const l0 = process.cpuUsage();
+      const t0 = performance.now();
       const r = await autocannon({ url, headers, connections, duration: seconds, pipelining: 1 });
+      const wallUs = (performance.now() - t0) * 1000;
+      const l1 = process.cpuUsage(l0);
       const c1 = await serverCpu();
-      return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx, cpuPerRequestUs: (c1 - c0) / r.requests.total };
+      return {
+        rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx,
+        cpuPerRequestUs: (c1 - c0) / r.requests.total,
+        loadCpuPerRequestUs: (l1.user + l1.system) / r.requests.total,
+        serverBusy: (c1 - c0) / wallUs,
+      };
     };
 
     // Warm both servers before measuring.
@@ -81,6 +94,7 @@ export async function runRegistryBench(options: { seconds?: number } = {}) {
     console.log(line('GET {org} tree, 1 connection', tree1));
     console.log(line('GET {org} tree, 4 connections', tree4));
     console.log(`session throughput / bare: ${(result.session_vs_bare_throughput * 100).toFixed(1)}% (goal ≥ 50%)`);
+    console.log(`load generator CPU per request: bare ${bare10.loadCpuPerRequestUs.toFixed(1)} µs, session ${session10.loadCpuPerRequestUs.toFixed(1)} µs; server busy: bare ${(bare10.serverBusy * 100).toFixed(0)} %, session ${(session10.serverBusy * 100).toFixed(0)} % of a core`);
     console.log(`server CPU per request: bare ${bare10.cpuPerRequestUs.toFixed(1)} µs, session ${session10.cpuPerRequestUs.toFixed(1)} µs: the session read costs ${(1 / result.session_vs_bare_cpu).toFixed(2)}× a bare request (bare/session ${(result.session_vs_bare_cpu * 100).toFixed(1)}%)`);
     console.log(`tree p99 at 1 connection: ${tree1.p99} ms (goal < 50 ms); tree throughput / bare: ${(result.tree_vs_bare_throughput_1c * 100).toFixed(2)}%`);
     return result;
