@@ -7,6 +7,8 @@ import {
   ripenessFromHue,
   STEMS_UNSUPPORTED_REASON,
 } from '../../src/scoring/builtin/index.js';
+import { splitBySeeds } from '../../src/scoring/builtin/segment.js';
+import { labelComponents } from '../../src/scoring/image/index.js';
 import type { Detection, RgbImage } from '../../src/scoring/types.js';
 
 /** A leafy background: dark green with deterministic mottling and vein-like streaks. */
@@ -158,4 +160,23 @@ t.test('the detector says it does not count stems or plants, and why', async (t)
   t.match(info, { name: 'builtin-colour', kind: 'builtin', stems: { supported: false }, plants: { supported: false } });
   t.equal(info.stems.reason, STEMS_UNSUPPORTED_REASON);
   t.equal(info.plants.reason, PLANTS_UNSUPPORTED_REASON);
+});
+
+t.test('skin grown round touching fruit is cut between their seeds', async (t) => {
+  const w = 60;
+  const h = 30;
+  const mask = new Uint8Array(w * h);
+  const seeds = new Uint8Array(w * h);
+  // Two discs of radius 10 overlapping by 4 px: one blob. Each has its own lit core (seed).
+  for (let y = 0; y < h; y++)
+    for (let x = 0; x < w; x++) {
+      if (Math.hypot(x - 20, y - 15) <= 10 || Math.hypot(x - 36, y - 15) <= 10) mask[y * w + x] = 1;
+      if (Math.hypot(x - 18, y - 13) <= 5 || Math.hypot(x - 34, y - 13) <= 5) seeds[y * w + x] = 1;
+    }
+  t.equal(labelComponents(mask, w, h).components.length, 1, 'one blob before');
+  const cut = splitBySeeds(mask, seeds, w, h, Math.PI * 4 * 4);
+  const parts = labelComponents(cut, w, h).components.sort((a, b) => a.cx - b.cx);
+  t.equal(parts.length, 2, 'two after');
+  t.ok(parts[0]!.maxX <= 28 && parts[1]!.minX >= 28, `the seam lies between them: ${parts[0]!.maxX}, ${parts[1]!.minX}`);
+  t.same(splitBySeeds(mask, seeds, w, h, Math.PI * 6 * 6), mask, 'seeds below the least size cut nothing');
 });

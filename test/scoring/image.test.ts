@@ -10,6 +10,7 @@ import {
   imageToLab,
   labelComponents,
   localStdDev,
+  localDetrendedStdDev,
   resizeArea,
   srgbToLab,
   strokeRect,
@@ -77,6 +78,15 @@ t.test('grey-world removes a colour cast and ignores clipped and dark pixels', a
   t.ok(Math.abs(lab.a[800]!) < 1 && Math.abs(lab.b[800]!) < 1, 'neutral in Lab after gains');
   const mono = greyWorld(solid(10, 10, [200, 20, 20]), { stride: 1 });
   t.ok(mono.gains[0] >= 1 / 2.5 - 1e-9 && mono.gains[2] <= 2.5 + 1e-9, 'gains are bounded for a one-colour frame');
+  // A frame of leaves is green on average without a green light: the magenta added is limited.
+  const leaves = solid(10, 10, [60, 110, 60]);
+  const free = greyWorld(leaves, { stride: 1 });
+  const limited = greyWorld(leaves, { stride: 1, maxGreenCorrection: 1.1 });
+  t.ok(free.gains[0] > 1.5, `unlimited, the leaves are taken for a green cast: ${free.gains[0].toFixed(2)}`);
+  t.ok(Math.sqrt(limited.gains[0] * limited.gains[2]) <= 1.1 + 1e-9, 'limited: at most 1.1 of magenta');
+  t.ok(Math.abs(limited.gains[0] / limited.gains[2] - free.gains[0] / free.gains[2]) < 1e-9, 'the red/blue balance is kept');
+  const magentaLight = greyWorld(img, { stride: 1, maxGreenCorrection: 1.1 });
+  t.same(magentaLight.gains, wb.gains, 'a magenta cast (green gains below 1) is removed as before');
 });
 
 t.test('area resize averages and keeps flat colours exact', async (t) => {
@@ -120,6 +130,11 @@ t.test('connected components and distance transform', async (t) => {
   m2[0] = 0;
   const dt2 = distanceTransform(m2, 5, 5);
   t.ok(Math.abs(dt2[2 * 5 + 2]! - Math.min(Math.hypot(2, 2), 3)) < 1e-6, 'image edge counts as background');
+  // Open edges: a disc of radius 8 cut in half by the left edge keeps its radius at its centre.
+  const half = new Uint8Array(30 * 30);
+  for (let y = 0; y < 30; y++) for (let x = 0; x < 30; x++) if (Math.hypot(x, y - 15) <= 8.5) half[y * 30 + x] = 1;
+  t.ok(distanceTransform(half, 30, 30)[15 * 30]! <= 1, 'closed edges: the cut disc is 1 px deep at the edge');
+  t.ok(distanceTransform(half, 30, 30, true)[15 * 30]! >= 8, 'open edges: as deep as the uncut disc');
 });
 
 t.test('local standard deviation and morphology', async (t) => {
@@ -139,6 +154,11 @@ t.test('local standard deviation and morphology', async (t) => {
   const opened = open(mask, w, h, 1);
   t.equal(opened[1 * w + 1], 0, 'opening removes the speck');
   t.equal(opened[10 * w + 10], 1, 'and keeps the body');
+  // The shading gradient of a small fruit is not texture once the local plane is removed.
+  const ramp = new Float32Array(w * h).map((_, i) => 3 * (i % w) + 2 * Math.floor(i / w));
+  t.ok(localStdDev(ramp, w, h, 2)[15 * w + 15]! > 4, 'a plain standard deviation calls a ramp rough');
+  t.ok(localDetrendedStdDev(ramp, w, h, 2)[15 * w + 15]! < 1e-2, 'the detrended one does not');
+  t.ok(Math.abs(localDetrendedStdDev(noisy, w, h, 2)[15 * w + 15]! - sd) < 2, 'and still sees fine texture');
 });
 
 t.test('drawing boxes and text', async (t) => {

@@ -33,19 +33,24 @@ export function findCircles(mask: Uint8Array, w: number, h: number, q: BuiltinPa
   const minArea = Math.floor(Math.PI * q.minRadius * q.minRadius * 0.8);
   const { labels, components } = labelComponents(mask, w, h, minArea);
   if (components.length === 0) return [];
-  const dt = distanceTransform(mask, w, h);
+  const dt = distanceTransform(mask, w, h, q.openEdges);
   // Candidate centres: local maxima of the distance transform (3×3), at least minRadius deep.
   const candidates: number[] = [];
-  for (let y = 1; y < h - 1; y++) {
-    for (let x = 1; x < w - 1; x++) {
+  // With open edges a fruit cut by the frame edge peaks on the edge itself, so the edge rows and
+  // columns are searched too (neighbours beyond the frame do not count).
+  const e = q.openEdges ? 0 : 1;
+  for (let y = e; y < h - e; y++) {
+    for (let x = e; x < w - e; x++) {
       const i = y * w + x;
       const d = dt[i]!;
       if (d < q.minRadius || !labels[i]) continue;
-      if (
-        d >= dt[i - 1]! && d >= dt[i + 1]! && d >= dt[i - w]! && d >= dt[i + w]! &&
-        d >= dt[i - w - 1]! && d >= dt[i - w + 1]! && d >= dt[i + w - 1]! && d >= dt[i + w + 1]!
-      )
-        candidates.push(i);
+      let peak = true;
+      for (let dy = -1; dy <= 1 && peak; dy++)
+        for (let dx = -1; dx <= 1; dx++) {
+          const xx = x + dx, yy = y + dy;
+          if ((dx || dy) && xx >= 0 && yy >= 0 && xx < w && yy < h && dt[yy * w + xx]! > d) { peak = false; break; }
+        }
+      if (peak) candidates.push(i);
     }
   }
   candidates.sort((a, b) => dt[b]! - dt[a]!);

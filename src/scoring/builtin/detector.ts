@@ -6,7 +6,7 @@ import { houghCircles } from './hough.js';
 import { computePlanes, type FramePlanes } from './features.js';
 import { DEFAULT_PARAMS, type BuiltinParams } from './params.js';
 import { DEFAULT_RIPENESS_THRESHOLDS, ripenessFromHue, type RipenessThresholds } from './ripeness.js';
-import { greenMask, ripeMask } from './segment.js';
+import { greenMask, growGreen, growRipe, ripeMask, splitBySeeds } from './segment.js';
 import { DEFAULT_STEM_PARAMS, findStems, type StemParams } from './stems.js';
 
 export interface BuiltinDetectorOptions {
@@ -71,17 +71,59 @@ export interface FrameAnalysis {
   sx: number;
   sy: number;
   planes: FramePlanes;
+  /** Skin masks grown to whole fruit (shape is read on these)… */
   ripe: Uint8Array;
   green: Uint8Array;
+  /** …and the strict skin they grew from (colour is read on this). */
+  seeds: Uint8Array;
+  /** The parameters the frame was analysed with: `params`, or with `smallFruit` applied. */
+  params: BuiltinParams;
+  /** Whether the frame's fruit are small (see smallFruitRadius) and the small-fruit settings applied. */
+  smallFruit: boolean;
+  /** With smallFruit: the first analysis, with the close-up settings (the stem finder reads this one). */
+  closeUp?: FrameAnalysis;
+  /** Fruit hypotheses before overlap suppression, made once. */
+  candidates?: Candidate[];
 }
 
+/**
+ * Analyses a frame at the scale of its fruit. The settings were first tuned on close-up photos,
+ * where a fruit is 20–70 working pixels in radius; in a walk filmed along the row it is 10–18,
+ * and then its shading gradient, highlight and calyx take up most of its skin: a smoothness test
+ * calls it rough, the lit skin is a crescent, and touching fruit merge. When the frame's largest
+ * confident fruit hypothesis (score ≥ smallFruitMinScore) is smaller than `smallFruitRadius`, or
+ * there is none, the frame is analysed again with the `smallFruit` settings
+ * (docs/builtin-detector.md). The largest, not a quantile: a close-up photo also has many small
+ * hypotheses (fruit cut up by hairs and stems, specks of light), but always some large fruit.
+ */
 export function analyseFrame(image: RgbImage, params: BuiltinParams = DEFAULT_PARAMS): FrameAnalysis {
+  const first = analyseWith(image, params);
+  if (!(params.smallFruitRadius > 0)) return first;
+  let largest = 0;
+  for (const c of rawCandidates(first)) if (c.score >= params.smallFruitMinScore) largest = Math.max(largest, effectiveRadius(c.circle, params));
+  if (!(largest < params.smallFruitRadius)) return first;
+  const small = { ...params, ...params.smallFruit };
+  return { ...analyseWith(image, small), smallFruit: true, closeUp: first };
+}
+
+/** The frame's fruit radius: the sizeRefQuantile of its candidates' radii; Infinity (unknown) with fewer than sizeRefMinCount. */
+export function fruitScale(cands: readonly Candidate[], q: BuiltinParams): number {
+  const radii = cands.map((c) => effectiveRadius(c.circle, q)).filter((r) => r >= q.minRadius).sort((a, b) => a - b);
+  if (radii.length < q.sizeRefMinCount) return Infinity;
+  return radii[Math.min(radii.length - 1, Math.floor(radii.length * q.sizeRefQuantile))]!;
+}
+
+function analyseWith(image: RgbImage, params: BuiltinParams): FrameAnalysis {
   const size = fitLongSide(image.width, image.height, params.workingLongSide);
   const work = size.scale === 1 ? image : resizeArea(image, size.width, size.height);
-  const planes = computePlanes(work, params.wideRadius);
-  const ripe = ripeMask(planes, params);
-  const green = greenMask(planes, params, ripe);
-  return { work, sx: image.width / work.width, sy: image.height / work.height, planes, ripe, green };
+  const planes = computePlanes(work, params.wideRadius, params.wbMaxGreenCorrection, params.detrendTexture);
+  const ripeSeeds = ripeMask(planes, params);
+  const greenSeeds = greenMask(planes, params, ripeSeeds);
+  const green = growGreen(planes, params, greenSeeds, ripeSeeds);
+  const ripe = growRipe(planes, params, ripeSeeds);
+  const seeds = new Uint8Array(ripeSeeds.length);
+  for (let i = 0; i < seeds.length; i++) seeds[i] = ripeSeeds[i]! | greenSeeds[i]!;
+  return { work, sx: image.width / work.width, sy: image.height / work.height, planes, ripe, green, seeds, params, smallFruit: false };
 }
 
 /** Fruit, and with stem parameters also stems and plants (one per stem), above `conf`. */
@@ -94,7 +136,7 @@ export function detectAll(
 ): Detection[] {
   if (!(conf >= 0 && conf <= 1)) throw new RangeError('conf must be within [0, 1]');
   const frame = analyseFrame(image, params);
-  const fruit = fruitFromAnalysis(frame, image, conf, params, thresholds);
+  const fruit = fruitFromAnalysis(frame, image, conf, thresholds);
   if (!stemParams) return fruit;
   return [...fruit, ...stemsFromAnalysis(frame, image, conf, stemParams)];
 }
@@ -104,7 +146,10 @@ export function detectStems(image: RgbImage, conf: number, params: BuiltinParams
   return stemsFromAnalysis(analyseFrame(image, params), image, conf, stemParams);
 }
 
-function stemsFromAnalysis(frame: FrameAnalysis, image: RgbImage, conf: number, stemParams: StemParams): Detection[] {
+function stemsFromAnalysis(analysis: FrameAnalysis, image: RgbImage, conf: number, stemParams: StemParams): Detection[] {
+  // The stem finder was tuned on the close-up analysis; the small-fruit one (grown skin, detrended
+  // texture) reads differently and costs it stems, so it reads the close-up planes and masks.
+  const frame = analysis.closeUp ?? analysis;
   const { planes, ripe, green, sx, sy } = frame;
   const fruitSkin = new Uint8Array(ripe.length);
   for (let i = 0; i < fruitSkin.length; i++) fruitSkin[i] = ripe[i]! | green[i]!;
@@ -121,11 +166,12 @@ function stemsFromAnalysis(frame: FrameAnalysis, image: RgbImage, conf: number, 
 /** Synchronous core, exported for the bench and tests. */
 export function detectFruit(image: RgbImage, conf: number, params: BuiltinParams = DEFAULT_PARAMS, thresholds: RipenessThresholds = DEFAULT_RIPENESS_THRESHOLDS): Detection[] {
   if (!(conf >= 0 && conf <= 1)) throw new RangeError('conf must be within [0, 1]');
-  return fruitFromAnalysis(analyseFrame(image, params), image, conf, params, thresholds);
+  return fruitFromAnalysis(analyseFrame(image, params), image, conf, thresholds);
 }
 
-function fruitFromAnalysis(frame: FrameAnalysis, image: RgbImage, conf: number, params: BuiltinParams, thresholds: RipenessThresholds): Detection[] {
-  const { kept, sx, sy } = candidatesFromAnalysis(frame, params, conf);
+function fruitFromAnalysis(frame: FrameAnalysis, image: RgbImage, conf: number, thresholds: RipenessThresholds): Detection[] {
+  const params = frame.params;
+  const { kept, sx, sy } = candidatesFromAnalysis(frame, conf);
   const out: Detection[] = [];
   for (const c of kept) {
     if (c.score < conf) continue;
@@ -149,30 +195,40 @@ export function toDetection(c: Candidate, sx: number, sy: number, image: RgbImag
 }
 
 /** All fruit hypotheses of a frame after overlap suppression, before the conf threshold; sx, sy map working pixels to the input's. */
-export function fruitCandidates(image: RgbImage, params: BuiltinParams = DEFAULT_PARAMS, minScore = 0): { kept: Candidate[]; sx: number; sy: number } {
-  return candidatesFromAnalysis(analyseFrame(image, params), params, minScore);
+export function fruitCandidates(image: RgbImage, params: BuiltinParams = DEFAULT_PARAMS, minScore = 0): { kept: Candidate[]; sx: number; sy: number; params: BuiltinParams } {
+  const frame = analyseFrame(image, params);
+  return { ...candidatesFromAnalysis(frame, minScore), params: frame.params };
 }
 
-function candidatesFromAnalysis(frame: FrameAnalysis, params: BuiltinParams, minScore: number): { kept: Candidate[]; sx: number; sy: number } {
-  const { work, sx, sy, planes, ripe, green } = frame;
+function candidatesFromAnalysis(frame: FrameAnalysis, minScore: number): { kept: Candidate[]; sx: number; sy: number } {
+  return { kept: suppressOverlaps(rawCandidates(frame), minScore), sx: frame.sx, sy: frame.sy };
+}
+
+function rawCandidates(frame: FrameAnalysis): Candidate[] {
+  if (frame.candidates) return frame.candidates;
+  const { work, planes, ripe, green, seeds, params } = frame;
   const candidates: Candidate[] = [];
   const sources: Array<{ source: 'ripe' | 'green'; mask: Uint8Array }> = [];
   if (params.unionMasks) {
     const union = new Uint8Array(ripe.length);
     for (let i = 0; i < union.length; i++) union[i] = ripe[i]! | green[i]!;
-    sources.push({ source: 'ripe', mask: union });
+    const minSeed = params.splitMinSeedRadius > 0 ? Math.PI * params.splitMinSeedRadius ** 2 : 0;
+    sources.push({ source: 'ripe', mask: minSeed > 0 ? splitBySeeds(union, seeds, work.width, work.height, minSeed) : union });
   } else {
     sources.push({ source: 'ripe', mask: ripe }, { source: 'green', mask: green });
   }
   for (const { source: declared, mask } of sources) {
     for (const circle of circlesOf(mask, work.width, work.height, params)) {
-      const measured = measureDisc(planes, mask, circle);
+      const measured = measureDisc(planes, mask, circle, params.colourFromSeeds ? seeds : undefined);
       // On the union mask the circle's own colour says which evidence applies.
       const source = params.unionMasks ? (ripenessFromHue(measured.hue) === 'green' ? 'green' : 'ripe') : declared;
-      candidates.push({ circle, source, hue: measured.hue, measured, score: scoreOf(circle, measured, source, params) });
+      candidates.push({ circle, source, hue: measured.hue, measured, score: 0 });
     }
   }
-  return { kept: suppressOverlaps(candidates, minScore), sx, sy };
+  const full = sizeFullRadiusFor(candidates, params);
+  for (const c of candidates) c.score = scoreOf(c.circle, c.measured, c.source, params, full);
+  frame.candidates = candidates;
+  return candidates;
 }
 
 /** Circles from the chosen method(s), as one shape: Hough circles carry support/fill, inscribed ones explained/rim. */
@@ -208,7 +264,7 @@ export interface DiscMeasure {
 }
 
 /** Colour and surface of the inner disc (0.8 r), skin pixels only so a leaf across the fruit does not tint it. */
-function measureDisc(p: FramePlanes, mask: Uint8Array, c: Circle): DiscMeasure {
+function measureDisc(p: FramePlanes, mask: Uint8Array, c: Circle, colourMask?: Uint8Array): DiscMeasure {
   const w = p.width;
   const rr = c.r * 0.8;
   let sa = 0;
@@ -235,7 +291,44 @@ function measureDisc(p: FramePlanes, mask: Uint8Array, c: Circle): DiscMeasure {
     }
   }
   if (n === 0) return { hue: 0, chroma: 0, texture: 99, relativeL: 0 };
+  if (colourMask) {
+    // Colour from the strict skin only, where there is enough of it: growth added shaded and
+    // highlighted skin, and the odd stalk, for the shape's sake.
+    let ca = 0;
+    let cb = 0;
+    let cc = 0;
+    let m = 0;
+    for (let y = y0; y <= y1; y++)
+      for (let x = x0; x <= x1; x++) {
+        if ((x - c.cx) ** 2 + (y - c.cy) ** 2 > rr * rr) continue;
+        const i = y * w + x;
+        if (!mask[i] || !colourMask[i]) continue;
+        ca += p.lab.a[i]!;
+        cb += p.lab.b[i]!;
+        cc += p.chroma[i]!;
+        m++;
+      }
+    if (m >= 0.3 * n) {
+      sa = (ca / m) * n;
+      sb = (cb / m) * n;
+      sc = (cc / m) * n;
+    }
+  }
   return { hue: hueAngle(sa / n, sb / n), chroma: sc / n, texture: st / n, relativeL: sl / n };
+}
+
+/**
+ * Radius at which the size evidence is full. Fruit seen in one frame are at about one distance
+ * from the camera, so they are about one size: with sizeRefFactor set, a frame whose larger
+ * candidates (the sizeRefQuantile of their radii) are small — a row filmed from further away —
+ * lowers it to that share of their radius, never below minRadius + 2. Otherwise the small fruit
+ * of a walk all score low on size and fall under conf.
+ */
+export function sizeFullRadiusFor(cands: readonly Candidate[], q: BuiltinParams): number {
+  if (!(q.sizeRefFactor > 0)) return q.sizeFullRadius;
+  const ref = fruitScale(cands, q);
+  if (!Number.isFinite(ref)) return q.sizeFullRadius;
+  return Math.max(q.minRadius + 2, Math.min(q.sizeFullRadius, ref * q.sizeRefFactor));
 }
 
 /**
@@ -244,7 +337,7 @@ function measureDisc(p: FramePlanes, mask: Uint8Array, c: Circle): DiscMeasure {
  * around the circle (round, not a sausage of leaf), strong colour for ripe
  * fruit, smooth and lit skin for green fruit, and size.
  */
-function scoreOf(c: Circle, m: DiscMeasure, source: 'ripe' | 'green', q: BuiltinParams): number {
+function scoreOf(c: Circle, m: DiscMeasure, source: 'ripe' | 'green', q: BuiltinParams, sizeFullRadius = q.sizeFullRadius): number {
   const clamp01 = (x: number) => Math.max(0, Math.min(1, x));
   let shape: number;
   let round: number;
@@ -257,7 +350,7 @@ function scoreOf(c: Circle, m: DiscMeasure, source: 'ripe' | 'green', q: Builtin
     round = clamp01((c.rim - q.minSupport) / 0.4);
   }
   // Size separates fruit from fragments and specks better than anything else measured on the photos.
-  const size = clamp01((effectiveRadius(c, q) - q.minRadius) / Math.max(1, q.sizeFullRadius - q.minRadius));
+  const size = clamp01((effectiveRadius(c, q) - q.minRadius) / Math.max(1, sizeFullRadius - q.minRadius));
   let colour: number;
   if (source === 'ripe') colour = clamp01((m.chroma - q.ripeMinChroma) / 30);
   else colour = 0.5 * clamp01(1 - m.texture / q.greenMaxTexture) + 0.5 * clamp01(m.relativeL / 15);

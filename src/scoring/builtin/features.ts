@@ -1,6 +1,6 @@
 import type { RgbImage } from '../types.js';
 import { hueAngle, imageToLab, type LabPlanes } from '../image/colour.js';
-import { boxMean, localStdDev } from '../image/filters.js';
+import { boxMean, localDetrendedStdDev, localStdDev } from '../image/filters.js';
 import { greyWorld } from '../image/white-balance.js';
 
 /** Per-pixel planes the segmenter reads, computed once per frame at the working size. */
@@ -12,15 +12,15 @@ export interface FramePlanes {
   chroma: Float32Array;
   /** Hue angle, degrees 0–360. */
   hue: Float32Array;
-  /** Texture: local standard deviation of L* over 5×5. */
+  /** Texture: local standard deviation of L* over 5×5, after removing the local plane when detrended. */
   texture: Float32Array;
   /** L* minus its mean over a wide window: fruit is lit and bulges, leaves around it are shaded. */
   relativeL: Float32Array;
   gains: [number, number, number];
 }
 
-export function computePlanes(image: RgbImage, wideRadius: number): FramePlanes {
-  const { gains } = greyWorld(image);
+export function computePlanes(image: RgbImage, wideRadius: number, maxGreenCorrection = Infinity, detrendTexture = false): FramePlanes {
+  const { gains } = greyWorld(image, { maxGreenCorrection });
   const lab = imageToLab(image, gains);
   const n = image.width * image.height;
   const chroma = new Float32Array(n);
@@ -31,7 +31,7 @@ export function computePlanes(image: RgbImage, wideRadius: number): FramePlanes 
     chroma[i] = Math.sqrt(a * a + b * b);
     hue[i] = hueAngle(a, b);
   }
-  const texture = localStdDev(lab.L, image.width, image.height, 2);
+  const texture = (detrendTexture ? localDetrendedStdDev : localStdDev)(lab.L, image.width, image.height, 2);
   const wide = boxMean(lab.L, image.width, image.height, wideRadius);
   const relativeL = new Float32Array(n);
   for (let i = 0; i < n; i++) relativeL[i] = lab.L[i]! - wide[i]!;

@@ -6,6 +6,11 @@
 export interface BuiltinParams {
   /** Frames are analysed at this long side; boxes are scaled back to the input frame. */
   workingLongSide: number;
+  /**
+   * White balance: the most green cast the grey world may remove (the geometric mean of its red
+   * and blue gains). A frame of leaves is green on average without any green light.
+   */
+  wbMaxGreenCorrection: number;
   /** Ripe (red/orange/turning) skin: chroma at least this… */
   ripeMinChroma: number;
   /** …and hue below this (degrees, wrapping past 360 down to ripeHueFromNegative). */
@@ -22,8 +27,23 @@ export interface BuiltinParams {
   greenMinL: number;
   /** …and lighter than its surroundings by this much (L* units)… */
   greenMinRelativeL: number;
-  /** …and smooth: local L* standard deviation below this. */
+  /** …and smooth: local L* standard deviation (of what the shading gradient leaves, with detrendTexture) below this. */
   greenMaxTexture: number;
+  /** Texture is the local L* spread left after removing the local shading gradient (a plane), not the plain spread. */
+  detrendTexture: boolean;
+  /** Green skin grows from the pieces found above into same-hue skin up to this × the piece's equivalent radius (0: off)… */
+  greenGrow: number;
+  /** …of L* down to this and chroma from this (still within the green hue range and greenMaxChroma)… */
+  greenWeakMinL: number;
+  greenWeakMinChroma: number;
+  /** …and into highlights: at least this L*, chroma below greenMinChroma + 10. */
+  highlightMinL: number;
+  /** Ripe skin grows likewise (× equivalent radius, 0: off) into warm skin: hue below ripeWeakMaxHue, chroma from ripeWeakMinChroma. */
+  ripeGrow: number;
+  ripeWeakMaxHue: number;
+  ripeWeakMinChroma: number;
+  /** A fruit's hue and chroma are read on the skin found before growth, where it covers at least 30 % of the disc. */
+  colourFromSeeds: boolean;
   /** Window radius of the "surroundings" for relative lightness. */
   wideRadius: number;
   /** Closing radius that bridges skin cut by thin stems, hairs and sepals in front of a fruit. */
@@ -48,9 +68,21 @@ export interface BuiltinParams {
   minFill: number;
   /** Radius (working pixels) at which the size evidence is full; it grows linearly from minRadius. */
   sizeFullRadius: number;
+  /** Size evidence relative to the frame's larger candidates (0: off): see sizeFullRadiusFor. */
+  sizeRefFactor: number;
+  sizeRefMinCount: number;
+  sizeRefQuantile: number;
   /** Score offsets by evidence kind: ripe skin is the surer sign of a fruit than green skin among leaves. */
   ripeBias: number;
   greenBias: number;
+  /**
+   * Seeds (strict skin blobs) at least this radius (as an equal-area disc, working pixels) each own
+   * the grown skin geodesically nearest them, and the union mask is cut where two seeds' skin meets
+   * (see splitBySeeds); 0: off.
+   */
+  splitMinSeedRadius: number;
+  /** The frame edge is not a fruit's outline: a blob cut by it is sized by its uncut part (walk frames). */
+  openEdges: boolean;
   /** Find shapes on ripe ∪ green skin together (a turning fruit is one blob), reading ripeness per circle. */
   unionMasks: boolean;
   /**
@@ -64,10 +96,45 @@ export interface BuiltinParams {
   useClaimedSize: boolean;
   /** Box half-size = radius × this (the inscribed circle misses the outer rim). */
   boxScale: number;
+  /**
+   * A frame whose largest confident fruit hypothesis (see smallFruitMinScore) is smaller than this
+   * many working pixels in radius, or that has none, is analysed again with `smallFruit` applied
+   * (0: never). On the labelled photos the largest is 22.3 px or more, on rendered walk frames at
+   * most 21.1 px.
+   */
+  smallFruitRadius: number;
+  /** Score (of the first, close-up analysis) from which a hypothesis counts for the frame's fruit size. */
+  smallFruitMinScore: number;
+  smallFruit: Partial<BuiltinParams>;
 }
+
+/**
+ * Settings for frames of small fruit (a row filmed from the path, 10–18 px radius at the working
+ * size), chosen on rendered walks (seeds 1–3) and never applied to the labelled photos (none of
+ * them passes the smallFruitRadius gate). Each was kept because leaving it out measurably raised
+ * the walk count error (docs/builtin-detector.md has the table): texture without the shading
+ * gradient; green and ripe skin grown across the shaded side, the highlight and the calyx; colour
+ * read on the skin before growth; grown skin cut between its seeds; touching fruit split more
+ * readily; Hough circles beside the inscribed ones (fruit half hidden by a leaf or a nearer fruit);
+ * the frame edge not taken for an outline; size evidence relative to the frame's fruit.
+ */
+export const SMALL_FRUIT_PARAMS: Partial<BuiltinParams> = {
+  detrendTexture: true,
+  greenMaxTexture: 6,
+  greenGrow: 1,
+  ripeGrow: 0.5,
+  colourFromSeeds: true,
+  overlapFactor: 0.5,
+  splitMinSeedRadius: 4,
+  sizeRefFactor: 0.65,
+  circleMethod: 'both',
+  maxRadius: 30,
+  openEdges: true,
+};
 
 export const DEFAULT_PARAMS: BuiltinParams = {
   workingLongSide: 640,
+  wbMaxGreenCorrection: 1.1,
   ripeMinChroma: 28,
   ripeMaxHue: 80,
   ripeHueFromNegative: 335,
@@ -79,6 +146,15 @@ export const DEFAULT_PARAMS: BuiltinParams = {
   greenMinL: 45,
   greenMinRelativeL: 0,
   greenMaxTexture: 8,
+  detrendTexture: false,
+  greenGrow: 0,
+  greenWeakMinL: 38,
+  greenWeakMinChroma: 14,
+  highlightMinL: 75,
+  ripeGrow: 0,
+  ripeWeakMaxHue: 100,
+  ripeWeakMinChroma: 20,
+  colourFromSeeds: false,
   wideRadius: 24,
   closeRadius: 2,
   maxHoleArea: 3000,
@@ -91,11 +167,19 @@ export const DEFAULT_PARAMS: BuiltinParams = {
   minSupport: 0.3,
   minFill: 0.4,
   sizeFullRadius: 14,
+  sizeRefFactor: 0,
+  sizeRefMinCount: 6,
+  sizeRefQuantile: 0.9,
   ripeBias: 0.1,
   greenBias: 0,
   unionMasks: true,
+  splitMinSeedRadius: 0,
+  openEdges: false,
   balancedRawScore: 0.7,
   calibratedAt: 0.35,
   useClaimedSize: true,
   boxScale: 1.25,
+  smallFruitRadius: 21.5,
+  smallFruitMinScore: 0.5,
+  smallFruit: SMALL_FRUIT_PARAMS,
 };

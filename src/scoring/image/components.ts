@@ -142,9 +142,12 @@ function dt1d(f: Float64Array, n: number, d: Float64Array, v: Int32Array, z: Flo
 /**
  * Exact Euclidean distance from every mask pixel to the nearest background
  * pixel (0 on background). Outside the image counts as background, so a
- * blob cut by the frame edge is not treated as larger than it is.
+ * blob cut by the frame edge is not treated as larger than it is; with
+ * `openEdges` it does not (a fruit cut by the edge of a walk frame is as
+ * large as its uncut arc says).
  */
-export function distanceTransform(mask: Uint8Array, width: number, height: number): Float32Array {
+export function distanceTransform(mask: Uint8Array, width: number, height: number, openEdges = false): Float32Array {
+
   const n = Math.max(width, height) + 2;
   const f = new Float64Array(n);
   const d = new Float64Array(n);
@@ -153,17 +156,18 @@ export function distanceTransform(mask: Uint8Array, width: number, height: numbe
   const grid = new Float64Array(width * height);
   // Columns first, padded with a background pixel at each end.
   for (let x = 0; x < width; x++) {
-    f[0] = 0;
+    // Open edges: the row beyond the edge is taken to be like the edge row (the blob runs on).
+    f[0] = openEdges && mask[x] ? INF : 0;
     for (let y = 0; y < height; y++) f[y + 1] = mask[y * width + x] ? INF : 0;
-    f[height + 1] = 0;
+    f[height + 1] = openEdges && mask[(height - 1) * width + x] ? INF : 0;
     dt1d(f, height + 2, d, v, z);
     for (let y = 0; y < height; y++) grid[y * width + x] = d[y + 1]!;
   }
   const out = new Float32Array(width * height);
   for (let y = 0; y < height; y++) {
-    f[0] = 0;
+    f[0] = openEdges ? grid[y * width]! : 0;
     for (let x = 0; x < width; x++) f[x + 1] = grid[y * width + x]!;
-    f[width + 1] = 0;
+    f[width + 1] = openEdges ? grid[y * width + width - 1]! : 0;
     dt1d(f, width + 2, d, v, z);
     for (let x = 0; x < width; x++) out[y * width + x] = Math.sqrt(d[x + 1]!);
   }

@@ -64,6 +64,52 @@ export function localStdDev(src: Float32Array, width: number, height: number, r:
   return out;
 }
 
+/**
+ * Local standard deviation over a (2r+1)² window after removing the window's best-fitting
+ * plane: the roughness of a surface without its shading. A small, curved fruit has a steep
+ * shading gradient (a plain standard deviation calls it rough); veins and hairs remain.
+ * Within r of the frame edge the plain standard deviation is answered.
+ */
+export function localDetrendedStdDev(src: Float32Array, width: number, height: number, r: number): Float32Array {
+  const out = localStdDev(src, width, height, r);
+  if (width < 2 * r + 1 || height < 2 * r + 1) return out;
+  const side = 2 * r + 1;
+  const n = side * side;
+  let s1 = 0;
+  for (let d = -r; d <= r; d++) s1 += d * d;
+  const sxx = side * s1;
+  // Horizontal and vertical ramp sums, then box sums the other way.
+  const rampX = new Float32Array(src.length);
+  const rampY = new Float32Array(src.length);
+  for (let y = 0; y < height; y++)
+    for (let x = r; x < width - r; x++) {
+      const i = y * width + x;
+      let a = 0;
+      for (let d = 1; d <= r; d++) a += d * (src[i + d]! - src[i - d]!);
+      rampX[i] = a;
+    }
+  for (let y = r; y < height - r; y++)
+    for (let x = 0; x < width; x++) {
+      const i = y * width + x;
+      let a = 0;
+      for (let d = 1; d <= r; d++) a += d * (src[i + d * width]! - src[i - d * width]!);
+      rampY[i] = a;
+    }
+  for (let y = r; y < height - r; y++)
+    for (let x = r; x < width - r; x++) {
+      const i = y * width + x;
+      let gx = 0;
+      let gy = 0;
+      for (let d = -r; d <= r; d++) {
+        gx += rampX[i + d * width]!;
+        gy += rampY[i + d]!;
+      }
+      const sd = out[i]!;
+      out[i] = Math.sqrt(Math.max(0, sd * sd - (gx * gx + gy * gy) / (sxx * n)));
+    }
+  return out;
+}
+
 function maskCount(mask: Uint8Array, width: number, height: number, r: number): Float32Array {
   const f = new Float32Array(mask.length);
   for (let i = 0; i < mask.length; i++) f[i] = mask[i] ? 1 : 0;

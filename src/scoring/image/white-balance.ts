@@ -10,6 +10,13 @@ export interface WhiteBalanceOptions {
   maxGain?: number;
   /** Look at every n-th pixel; a frame has far more than the statistics need. Default 3. */
   stride?: number;
+  /**
+   * Most green the frame's mean may be taken to owe to the light: the geometric mean of the red
+   * and blue gains (the magenta added) is limited to this, the gains keeping their ratio (the
+   * blue–amber correction). Grow lights cast magenta, lamps and daylight amber or blue, but
+   * hardly any light is green: a green mean is a frame of leaves. Default: unlimited.
+   */
+  maxGreenCorrection?: number;
 }
 
 export interface WhiteBalance {
@@ -50,7 +57,12 @@ export function greyWorld(image: RgbImage, options: WhiteBalanceOptions = {}): W
   }
   if (used < 16 || sr <= 0 || sg <= 0 || sb <= 0) return { gains: [1, 1, 1], used };
   const bound = (x: number) => Math.min(maxGain, Math.max(1 / maxGain, x));
-  return { gains: [bound(sg / sr), 1, bound(sg / sb)], used };
+  const gr = sg / sr;
+  const gb = sg / sb;
+  const magenta = Math.sqrt(gr * gb);
+  const maxGreen = options.maxGreenCorrection ?? Infinity;
+  const k = magenta > maxGreen ? maxGreen / magenta : 1;
+  return { gains: [bound(gr * k), 1, bound(gb * k)], used };
 }
 
 /** A copy of the frame with linear-light gains applied, back in 8-bit sRGB. */
