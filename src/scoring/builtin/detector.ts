@@ -3,7 +3,7 @@ import { hueAngle } from '../image/colour.js';
 import { fitLongSide, resizeArea } from '../image/resize.js';
 import { findCircles, type Circle } from './circles.js';
 import { houghCircles } from './hough.js';
-import { computePlanes, type FramePlanes } from './features.js';
+import { planesFor, type FramePlanes } from './features.js';
 import { DEFAULT_PARAMS, type BuiltinParams } from './params.js';
 import { DEFAULT_RIPENESS_THRESHOLDS, ripenessFromHue, type RipenessThresholds } from './ripeness.js';
 import { greenMask, growGreen, growRipe, ripeMask, splitBySeeds } from './segment.js';
@@ -74,7 +74,8 @@ export interface FrameAnalysis {
   /** Skin masks grown to whole fruit (shape is read on these)… */
   ripe: Uint8Array;
   green: Uint8Array;
-  /** …and the strict skin they grew from (colour is read on this). */
+  /** …and the strict skin they grew from (colour is read on this): ripe, and ripe ∪ green. */
+  ripeSeeds: Uint8Array;
   seeds: Uint8Array;
   /** The parameters the frame was analysed with: `params`, or with `smallFruit` applied. */
   params: BuiltinParams;
@@ -103,7 +104,7 @@ export function analyseFrame(image: RgbImage, params: BuiltinParams = DEFAULT_PA
   for (const c of rawCandidates(first)) if (c.score >= params.smallFruitMinScore) largest = Math.max(largest, effectiveRadius(c.circle, params));
   if (!(largest < params.smallFruitRadius)) return first;
   const small = { ...params, ...params.smallFruit };
-  return { ...analyseWith(image, small), smallFruit: true, closeUp: first };
+  return { ...analyseWith(image, small, first), smallFruit: true, closeUp: first };
 }
 
 /** The frame's fruit radius: the sizeRefQuantile of its candidates' radii; Infinity (unknown) with fewer than sizeRefMinCount. */
@@ -113,17 +114,22 @@ export function fruitScale(cands: readonly Candidate[], q: BuiltinParams): numbe
   return radii[Math.min(radii.length - 1, Math.floor(radii.length * q.sizeRefQuantile))]!;
 }
 
-function analyseWith(image: RgbImage, params: BuiltinParams): FrameAnalysis {
+const RIPE_KEYS = ['ripeMinChroma', 'ripeMaxHue', 'ripeHueFromNegative', 'ripeMinL', 'closeRadius', 'maxHoleArea'] as const;
+
+/** One analysis of the frame with `params`; `prior`, the same frame's analysis with other settings, lends what they share. */
+function analyseWith(image: RgbImage, params: BuiltinParams, prior?: FrameAnalysis): FrameAnalysis {
   const size = fitLongSide(image.width, image.height, params.workingLongSide);
-  const work = size.scale === 1 ? image : resizeArea(image, size.width, size.height);
-  const planes = computePlanes(work, params.wideRadius, params.wbMaxGreenCorrection, params.detrendTexture);
-  const ripeSeeds = ripeMask(planes, params);
+  const work = prior && prior.work.width === size.width && prior.work.height === size.height ? prior.work : size.scale === 1 ? image : resizeArea(image, size.width, size.height);
+  const planes = planesFor(work, params.wideRadius, params.wbMaxGreenCorrection, params.detrendTexture, prior?.planes);
+  // Ripe skin reads only hue, chroma and lightness: the prior analysis's is the same when those settings are.
+  const sameRipe = prior && prior.planes.lab === planes.lab && RIPE_KEYS.every((k) => prior.params[k] === params[k]);
+  const ripeSeeds = sameRipe ? prior.ripeSeeds : ripeMask(planes, params);
   const greenSeeds = greenMask(planes, params, ripeSeeds);
   const green = growGreen(planes, params, greenSeeds, ripeSeeds);
   const ripe = growRipe(planes, params, ripeSeeds);
   const seeds = new Uint8Array(ripeSeeds.length);
   for (let i = 0; i < seeds.length; i++) seeds[i] = ripeSeeds[i]! | greenSeeds[i]!;
-  return { work, sx: image.width / work.width, sy: image.height / work.height, planes, ripe, green, seeds, params, smallFruit: false };
+  return { work, sx: image.width / work.width, sy: image.height / work.height, planes, ripe, green, ripeSeeds, seeds, params, smallFruit: false };
 }
 
 /** Fruit, and with stem parameters also stems and plants (one per stem), above `conf`. */

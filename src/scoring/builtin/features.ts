@@ -16,6 +16,10 @@ export interface FramePlanes {
   texture: Float32Array;
   /** L* minus its mean over a wide window: fruit is lit and bulges, leaves around it are shaded. */
   relativeL: Float32Array;
+  /** The settings they were computed with (see planesFor). */
+  detrended: boolean;
+  wideRadius: number;
+  maxGreenCorrection: number;
   gains: [number, number, number];
 }
 
@@ -35,5 +39,14 @@ export function computePlanes(image: RgbImage, wideRadius: number, maxGreenCorre
   const wide = boxMean(lab.L, image.width, image.height, wideRadius);
   const relativeL = new Float32Array(n);
   for (let i = 0; i < n; i++) relativeL[i] = lab.L[i]! - wide[i]!;
-  return { width: image.width, height: image.height, lab, chroma, hue, texture, relativeL, gains };
+  return { width: image.width, height: image.height, lab, chroma, hue, texture, relativeL, detrended: detrendTexture, wideRadius, maxGreenCorrection, gains };
+}
+
+/** The planes of `image` for these settings, reusing `prior` (the same frame's, other settings) where they agree. */
+export function planesFor(image: RgbImage, wideRadius: number, maxGreenCorrection: number, detrendTexture: boolean, prior?: FramePlanes): FramePlanes {
+  if (!prior || prior.width !== image.width || prior.height !== image.height || prior.wideRadius !== wideRadius || prior.maxGreenCorrection !== maxGreenCorrection)
+    return computePlanes(image, wideRadius, maxGreenCorrection, detrendTexture);
+  if (prior.detrended === detrendTexture) return prior;
+  const texture = (detrendTexture ? localDetrendedStdDev : localStdDev)(prior.lab.L, image.width, image.height, 2);
+  return { ...prior, texture, detrended: detrendTexture };
 }

@@ -97,10 +97,22 @@ export function houghCircles(mask: Uint8Array, w: number, h: number, q: HoughPar
   peaks.sort((a, b) => b.v - a.v);
   const circles: HoughCircle[] = [];
   const hist = new Float32Array(rMax + 2);
+  // Edge pixels bucketed in cells of rMax + 2, so a centre only looks at the edges within its reach.
+  const cell = rMax + 2;
+  const gw = Math.ceil(w / cell);
+  const gh = Math.ceil(h / cell);
+  const buckets: number[][] = Array.from({ length: gw * gh }, () => []);
+  for (let k = 0; k < ex.length; k++) buckets[Math.floor(ey[k]! / cell) * gw + Math.floor(ex[k]! / cell)]!.push(k);
   for (const p of peaks.slice(0, 400)) {
     // Radius: the distance most edge pixels facing this centre agree on.
     hist.fill(0);
-    for (let k = 0; k < ex.length; k++) {
+    const near: number[] = [];
+    const bx0 = Math.max(0, Math.floor((p.x - rMax - 1) / cell));
+    const bx1 = Math.min(gw - 1, Math.floor((p.x + rMax + 1) / cell));
+    const by0 = Math.max(0, Math.floor((p.y - rMax - 1) / cell));
+    const by1 = Math.min(gh - 1, Math.floor((p.y + rMax + 1) / cell));
+    for (let by = by0; by <= by1; by++) for (let bx = bx0; bx <= bx1; bx++) near.push(...buckets[by * gw + bx]!);
+    for (const k of near) {
       const dx = p.x - ex[k]!;
       const dy = p.y - ey[k]!;
       const d = Math.hypot(dx, dy);
