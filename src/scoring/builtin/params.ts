@@ -99,8 +99,8 @@ export interface BuiltinParams {
   /**
    * A frame whose largest confident fruit hypothesis (see smallFruitMinScore) is smaller than this
    * many working pixels in radius, or that has none, is analysed again with `smallFruit` applied
-   * (0: never). On the labelled photos the largest is 22.3 px or more, on rendered walk frames at
-   * most 21.1 px.
+   * (0: never). On the labelled photos the largest is 22.3 px or more; on rendered walk frames
+   * mostly up to 21.1 px, but 21.5–25.4 px where touching fruit merged (8 of 480 frames measured).
    */
   smallFruitRadius: number;
   /** Score (of the first, close-up analysis) from which a hypothesis counts for the frame's fruit size. */
