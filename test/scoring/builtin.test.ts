@@ -7,6 +7,7 @@ import {
   ripenessFromHue,
   STEMS_UNSUPPORTED_REASON,
 } from '../../src/scoring/builtin/index.js';
+import { ScaleMemory } from '../../src/scoring/builtin/scale-memory.js';
 import { splitBySeeds } from '../../src/scoring/builtin/segment.js';
 import { labelComponents } from '../../src/scoring/image/index.js';
 import type { Detection, RgbImage } from '../../src/scoring/types.js';
@@ -179,4 +180,17 @@ t.test('skin grown round touching fruit is cut between their seeds', async (t) =
   t.equal(parts.length, 2, 'two after');
   t.ok(parts[0]!.maxX <= 28 && parts[1]!.minX >= 28, `the seam lies between them: ${parts[0]!.maxX}, ${parts[1]!.minX}`);
   t.same(splitBySeeds(mask, seeds, w, h, Math.PI * 6 * 6), mask, 'seeds below the least size cut nothing');
+});
+
+t.test('the scale memory says small fruit only after most recent frames of that size were', async (t) => {
+  const m = new ScaleMemory(6);
+  t.equal(m.smallLikely(640, 360), false, 'nothing seen yet');
+  m.record(640, 360, true);
+  m.record(640, 360, true);
+  t.equal(m.smallLikely(640, 360), false, 'two frames are too few to tell');
+  m.record(640, 360, false);
+  t.equal(m.smallLikely(640, 360), true, 'two of three');
+  t.equal(m.smallLikely(1600, 1200), false, 'another size (a photo between clips) has its own memory');
+  for (let k = 0; k < 4; k++) m.record(640, 360, false);
+  t.equal(m.smallLikely(640, 360), false, 'only the last six frames count');
 });

@@ -7,6 +7,7 @@ import { planesFor, type FramePlanes } from './features.js';
 import { DEFAULT_PARAMS, type BuiltinParams } from './params.js';
 import { DEFAULT_RIPENESS_THRESHOLDS, ripenessFromHue, type RipenessThresholds } from './ripeness.js';
 import { greenMask, growGreen, growRipe, ripeMask, splitBySeeds } from './segment.js';
+import { ScaleMemory } from './scale-memory.js';
 import { DEFAULT_STEM_PARAMS, findStems, type StemParams } from './stems.js';
 
 export interface BuiltinDetectorOptions {
@@ -56,10 +57,11 @@ export function createBuiltinDetector(options: BuiltinDetectorOptions = {}): Det
       ? { supported: true, reason: 'one plant per stem (single-stem crop)' }
       : { supported: false, reason: PLANTS_UNSUPPORTED_REASON },
   };
+  const memory = new ScaleMemory();
   return {
     info,
     async detect(image: RgbImage, detectOptions: DetectOptions): Promise<Detection[]> {
-      return detectAll(image, detectOptions.conf, params, thresholds, withStems ? stemParams : null);
+      return detectAll(image, detectOptions.conf, params, thresholds, withStems ? stemParams : null, memory);
     },
   };
 }
@@ -97,12 +99,13 @@ export interface FrameAnalysis {
  * (docs/builtin-detector.md). The largest, not a quantile: a close-up photo also has many small
  * hypotheses (fruit cut up by hairs and stems, specks of light), but always some large fruit.
  */
-export function analyseFrame(image: RgbImage, params: BuiltinParams = DEFAULT_PARAMS): FrameAnalysis {
+export function analyseFrame(image: RgbImage, params: BuiltinParams = DEFAULT_PARAMS, smallLikely = false): FrameAnalysis {
   const first = analyseWith(image, params);
   if (!(params.smallFruitRadius > 0)) return first;
   let largest = 0;
   for (const c of rawCandidates(first)) if (c.score >= params.smallFruitMinScore) largest = Math.max(largest, effectiveRadius(c.circle, params));
-  if (!(largest < params.smallFruitRadius)) return first;
+  // After frames of small fruit (smallLikely: the walk's recent frames) the bound is higher.
+  if (!(largest < (smallLikely ? params.smallFruitSceneRadius : params.smallFruitRadius))) return first;
   const small = { ...params, ...params.smallFruit };
   return { ...analyseWith(image, small, first), smallFruit: true, closeUp: first };
 }
@@ -139,9 +142,11 @@ export function detectAll(
   params: BuiltinParams = DEFAULT_PARAMS,
   thresholds: RipenessThresholds = DEFAULT_RIPENESS_THRESHOLDS,
   stemParams: StemParams | null = null,
+  memory?: ScaleMemory,
 ): Detection[] {
   if (!(conf >= 0 && conf <= 1)) throw new RangeError('conf must be within [0, 1]');
-  const frame = analyseFrame(image, params);
+  const frame = analyseFrame(image, params, memory?.smallLikely(image.width, image.height) ?? false);
+  memory?.record(image.width, image.height, frame.smallFruit);
   const fruit = fruitFromAnalysis(frame, image, conf, thresholds);
   if (!stemParams) return fruit;
   return [...fruit, ...stemsFromAnalysis(frame, image, conf, stemParams)];

@@ -103,6 +103,13 @@ export interface BuiltinParams {
    * mostly up to 21.1 px, but 21.5–25.4 px where touching fruit merged (8 of 480 frames measured).
    */
   smallFruitRadius: number;
+  /**
+   * The gate's bound when most of the recent frames of the same size were small-fruit frames
+   * (ScaleMemory): a cluster of touching small fruit merged in the close-up analysis gives circles
+   * of up to 25.4 px (rendered walks). It does not reach close-up photos: they are not preceded by
+   * small-fruit frames.
+   */
+  smallFruitSceneRadius: number;
   /** Score (of the first, close-up analysis) from which a hypothesis counts for the frame's fruit size. */
   smallFruitMinScore: number;
   smallFruit: Partial<BuiltinParams>;
@@ -180,6 +187,7 @@ export const DEFAULT_PARAMS: BuiltinParams = {
   useClaimedSize: true,
   boxScale: 1.25,
   smallFruitRadius: 21.5,
+  smallFruitSceneRadius: 27,
   smallFruitMinScore: 0.5,
   smallFruit: SMALL_FRUIT_PARAMS,
 };
