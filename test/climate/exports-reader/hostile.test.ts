@@ -5,7 +5,8 @@ import type { Test } from 'tap';
 import { createWriteStream } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { createDeflateRaw, deflateRawSync } from 'node:zlib';
+import { deflateRawSync } from 'node:zlib';
+import { deflatedSpaces, zipOneEntry } from '../../helpers/zip-bomb.js';
 import { analyseExport, ExportRefused, readReadings, type Analysis } from '../../../src/climate/exports-reader/index.js';
 
 async function drain(it: AsyncIterable<unknown>): Promise<void> { for await (const _ of it) void _; }
@@ -19,39 +20,6 @@ function onlyBlocking(t: TestT, a: Analysis, code: string) {
   t.same(a.first_rows, []);
   t.equal(a.mapping, null);
   t.equal(a.stats.values, 0);
-}
-
-/** A zip archive with one deflated entry; `declared` overrides the uncompressed size in the directory. */
-function zip(name: string, deflated: Buffer, realSize: number, declared = realSize): Buffer {
-  const nameBuf = Buffer.from(name);
-  const local = Buffer.alloc(30);
-  local.writeUInt32LE(0x04034b50, 0); local.writeUInt16LE(20, 4); local.writeUInt16LE(8, 8);
-  local.writeUInt32LE(deflated.length, 18); local.writeUInt32LE(declared, 22); local.writeUInt16LE(nameBuf.length, 26);
-  const cen = Buffer.alloc(46);
-  cen.writeUInt32LE(0x02014b50, 0); cen.writeUInt16LE(20, 4); cen.writeUInt16LE(20, 6); cen.writeUInt16LE(8, 10);
-  cen.writeUInt32LE(deflated.length, 20); cen.writeUInt32LE(declared, 24); cen.writeUInt16LE(nameBuf.length, 28);
-  cen.writeUInt32LE(0, 42);
-  const cdOffset = local.length + nameBuf.length + deflated.length;
-  const eocd = Buffer.alloc(22);
-  eocd.writeUInt32LE(0x06054b50, 0); eocd.writeUInt16LE(1, 8); eocd.writeUInt16LE(1, 10);
-  eocd.writeUInt32LE(cen.length + nameBuf.length, 12); eocd.writeUInt32LE(cdOffset, 16);
-  void realSize;
-  return Buffer.concat([local, nameBuf, deflated, cen, nameBuf, eocd]);
-}
-
-/** Deflates `total` bytes of '<c>' rows without holding them: a sheet XML bomb. */
-async function deflatedZeros(total: number): Promise<Buffer> {
-  const d = createDeflateRaw({ level: 9 });
-  const parts: Buffer[] = [];
-  d.on('data', (c: Buffer) => parts.push(c));
-  const done = new Promise((r) => d.on('end', r));
-  const block = Buffer.alloc(1 << 20, 0x20);
-  for (let n = 0; n < total; n += block.length) {
-    if (!d.write(block)) await new Promise((r) => d.once('drain', r));
-  }
-  d.end();
-  await done;
-  return Buffer.concat(parts);
 }
 
 t.test('binary garbage', async (t) => {
@@ -83,9 +51,9 @@ t.test('an old binary .xls is refused with a hint', async (t) => {
 });
 
 t.test('zip bomb posing as .xlsx: declared size over the cap', async (t) => {
-  const deflated = await deflatedZeros(300 * 1024 * 1024);
+  const deflated = await deflatedSpaces(300 * 1024 * 1024);
   t.ok(deflated.length < 1024 * 1024, `300 MiB deflate to ${deflated.length} bytes`);
-  const bytes = zip('xl/worksheets/sheet1.xml', deflated, 300 * 1024 * 1024);
+  const bytes = zipOneEntry('xl/worksheets/sheet1.xml', deflated, 300 * 1024 * 1024);
   const before = process.memoryUsage().rss;
   const a = await analyseExport({ bytes, fileName: 'climate.xlsx' }, opts);
   onlyBlocking(t, a, 'xlsx_too_large');
@@ -94,8 +62,8 @@ t.test('zip bomb posing as .xlsx: declared size over the cap', async (t) => {
 });
 
 t.test('zip bomb that lies about its size is stopped while inflating', async (t) => {
-  const deflated = await deflatedZeros(64 * 1024 * 1024);
-  const bytes = zip('xl/worksheets/sheet1.xml', deflated, 64 * 1024 * 1024, 4096);
+  const deflated = await deflatedSpaces(64 * 1024 * 1024);
+  const bytes = zipOneEntry('xl/worksheets/sheet1.xml', deflated, 4096);
   const a = await analyseExport({ bytes, fileName: 'climate.xlsx' }, opts);
   onlyBlocking(t, a, 'xlsx_too_large');
   t.match(a.blocking[0]!.message, /inflates past the size it declares/);
@@ -103,7 +71,7 @@ t.test('zip bomb that lies about its size is stopped while inflating', async (t)
 
 t.test('a zip that is no workbook', async (t) => {
   const content = Buffer.from('hello');
-  const a = await analyseExport({ bytes: zip('readme.txt', deflateRawSync(content), content.length) }, opts);
+  const a = await analyseExport({ bytes: zipOneEntry('readme.txt', deflateRawSync(content), content.length) }, opts);
   t.equal(a.blocking.length, 1);
   t.equal(a.blocking[0]!.code, 'not_a_table');
 });

@@ -3,36 +3,9 @@ import { createWriteStream, mkdtempSync, rmSync, openAsBlob, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { createDeflateRaw } from 'node:zlib';
 import { startServer, createTree } from '../../helpers/server.js';
+import { deflatedSpaces, zipOneEntry } from '../../helpers/zip-bomb.js';
 import { climateCsv, climateState, form } from './helpers.js';
-
-/** A zip with one deflated entry; `declared` is the uncompressed size written in its directory. */
-function zip(name: string, deflated: Buffer, declared: number): Buffer {
-  const nameBuf = Buffer.from(name);
-  const local = Buffer.alloc(30);
-  local.writeUInt32LE(0x04034b50, 0); local.writeUInt16LE(20, 4); local.writeUInt16LE(8, 8);
-  local.writeUInt32LE(deflated.length, 18); local.writeUInt32LE(declared, 22); local.writeUInt16LE(nameBuf.length, 26);
-  const cen = Buffer.alloc(46);
-  cen.writeUInt32LE(0x02014b50, 0); cen.writeUInt16LE(20, 4); cen.writeUInt16LE(20, 6); cen.writeUInt16LE(8, 10);
-  cen.writeUInt32LE(deflated.length, 20); cen.writeUInt32LE(declared, 24); cen.writeUInt16LE(nameBuf.length, 28);
-  const eocd = Buffer.alloc(22);
-  eocd.writeUInt32LE(0x06054b50, 0); eocd.writeUInt16LE(1, 8); eocd.writeUInt16LE(1, 10);
-  eocd.writeUInt32LE(cen.length + nameBuf.length, 12); eocd.writeUInt32LE(local.length + nameBuf.length + deflated.length, 16);
-  return Buffer.concat([local, nameBuf, deflated, cen, nameBuf, eocd]);
-}
-
-async function deflatedSpaces(total: number): Promise<Buffer> {
-  const d = createDeflateRaw({ level: 9 });
-  const parts: Buffer[] = [];
-  d.on('data', (c: Buffer) => parts.push(c));
-  const done = new Promise((r) => d.on('end', r));
-  const block = Buffer.alloc(1 << 20, 0x20);
-  for (let n = 0; n < total; n += block.length) if (!d.write(block)) await new Promise((r) => d.once('drain', r));
-  d.end();
-  await done;
-  return Buffer.concat(parts);
-}
 
 /**
  * Hostile files through every upload route: each gets a clear 4xx
@@ -74,9 +47,9 @@ t.test('hostile climate files', async (t) => {
   t.test('binary garbage', (t) => throughEveryRoute(t, 'garbage.csv', () => new Blob([randomBytes(256 * 1024)]), { status: 400, codes: ['not_a_table', 'unsupported_encoding'] }));
 
   t.test('a zip bomb posing as .xlsx', async (t) => {
-    const bomb = zip('xl/worksheets/sheet1.xml', await deflatedSpaces(300 * 1024 * 1024), 300 * 1024 * 1024);
+    const bomb = zipOneEntry('xl/worksheets/sheet1.xml', await deflatedSpaces(300 * 1024 * 1024), 300 * 1024 * 1024);
     t.ok(bomb.length < 1024 * 1024, `${bomb.length} bytes that declare 300 MiB`);
-    const liar = zip('xl/worksheets/sheet1.xml', await deflatedSpaces(64 * 1024 * 1024), 4096);
+    const liar = zipOneEntry('xl/worksheets/sheet1.xml', await deflatedSpaces(64 * 1024 * 1024), 4096);
     const rssBefore = process.memoryUsage().rss;
     await throughEveryRoute(t, 'climate.xlsx', () => new Blob([bomb]), { status: 400, codes: ['xlsx_too_large'] });
     await throughEveryRoute(t, 'climate.xlsx', () => new Blob([liar]), { status: 400, codes: ['xlsx_too_large', 'not_a_table'] });
