@@ -147,6 +147,7 @@ function passWarnings(plan: Plan, scanner: Scanner): Problem[] {
 }
 
 /** One pass over the table: every data row goes to onRow; yields after each block. */
+/** One pass over the table, each row with readings handed to onRow; yields after each block. */
 async function* scanPass(table: Table, plan: Plan, scanner: Scanner, onRow: (out: RowOut) => void): AsyncGenerator<void> {
   for await (const block of table.scanBlocks(plan.decimal === ',')) {
     if (block.kind === 'text') {
@@ -158,6 +159,19 @@ async function* scanPass(table: Table, plan: Plan, scanner: Scanner, onRow: (out
       }
     }
     yield;
+  }
+}
+
+/**
+ * scanPass for a reader that stores: a reader error mid-file (a line too long) is an
+ * ExportRefused like a blocking problem found before the pass. (A preview reports it instead.)
+ */
+async function* storingPass(table: Table, plan: Plan, scanner: Scanner, onRow: (out: RowOut) => void): AsyncGenerator<void> {
+  try {
+    yield* scanPass(table, plan, scanner, onRow);
+  } catch (err) {
+    if (err instanceof ReaderError) throw new ExportRefused([{ code: err.code, message: err.message }]);
+    throw err;
   }
 }
 
@@ -185,39 +199,38 @@ async function openPass(input: ExportInput, options: ReadOptions, withAt: boolea
 }
 
 /**
- * Every reading of the export, in batches, converted to canonical units. Detects the layout
- * first unless a mapping is given. Rejects with ExportRefused when the file has blocking
- * problems (before the first batch, or mid-file for a line that is too long).
- * `stats` (filled as the iteration goes), the warnings and the mapping used are available on
- * the returned object after the loop.
+ * A pass whose readings are handed out in batches of `batchSize`: `fresh` makes an empty
+ * batch, `add` appends reading `i` of a row to it. The outcome is filled as the pass goes.
  */
-export function readReadings(input: ExportInput, options: ReadOptions): AsyncIterable<Reading[]> & ReadOutcome {
+function batchedPass<B>(
+  input: ExportInput,
+  options: ReadOptions,
+  withAt: boolean,
+  fresh: (size: number) => B,
+  add: (batch: B, out: RowOut, i: number) => void,
+): AsyncIterable<B> & ReadOutcome {
   const batchSize = Math.max(1, options.batchSize ?? 5000);
   const result = {
     stats: null as ReadStats | null,
     warnings: [] as Problem[],
     mapping: null as ConfirmedMapping | null,
-    async *[Symbol.asyncIterator](): AsyncGenerator<Reading[]> {
-      const { table, plan, scanner } = await openPass(input, options, true);
+    async *[Symbol.asyncIterator](): AsyncGenerator<B> {
+      const { table, plan, scanner } = await openPass(input, options, withAt);
       result.stats = scanner.stats;
       result.mapping = mappingOf(plan);
-      let batch: Reading[] = [];
-      const ready: Reading[][] = [];
+      let batch = fresh(batchSize);
+      let filled = 0;
+      const ready: B[] = [];
       const onRow = (out: RowOut) => {
         for (let i = 0; i < out.count; i++) {
-          batch.push({ at: out.at, metric: out.metrics[i]!, value: out.values[i]! });
-          if (batch.length === batchSize) { ready.push(batch); batch = []; }
+          add(batch, out, i);
+          if (++filled === batchSize) { ready.push(batch); batch = fresh(batchSize); filled = 0; }
         }
       };
-      try {
-        for await (const _ of scanPass(table, plan, scanner, onRow)) {
-          while (ready.length > 0) yield ready.shift()!;
-        }
-      } catch (err) {
-        if (err instanceof ReaderError) throw new ExportRefused([{ code: err.code, message: err.message }]);
-        throw err;
+      for await (const _ of storingPass(table, plan, scanner, onRow)) {
+        while (ready.length > 0) yield ready.shift()!;
       }
-      if (batch.length > 0) yield batch;
+      if (filled > 0) yield batch;
       scanner.finish();
       result.warnings = passWarnings(plan, scanner);
     },
@@ -226,44 +239,29 @@ export function readReadings(input: ExportInput, options: ReadOptions): AsyncIte
 }
 
 /**
+ * Every reading of the export, in batches, converted to canonical units. Detects the layout
+ * first unless a mapping is given. Rejects with ExportRefused when the file has blocking
+ * problems (before the first batch, or mid-file for a line that is too long).
+ * `stats` (filled as the iteration goes), the warnings and the mapping used are available on
+ * the returned object after the loop.
+ */
+export function readReadings(input: ExportInput, options: ReadOptions): AsyncIterable<Reading[]> & ReadOutcome {
+  return batchedPass<Reading[]>(input, options, true, () => [], (batch, out, i) => {
+    batch.push({ at: out.at, metric: out.metrics[i]!, value: out.values[i]! });
+  });
+}
+
+/**
  * readReadings' readings as columns (instants in epoch ms), without an object or an ISO text
  * per reading: what an import of every reading as read (the climate CSV route) stores.
  */
 export function readColumns(input: ExportInput, options: ReadOptions): AsyncIterable<ReadingColumns> & ReadOutcome {
-  const batchSize = Math.max(1, options.batchSize ?? 5000);
-  const result = {
-    stats: null as ReadStats | null,
-    warnings: [] as Problem[],
-    mapping: null as ConfirmedMapping | null,
-    async *[Symbol.asyncIterator](): AsyncGenerator<ReadingColumns> {
-      const { table, plan, scanner } = await openPass(input, options, false);
-      result.stats = scanner.stats;
-      result.mapping = mappingOf(plan);
-      let batch = newColumns(batchSize);
-      const ready: ReadingColumns[] = [];
-      const onRow = (out: RowOut) => {
-        for (let i = 0; i < out.count; i++) {
-          const j = batch.length++;
-          batch.ms[j] = out.ms;
-          batch.metric[j] = out.metrics[i]!;
-          batch.value[j] = out.values[i]!;
-          if (batch.length === batchSize) { ready.push(batch); batch = newColumns(batchSize); }
-        }
-      };
-      try {
-        for await (const _ of scanPass(table, plan, scanner, onRow)) {
-          while (ready.length > 0) yield ready.shift()!;
-        }
-      } catch (err) {
-        if (err instanceof ReaderError) throw new ExportRefused([{ code: err.code, message: err.message }]);
-        throw err;
-      }
-      if (batch.length > 0) yield batch;
-      scanner.finish();
-      result.warnings = passWarnings(plan, scanner);
-    },
-  };
-  return result;
+  return batchedPass(input, options, false, newColumns, (batch, out, i) => {
+    const j = batch.length++;
+    batch.ms[j] = out.ms;
+    batch.metric[j] = out.metrics[i]!;
+    batch.value[j] = out.values[i]!;
+  });
 }
 
 /**
@@ -285,12 +283,7 @@ export function readHourly(input: ExportInput, options: AnalyseOptions): { read(
       // The vocabulary index of each selected column's metric (a mapping names only known metrics).
       const metricOf = plan.selected.map((s) => METRIC_INDEX.get(s.metric) ?? -1);
       const onRow = (out: RowOut) => acc.addRow(out.ms, out.cols, metricOf, out.values, out.count);
-      try {
-        for await (const _ of scanPass(table, plan, scanner, onRow));
-      } catch (err) {
-        if (err instanceof ReaderError) throw new ExportRefused([{ code: err.code, message: err.message }]);
-        throw err;
-      }
+      for await (const _ of storingPass(table, plan, scanner, onRow));
       scanner.finish();
       result.warnings = passWarnings(plan, scanner);
       return acc;
