@@ -98,19 +98,29 @@ export function growInto(seeds: Uint8Array, allowed: Uint8Array, w: number, h: n
   const { labels, components } = labelComponents(seeds, w, h);
   const limit = new Float32Array(components.length + 1);
   for (const c of components) limit[c.label] = factor * Math.sqrt(c.area / Math.PI);
+  const owner = spreadLabels(labels, allowed, w, h, limit);
   const out = seeds.slice();
+  for (let i = 0; i < out.length; i++) if (owner[i]) out[i] = 1;
+  return out;
+}
+
+/**
+ * Breadth-first geodesic territories: every labelled pixel spreads its label (4-connected)
+ * through `allowed` pixels no label holds yet, label o at most limit[o] steps (unbounded
+ * without `limit`). The owning label per pixel, 0 for none.
+ */
+function spreadLabels(labels: ArrayLike<number>, allowed: Uint8Array, w: number, h: number, limit?: Float32Array): Int32Array {
   const owner = new Int32Array(w * h);
   let queue: number[] = [];
-  for (let i = 0; i < seeds.length; i++) if (labels[i]) { owner[i] = labels[i]!; queue.push(i); }
+  for (let i = 0; i < owner.length; i++) if (labels[i]) { owner[i] = labels[i]!; queue.push(i); }
   for (let d = 1; queue.length; d++) {
     const next: number[] = [];
     for (const i of queue) {
       const o = owner[i]!;
-      if (d > limit[o]!) continue;
+      if (limit && d > limit[o]!) continue;
       const x = i % w;
       const visit = (j: number) => {
-        if (out[j] || !allowed[j]) return;
-        out[j] = 1;
+        if (owner[j] || !allowed[j]) return;
         owner[j] = o;
         next.push(j);
       };
@@ -121,7 +131,7 @@ export function growInto(seeds: Uint8Array, allowed: Uint8Array, w: number, h: n
     }
     queue = next;
   }
-  return out;
+  return owner;
 }
 
 function cleanMask(mask: Uint8Array, w: number, h: number, q: BuiltinParams): Uint8Array {
@@ -160,26 +170,7 @@ export function splitBySeeds(mask: Uint8Array, seeds: Uint8Array, w: number, h: 
   for (let i = 0; i < inside.length; i++) inside[i] = mask[i]! & seeds[i]!;
   const { labels, components } = labelComponents(inside, w, h, minSeedArea);
   if (components.length < 2) return mask;
-  const owner = new Int32Array(w * h);
-  let queue: number[] = [];
-  for (let i = 0; i < labels.length; i++) if (labels[i]) { owner[i] = labels[i]!; queue.push(i); }
-  while (queue.length) {
-    const next: number[] = [];
-    for (const i of queue) {
-      const o = owner[i]!;
-      const x = i % w;
-      const visit = (j: number) => {
-        if (owner[j] || !mask[j]) return;
-        owner[j] = o;
-        next.push(j);
-      };
-      if (x > 0) visit(i - 1);
-      if (x < w - 1) visit(i + 1);
-      if (i >= w) visit(i - w);
-      if (i + w < w * h) visit(i + w);
-    }
-    queue = next;
-  }
+  const owner = spreadLabels(labels, mask, w, h);
   const out = mask.slice();
   for (let y = 0; y < h; y++)
     for (let x = 0; x < w; x++) {
