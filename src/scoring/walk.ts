@@ -3,7 +3,7 @@
 // and count each tracked object once. The job runner supplies the decoder, saves
 // frames and overlays in `onFrame`, and adds image quality from the frames it sees.
 import type { Box, Detection, DetectionKind, Detector, DetectorInfo, RgbImage, RipenessCounts } from './types.js';
-import { counter, summariseFruit, summariseObject, Tracker, type CountedFruit, type CountedObject, type TrackerOptions, type TrackState } from './track/index.js';
+import { counter, mergeDuplicateTracks, summariseFruit, summariseObject, Tracker, type CountedFruit, type CountedObject, type MergeOptions, type TrackerOptions, type TrackState } from './track/index.js';
 
 export interface WalkOptions {
   /** Detection threshold: detections from here up start and confirm tracks. */
@@ -25,6 +25,11 @@ export interface WalkOptions {
   clipBoundary?: 'carry' | 'reset';
   /** Tracker settings; `highScore` defaults to `conf`. */
   tracker?: Partial<TrackerOptions>;
+  /**
+   * Merging of counted fruit tracks that are one fruit seen twice (`mergeDuplicateTracks`,
+   * docs/tracking.md), per segment once it is tracked; false turns it off.
+   */
+  merge?: Partial<MergeOptions> | false;
 }
 
 export interface WalkFrameInput {
@@ -133,7 +138,12 @@ export async function scoreWalk(input: ScoreWalkInput): Promise<WalkResult> {
   };
   const closeSegment = () => {
     if (!trackers) return;
-    for (const k of KINDS) for (const track of trackers[k].finish()) counted[k].push({ track, mm: segmentMm });
+    for (const k of KINDS) {
+      let tracks = trackers[k].finish();
+      // A second view of one fruit that became a track of its own is one fruit.
+      if (k === 'fruit' && options.merge !== false) tracks = mergeDuplicateTracks(tracks, options.merge ?? {}).tracks;
+      for (const track of tracks) counted[k].push({ track, mm: segmentMm });
+    }
     trackers = null;
   };
 

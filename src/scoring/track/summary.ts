@@ -1,7 +1,7 @@
 // What a counted track reports: one fruit (or stem, or plant) of the walk.
 import type { Box, Ripeness } from '../types.js';
 import { median } from './box.js';
-import type { Track } from './tracker.js';
+import type { Track, TrackObservation } from './tracker.js';
 
 export interface RipenessVotes {
   green: number;
@@ -32,6 +32,16 @@ export interface CountedFruit extends CountedObject {
 
 const round = (x: number, k = 1000) => Math.round(x * k) / k;
 
+/**
+ * The first observation of each frame. A track has one a frame, except a track merged from
+ * two views of one fruit (merge.ts), which lists the kept track's first.
+ */
+function onePerFrame(obs: readonly TrackObservation[]): TrackObservation[] {
+  const out: TrackObservation[] = [];
+  for (const o of obs) if (out.length === 0 || out[out.length - 1]!.frame !== o.frame) out.push(o);
+  return out;
+}
+
 export function summariseObject(track: Track): CountedObject {
   if (track.id === null) throw new Error('only a confirmed track is counted');
   const obs = track.observations;
@@ -44,14 +54,17 @@ export function summariseObject(track: Track): CountedObject {
     track_id: track.id,
     first_frame: obs[0]!.frame,
     last_frame: obs[obs.length - 1]!.frame,
-    frames: obs.length,
+    frames: onePerFrame(obs).length,
     best_box: best.box.map((v) => round(v, 10)) as Box,
     best_frame: best.frame,
     score: round(best.score),
   };
 }
 
-/** Ripeness by score-weighted vote; a tie goes to the riper class (the later it is seen, the riper a fruit is). */
+/**
+ * Ripeness by score-weighted vote of every observation (both views of a merged track); a tie
+ * goes to the riper class (the later it is seen, the riper a fruit is).
+ */
 export function voteRipeness(track: Track): { ripeness: Ripeness; votes: RipenessVotes } {
   const votes: RipenessVotes = { green: 0, turning: 0, red: 0 };
   for (const o of track.observations) if (o.ripeness) votes[o.ripeness] += o.score;
@@ -67,8 +80,9 @@ export function voteRipeness(track: Track): { ripeness: Ripeness; votes: Ripenes
  */
 export function diameterMm(track: Track, mmPerPixel: number | undefined): number | null {
   if (!mmPerPixel || !(mmPerPixel > 0)) return null;
-  const whole = track.observations.filter((o) => !o.atEdge);
-  const use = whole.length > 0 ? whole : track.observations;
+  const obs = onePerFrame(track.observations);
+  const whole = obs.filter((o) => !o.atEdge);
+  const use = whole.length > 0 ? whole : obs;
   const sides = use.map((o) => Math.min(o.box[2] - o.box[0], o.box[3] - o.box[1]));
   return round(median(sides) * mmPerPixel, 10);
 }
