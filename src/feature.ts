@@ -1,4 +1,6 @@
 import type { RouteSpec } from './http/route.js';
+import type { Db } from './db/database.js';
+import type { Writer } from './db/store.js';
 import type { Services } from './services.js';
 
 /**
@@ -15,6 +17,14 @@ export interface RecordKind {
   column: string;
   /** Kinds this one references (e.g. clips reference their walk): a cascade removes this kind's rows before theirs. */
   dependsOn?: string[];
+  /**
+   * For a kind not stored one synced row per record (climate readings): how many
+   * records the owners hold, and how to remove them (with what the change log
+   * should say). Without these, `table` is counted and removed by `column`, a
+   * tombstone per row.
+   */
+  count?(db: Db, ownerIds: readonly string[]): Promise<number>;
+  remove?(w: Writer, ownerIds: readonly string[]): Promise<number>;
 }
 
 /** A feature module: its routes, its record kinds, and what it runs beside the API. */

@@ -1,6 +1,7 @@
 import type { Feature } from '../feature.js';
 import { readingRoutes } from './readings/routes.js';
 import { importRoutes } from './imports/routes.js';
+import { countPointsOf, removePointsOf } from './readings/points.js';
 import { mkdirSync } from 'node:fs';
 import { startClimateWatcher } from './watch/watcher.js';
 
@@ -12,9 +13,8 @@ export const climateFeature: Feature = {
   name: 'climate',
   routes: [...readingRoutes, ...importRoutes],
   recordKinds: [
-    // Effects point at readings and imports: removed first (see dependsOn).
-    { name: 'climate_import_effects', table: 'climate_import_effects', scope: 'cycle', column: 'cycle_id', dependsOn: ['climate_readings', 'climate_imports'] },
-    { name: 'climate_readings', table: 'climate_readings', scope: 'cycle', column: 'cycle_id' },
+    // Readings name their imports (and their undo records hang off them): removed first (see dependsOn).
+    { name: 'climate_readings', table: 'climate_points', scope: 'cycle', column: 'cycle_id', dependsOn: ['climate_imports'], count: countPointsOf, remove: removePointsOf },
     { name: 'climate_imports', table: 'climate_imports', scope: 'cycle', column: 'cycle_id' },
     { name: 'climate_file_mappings', table: 'climate_file_mappings', scope: 'greenhouse', column: 'greenhouse_id' },
   ],

@@ -36,9 +36,10 @@ class FolderMigrationProvider implements MigrationProvider {
   }
 }
 
-export async function migrate(db: Db): Promise<string[]> {
+/** Applies the migrations not yet applied; with `upTo`, only as far as that one (tests of a later migration build the database it starts from). */
+export async function migrate(db: Db, upTo?: string): Promise<string[]> {
   const migrator = new Migrator({ db, provider: new FolderMigrationProvider() });
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } = upTo ? await migrator.migrateTo(upTo) : await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }

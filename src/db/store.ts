@@ -33,6 +33,8 @@ export interface Writer {
   remove<T extends Synced>(table: string, id: string): Promise<T | undefined>;
   /** Deletes every row matching `column IN values`, leaving a tombstone for each. Returns how many. */
   removeWhereIn(table: string, column: string, values: readonly string[]): Promise<number>;
+  /** A new version stamp (HLC), for a record written without insert/update (e.g. a climate reading's row). */
+  stamp(): string;
   /** Logs a change to a record that is not a synced row (e.g. an import's summary). */
   log(entry: { organization_id: string | null; entity: string; entity_id: string; op: 'insert' | 'update' | 'delete'; before?: unknown; after?: unknown }): Promise<void>;
 }
@@ -126,6 +128,7 @@ export class Store {
       actor,
       now,
       log,
+      stamp: () => clock.now(),
       async insert(table, values) {
         const version = clock.now();
         const row = { ...values, id: values.id ?? newId(), created_at: now, updated_at: now, version } as AnyRow;

@@ -69,15 +69,19 @@ export async function levelContents(db: Db, kinds: RecordKind[], level: Level, i
   const greenhouses = await idsUnder(db, level, id, 'greenhouses');
   for (const kind of kinds) {
     const owners = kind.scope === 'cycle' ? cycles : greenhouses;
-    let n = 0;
-    for (let i = 0; i < owners.length; i += 500) {
-      const part = owners.slice(i, i + 500);
-      const r = await (db as any).selectFrom(kind.table).select((eb: any) => eb.fn.countAll().as('n')).where(kind.column, 'in', part).executeTakeFirst();
-      n += Number(r?.n ?? 0);
-    }
-    counts[kind.name] = (counts[kind.name] ?? 0) + n;
+    counts[kind.name] = (counts[kind.name] ?? 0) + (kind.count ? await kind.count(db, owners) : await countRows(db, kind, owners));
   }
   return counts;
+}
+
+async function countRows(db: Db, kind: RecordKind, owners: readonly string[]): Promise<number> {
+  let n = 0;
+  for (let i = 0; i < owners.length; i += 500) {
+    const part = owners.slice(i, i + 500);
+    const r = await (db as any).selectFrom(kind.table).select((eb: any) => eb.fn.countAll().as('n')).where(kind.column, 'in', part).executeTakeFirst();
+    n += Number(r?.n ?? 0);
+  }
+  return n;
 }
 
 /** Record kinds in an order where a kind comes before the kinds it depends on. */
@@ -112,7 +116,9 @@ export async function deleteLevel(w: Writer, kinds: RecordKind[], level: Level, 
     const cycles = await idsUnder(db, level, id, 'cycles');
     const greenhouses = await idsUnder(db, level, id, 'greenhouses');
     for (const kind of deletionOrder(kinds)) {
-      await w.removeWhereIn(kind.table, kind.column, kind.scope === 'cycle' ? cycles : greenhouses);
+      const owners = kind.scope === 'cycle' ? cycles : greenhouses;
+      if (kind.remove) await kind.remove(w, owners);
+      else await w.removeWhereIn(kind.table, kind.column, owners);
     }
     for (const below of levelsBelow(level.name).reverse()) {
       const rows = await (db as any).selectFrom(below.table).select('id').where(ownerColumn(level), '=', id).execute();

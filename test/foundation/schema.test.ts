@@ -10,7 +10,10 @@ const NOT_SYNCED: Record<string, string> = {
   meta: 'per-box settings (node id)',
   kysely_migration: 'migration bookkeeping',
   kysely_migration_lock: 'migration bookkeeping',
-  climate_import_effects: "the box's undo bookkeeping for an import (what it did to each reading); the readings themselves are synced records, and their changes are in the change log",
+  climate_import_undo: "the box's undo bookkeeping for an import (what it did to each reading, packed per metric); the import itself is a synced record",
+  climate_points: 'climate readings, one row per cycle, instant and metric: the id is derived from that key, time and version are the import\'s when an import set the value, and every change is in the change log',
+  climate_cycle_keys: 'a small local integer per crop cycle for the climate readings\' key',
+  climate_metric_codes: 'a small local integer per metric name for the climate readings\' key',
 };
 
 t.test('every organization table carries id, organization_id, created_at, updated_at, version', async (t) => {

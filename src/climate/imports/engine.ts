@@ -1,13 +1,11 @@
 import type SQLite from 'better-sqlite3';
 import type { Writer } from '../../db/store.js';
-import type { HybridLogicalClock } from '../../db/hlc.js';
 import type { CycleTable } from '../../db/schema.js';
 import { newId } from '../../db/ids.js';
-import { fastId } from './ids.js';
 import type { ReadingColumns } from '../exports-reader/index.js';
 import type { ClimateImportTable, ImportKind } from './tables.js';
 import './tables.js';
-import '../readings/tables.js';
+import { ensureCycleKey } from '../readings/points.js';
 
 /** One reading as an export reader yields it: an instant (ISO with offset, or epoch ms), a metric, a canonical value. */
 export interface IncomingReading {
@@ -45,13 +43,11 @@ export interface ImportTotals {
 /** Rows per multi-row INSERT: the cost of an insert here is mostly the call, not SQLite's work. */
 const ROWS = 500;
 // What is the same for every row of an import is bound once per statement (named), so a row
-// binds only its own values: 5 for a reading, 1 for an `added` effect.
-const READING_SQL = 'INSERT INTO climate_readings (id, organization_id, created_at, updated_at, version, cycle_id, metric, at_utc, value, import_id) VALUES ';
-const READING_ROW = '(?, @org, @now, @now, ?, @cycle, ?, ?, ?, @import)';
-const READING_WIDTH = 5;
-const VALUE_AT = 4;
-const ADDED_SQL = 'INSERT INTO climate_import_effects (organization_id, cycle_id, import_id, point_id, action, previous_value, previous_import_id) VALUES ';
-const ADDED_ROW = "(@org, @cycle, @import, ?, 'added', NULL, NULL)";
+// binds only its own values: instant, metric code, value.
+const POINT_SQL = 'INSERT INTO climate_points (cycle_key, at_ms, metric_code, value, import_seq, created_ms) VALUES ';
+const POINT_ROW = '(@cycle, ?, ?, ?, @seq, @created)';
+const POINT_WIDTH = 3;
+const VALUE_AT = 2;
 
 /**
  * Rows for one table, written ROWS at a time from one reused array of bound values.
@@ -95,14 +91,86 @@ class RowBuffer {
   }
 }
 
-/** What is known of a reading while its batch is written: its row, and whether it is still in the buffer. */
+/** What is known of a reading while its batch is written: its value, who set it, and whether it is still in the buffer. */
 interface Known {
-  id: string;
   value: number;
-  import_id: string | null;
+  import_seq: number | null;
   /** Sequence number in the readings buffer when this import added it in this batch, else -1. */
   seq: number;
 }
+
+/**
+ * Collects the import's own undo record per metric: the instants it added and, for
+ * each value it replaced, the previous value and the import that had set it
+ * (NaN: typed by hand). Written as one row per metric (climate_import_undo).
+ */
+class UndoLog {
+  private readonly byMetric = new Map<string, { added: number[]; updated: number[] }>();
+
+  private of(metric: string) {
+    let e = this.byMetric.get(metric);
+    if (!e) this.byMetric.set(metric, (e = { added: [], updated: [] }));
+    return e;
+  }
+
+  added(metric: string, atMs: number): void {
+    this.of(metric).added.push(atMs);
+  }
+
+  updated(metric: string, atMs: number, previous: number, previousSeq: number | null): void {
+    this.of(metric).updated.push(atMs, previous, previousSeq ?? Number.NaN);
+  }
+
+  write(sqlite: SQLite.Database, importSeq: number): void {
+    const insert = sqlite.prepare('INSERT INTO climate_import_undo (import_seq, metric, added, updated) VALUES (?, ?, ?, ?)');
+    for (const [metric, e] of this.byMetric) insert.run(importSeq, metric, packFloats(e.added), packFloats(e.updated));
+  }
+}
+
+/** Float64 little-endian, the layout of climate_import_undo's blobs. */
+export function packFloats(xs: number[]): Buffer {
+  const b = Buffer.allocUnsafe(xs.length * 8);
+  for (let i = 0; i < xs.length; i++) b.writeDoubleLE(xs[i]!, i * 8);
+  return b;
+}
+
+export function unpackFloats(b: Uint8Array): Float64Array {
+  const out = new Float64Array(b.byteLength / 8);
+  const view = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  for (let i = 0; i < out.length; i++) out[i] = view.getFloat64(i * 8, true);
+  return out;
+}
+
+/**
+ * Metric name → climate_metric_codes.code, adding names not seen before; `names()` are the
+ * metrics asked for so far (the import's metrics).
+ */
+function metricCodes(sqlite: SQLite.Database): ((metric: string) => number) & { names(): string[] } {
+  const add = sqlite.prepare('INSERT INTO climate_metric_codes (metric) VALUES (?) ON CONFLICT (metric) DO NOTHING');
+  const get = sqlite.prepare('SELECT code FROM climate_metric_codes WHERE metric = ?');
+  const codes = new Map<string, number>();
+  const codeOf = (metric: string): number => {
+    let code = codes.get(metric);
+    if (code === undefined) {
+      add.run(metric);
+      code = (get.get(metric) as { code: number }).code;
+      codes.set(metric, code);
+    }
+    return code;
+  };
+  return Object.assign(codeOf, { names: () => [...codes.keys()] });
+}
+
+/** The next import number (climate_imports.seq); called inside the write transaction, so two imports cannot take the same. */
+async function nextImportSeq(w: Writer): Promise<number> {
+  const r = await w.trx.selectFrom('climate_imports').select((eb) => eb.fn.max('seq').as('seq')).executeTakeFirst();
+  return Number(r?.seq ?? 0) + 1;
+}
+
+// The stored form refuses instants outside these (the table's CHECK); a reading outside is a
+// wrong date in the file, and failing the whole import names it instead of a constraint.
+const EARLIEST = Date.UTC(1970, 0, 1);
+const LATEST = Date.UTC(2200, 0, 1);
 
 /**
  * Stores an import's readings and its record, in the caller's transaction
@@ -119,15 +187,15 @@ interface Known {
  * A batch whose span holds nothing yet and whose instants are in order (every
  * export read front to back or back to front) needs no lookup per reading:
  * only readings at the same instant can repeat each other there.
- * The change log gets one entry for the whole import (its record, with
- * counts, time range and mapping) rather than one per reading: an import is
- * audited and undone as one unit, and a row per reading would double the
- * writes of a year of five-minute data.
+ * A reading's row is its key and value (migration 0005): its id is derived from
+ * the key and its time and version are the import's, so nothing per reading but
+ * those is written. The change log gets one entry for the whole import (its
+ * record, with counts, time range and mapping): an import is audited and undone
+ * as one unit.
  */
 export async function storeImport(
   w: Writer,
   sqlite: SQLite.Database,
-  clock: HybridLogicalClock,
   cycle: CycleTable,
   meta: ImportMeta,
   batches: AsyncIterable<ReadingBatch> | Iterable<ReadingBatch>,
@@ -135,58 +203,43 @@ export async function storeImport(
   prefetchMax = 50_000,
 ): Promise<ClimateImportTable & { duplicates: number }> {
   const importId = newId();
-  const org = cycle.organization_id;
-  const cycleId = cycle.id;
-  const now = w.now;
-  const named = { org, now, cycle: cycleId, import: importId };
-  const readings = new RowBuffer(sqlite, READING_SQL, READING_ROW, READING_WIDTH, named);
-  const added = new RowBuffer(sqlite, ADDED_SQL, ADDED_ROW, 1, { org, cycle: cycleId, import: importId });
-  const updatedEffect = sqlite.prepare(
-    "INSERT INTO climate_import_effects (organization_id, cycle_id, import_id, point_id, action, previous_value, previous_import_id) VALUES (?, ?, ?, ?, 'updated', ?, ?)",
-  );
-  const update = sqlite.prepare('UPDATE climate_readings SET value = ?, import_id = ?, updated_at = ?, version = ? WHERE id = ?');
-  const find = sqlite.prepare('SELECT id, value, import_id FROM climate_readings WHERE cycle_id = ? AND metric = ? AND at_utc = ?');
-  const inRange = sqlite.prepare(`SELECT id, metric, at_utc, value, import_id FROM climate_readings WHERE cycle_id = ? AND at_utc >= ? AND at_utc <= ? LIMIT ${prefetchMax + 1}`);
+  const importSeq = await nextImportSeq(w);
+  const cycleKey = await ensureCycleKey(w.trx, cycle.id);
+  const points = new RowBuffer(sqlite, POINT_SQL, POINT_ROW, POINT_WIDTH, { cycle: cycleKey, seq: importSeq, created: Date.parse(w.now) });
+  const undo = new UndoLog();
+  const update = sqlite.prepare('UPDATE climate_points SET value = ?, import_seq = ?, changed_ms = NULL, version = NULL WHERE cycle_key = ? AND at_ms = ? AND metric_code = ?');
+  const find = sqlite.prepare('SELECT value, import_seq FROM climate_points WHERE cycle_key = ? AND at_ms = ? AND metric_code = ?');
+  const inRange = sqlite.prepare(`SELECT at_ms, metric_code, value, import_seq FROM climate_points WHERE cycle_key = ? AND at_ms >= ? AND at_ms <= ? LIMIT ${prefetchMax + 1}`);
+  const codeOf = metricCodes(sqlite);
 
   const totals: ImportTotals = { added: 0, updated: 0, skipped: 0, duplicates: 0 };
-  const metrics = new Set<string>();
   let fromMs = Infinity;
   let toMs = -Infinity;
   let instants = 0;
   let lastInstant = Number.NaN;
-  // Readings of one instant come together: its text is made once.
-  let isoMs = Number.NaN;
-  let iso = '';
-  const isoOf = (ms: number) => {
-    if (ms !== isoMs) { isoMs = ms; iso = new Date(ms).toISOString(); }
-    return iso;
-  };
 
-  const add = (metric: string, at: string, value: number): number => {
-    const seq = readings.flushed + readings.rows;
-    const o = readings.next();
-    const v = readings.values;
-    const id = fastId();
-    v[o] = id;
-    v[o + 1] = clock.now();
-    v[o + 2] = metric;
-    v[o + 3] = at;
-    v[o + 4] = value;
-    added.values[added.next()] = id;
+  const add = (metric: string, code: number, ms: number, value: number): number => {
+    const seq = points.flushed + points.rows;
+    const o = points.next();
+    const v = points.values;
+    v[o] = ms;
+    v[o + 1] = code;
+    v[o + 2] = value;
+    undo.added(metric, ms);
     totals.added++;
     return seq;
   };
   /** A reading this import already added at the same instant: the later value wins. */
-  const repeat = (seq: number, metric: string, at: string, value: number): void => {
+  const repeat = (seq: number, code: number, ms: number, value: number): void => {
     totals.duplicates++;
-    if (seq >= readings.flushed) {
-      const o = (seq - readings.flushed) * READING_WIDTH + VALUE_AT;
-      if (readings.values[o] !== value) readings.values[o] = value;
+    if (seq >= points.flushed) {
+      const o = (seq - points.flushed) * POINT_WIDTH + VALUE_AT;
+      if (points.values[o] !== value) points.values[o] = value;
       return;
     }
-    const row = find.get(cycleId, metric, at) as { id: string; value: number };
-    // Written earlier by this same import: its effect already says how to undo it.
-    if (row.value !== value) update.run(value, importId, now, clock.now(), row.id);
+    const row = find.get(cycleKey, ms, code) as { value: number };
+    // Written earlier by this same import: its undo record already says how to undo it.
+    if (row.value !== value) update.run(value, importSeq, cycleKey, ms, code);
   };
 
   for await (const batch of batches) {
@@ -200,6 +253,7 @@ export async function storeImport(
     for (let i = 0; i < n; i++) {
       const ms = cols.ms[i]!;
       if (!Number.isFinite(ms)) throw new Error(`reading without a valid instant: ${Array.isArray(batch) ? String(batch[i]!.at) : ms}`);
+      if (!(ms >= EARLIEST && ms < LATEST)) throw new Error(`reading at ${new Date(ms).toISOString()}: instants before 1970 or after 2199 are not stored`);
       if (ms < lo) lo = ms;
       if (ms > hi) hi = ms;
       if (i > 0) {
@@ -212,72 +266,71 @@ export async function storeImport(
     if (hi > toMs) toMs = hi;
     // What the batch's time span already holds, in one query; a batch that spans
     // more than that (an export not in time order) looks readings up one by one.
-    const existing = inRange.all(cycleId, isoOf(lo), isoOf(hi)) as (Known & { metric: string; at_utc: string })[];
+    const existing = inRange.all(cycleKey, lo, hi) as (Omit<Known, 'seq'> & { metric_code: number; at_ms: number })[];
 
     if (existing.length === 0 && (up || down)) {
       // Nothing stored in the span and instants in order: a reading can only repeat one of
       // its own instant, so those are all that need remembering.
-      const sameInstant = new Map<string, number>();
+      const sameInstant = new Map<number, number>();
       let groupMs = Number.NaN;
       for (let i = 0; i < n; i++) {
         const ms = cols.ms[i]!;
         const metric = cols.metric[i]!;
+        const code = codeOf(metric);
         const value = cols.value[i]!;
         if (ms !== lastInstant) { lastInstant = ms; instants++; }
         if (ms !== groupMs) { groupMs = ms; sameInstant.clear(); }
-        metrics.add(metric);
-        const at = isoOf(ms);
-        const seq = sameInstant.get(metric);
-        if (seq === undefined) sameInstant.set(metric, add(metric, at, value));
-        else repeat(seq, metric, at, value);
+        const seq = sameInstant.get(code);
+        if (seq === undefined) sameInstant.set(code, add(metric, code, ms, value));
+        else repeat(seq, code, ms, value);
       }
     } else {
-      const known = existing.length <= prefetchMax ? new Map<string, Known>(existing.map((e) => [`${e.metric}|${e.at_utc}`, { ...e, seq: -1 }])) : null;
+      const known = existing.length <= prefetchMax ? new Map<string, Known>(existing.map((e) => [`${e.metric_code}|${e.at_ms}`, { value: e.value, import_seq: e.import_seq, seq: -1 }])) : null;
       // Readings of this batch not yet inserted, when `known` does not hold them.
       const batchKnown = new Map<string, Known>();
       for (let i = 0; i < n; i++) {
         const ms = cols.ms[i]!;
         const metric = cols.metric[i]!;
+        const code = codeOf(metric);
         const value = cols.value[i]!;
         if (ms !== lastInstant) { lastInstant = ms; instants++; }
-        metrics.add(metric);
-        const at = isoOf(ms);
-        const key = `${metric}|${at}`;
+        const key = `${code}|${ms}`;
         let seen = known ? known.get(key) : batchKnown.get(key);
         if (!seen && !known) {
-          const row = find.get(cycleId, metric, at) as Omit<Known, 'seq'> | undefined;
+          const row = find.get(cycleKey, ms, code) as Omit<Known, 'seq'> | undefined;
           if (row) seen = { ...row, seq: -1 };
         }
         if (!seen) {
-          const seq = add(metric, at, value);
-          (known ?? batchKnown).set(key, { id: '', value, import_id: importId, seq });
-        } else if (seen.import_id === importId) {
-          if (seen.seq >= 0) repeat(seen.seq, metric, at, value);
+          const seq = add(metric, code, ms, value);
+          (known ?? batchKnown).set(key, { value, import_seq: importSeq, seq });
+        } else if (seen.import_seq === importSeq) {
+          if (seen.seq >= 0) repeat(seen.seq, code, ms, value);
           else {
             // Written by an earlier batch of this import.
             totals.duplicates++;
-            if (seen.value !== value) update.run(value, importId, now, clock.now(), seen.id);
+            if (seen.value !== value) update.run(value, importSeq, cycleKey, ms, code);
             seen.value = value;
           }
         } else if (seen.value === value) {
           totals.skipped++;
         } else {
-          update.run(value, importId, now, clock.now(), seen.id);
-          updatedEffect.run(org, cycleId, importId, seen.id, seen.value, seen.import_id);
-          seen.import_id = importId;
+          update.run(value, importSeq, cycleKey, ms, code);
+          undo.updated(metric, ms, seen.value, seen.import_seq);
+          seen.import_seq = importSeq;
           seen.value = value;
           totals.updated++;
         }
       }
     }
     // Every batch is written before the next is looked up, so a later batch sees it.
-    readings.flush();
-    added.flush();
+    points.flush();
   }
+  undo.write(sqlite, importSeq);
 
   const row = await w.insert<ClimateImportTable>('climate_imports', {
     id: importId,
-    organization_id: org,
+    seq: importSeq,
+    organization_id: cycle.organization_id,
     cycle_id: cycle.id,
     greenhouse_id: cycle.greenhouse_id,
     file_name: meta.fileName,
@@ -291,7 +344,7 @@ export async function storeImport(
     readings_skipped: totals.skipped + totals.duplicates,
     from_utc: fromMs === Infinity ? null : new Date(fromMs).toISOString(),
     to_utc: toMs === -Infinity ? null : new Date(toMs).toISOString(),
-    metrics: JSON.stringify([...metrics].sort()),
+    metrics: JSON.stringify(codeOf.names().sort()),
     status: 'done',
     failure_reason: null,
     mapping: mappingJson(meta.mapping),
@@ -326,6 +379,7 @@ function columnsOf(batch: IncomingReading[]): ReadingColumns {
 /** Records an import that could not run (watched folder), with its reason; stores no reading. */
 export async function recordFailedImport(w: Writer, cycle: CycleTable, meta: Omit<ImportMeta, 'rowsRead'>, reason: string): Promise<ClimateImportTable> {
   return w.insert<ClimateImportTable>('climate_imports', {
+    seq: await nextImportSeq(w),
     organization_id: cycle.organization_id,
     cycle_id: cycle.id,
     greenhouse_id: cycle.greenhouse_id,

@@ -287,11 +287,11 @@ export const importRoutes: RouteSpec[] = [
     errors: [404, 409],
     handler: async (ctx, { params, body }) => {
       const scope = await resolveCycle(ctx.services.db, params);
-      const { sqlite, clock } = ctx.services;
+      const { sqlite } = ctx.services;
       const r = await ctx.services.store.write(actorOf(ctx.state.principal), async (w) => {
         const imp = await findImport(w.trx as unknown as Db, scope.cycle.id, params.import_id);
         if (!imp) throw notFound('climate import');
-        return undoImport(w, sqlite, clock, imp, body.confirm === true);
+        return undoImport(w, sqlite, imp, body.confirm === true);
       });
       return { import: presentImport(r.import, scope.zone), removed: r.removed, restored: r.restored, missing: r.missing, overridden: r.overridden };
     },

@@ -11,6 +11,7 @@ import {
   type Analysis, type AnalyseOptions, type ConfirmedMapping, type Problem, type ReadOutcome,
 } from '../exports-reader/index.js';
 import { storeImport } from './engine.js';
+import { cycleKeyOf } from '../readings/points.js';
 import { saveMapping, savedMapping } from './mappings.js';
 import type { ClimateImportTable, ImportKind } from './tables.js';
 
@@ -72,14 +73,17 @@ export interface StoredCount {
 
 /** Readings already stored in the cycle per metric between two instants (inclusive). */
 export async function storedInRange(db: Db, cycleId: string, from: string, to: string): Promise<StoredCount[]> {
+  const key = await cycleKeyOf(db, cycleId);
+  if (key === undefined) return [];
   const rows = await db
-    .selectFrom('climate_readings')
-    .select(['metric', (eb) => eb.fn.countAll<number>().as('n')])
-    .where('cycle_id', '=', cycleId)
-    .where('at_utc', '>=', new Date(from).toISOString())
-    .where('at_utc', '<=', new Date(to).toISOString())
-    .groupBy('metric')
-    .orderBy('metric')
+    .selectFrom('climate_points as p')
+    .innerJoin('climate_metric_codes as m', 'm.code', 'p.metric_code')
+    .select(['m.metric', (eb) => eb.fn.countAll<number>().as('n')])
+    .where('p.cycle_key', '=', key)
+    .where('p.at_ms', '>=', Date.parse(from))
+    .where('p.at_ms', '<=', Date.parse(to))
+    .groupBy('m.metric')
+    .orderBy('m.metric')
     .execute();
   return rows.map((r) => ({ metric: r.metric, readings: Number(r.n) }));
 }
@@ -165,14 +169,14 @@ export async function importExport(deps: ClimateDeps, scope: CycleScope, file: E
       checkRows(reader);
       const mapping = given ?? reader.mapping!;
       return await deps.store.write(req.actor, async (w) => {
-        const row = await storeImport(w, deps.sqlite, deps.clock, scope.cycle, { ...meta, mapping, warnings: warnings(reader)(), rowsRead: rowsRead(reader) }, hours.columns(5000));
+        const row = await storeImport(w, deps.sqlite, scope.cycle, { ...meta, mapping, warnings: warnings(reader)(), rowsRead: rowsRead(reader) }, hours.columns(5000));
         if (req.remember) await saveMapping(w, scope.greenhouse, mapping, file.fileName);
         return { ...row, remembered: req.remember === true };
       });
     }
     const reader = readColumns(input, { ...options, batchSize: 5000 });
     return await deps.store.write(req.actor, async (w) => {
-      const row = await storeImport(w, deps.sqlite, deps.clock, scope.cycle, { ...meta, mapping: () => given ?? reader.mapping, warnings: warnings(reader), rowsRead: rowsRead(reader) }, reader);
+      const row = await storeImport(w, deps.sqlite, scope.cycle, { ...meta, mapping: () => given ?? reader.mapping, warnings: warnings(reader), rowsRead: rowsRead(reader) }, reader);
       checkRows(reader);
       if (req.remember) await saveMapping(w, scope.greenhouse, given ?? reader.mapping!, file.fileName);
       return { ...row, remembered: req.remember === true };

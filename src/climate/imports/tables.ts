@@ -4,6 +4,8 @@ export type ImportKind = 'csv' | 'file' | 'ingest' | 'watch';
 export type ImportStatus = 'done' | 'failed' | 'undone';
 
 export interface ClimateImportTable extends SyncedColumns {
+  /** A small number per import, unique on the box: how readings name the import that set them. */
+  seq: number;
   cycle_id: string;
   greenhouse_id: string;
   file_name: string;
@@ -30,16 +32,14 @@ export interface ClimateImportTable extends SyncedColumns {
   undone_at: string | null;
 }
 
-/** What one import did to one reading, so that undo can reverse exactly that. */
-export interface ClimateImportEffectTable {
-  id: number;
-  organization_id: string;
-  cycle_id: string;
-  import_id: string;
-  point_id: string;
-  action: 'added' | 'updated';
-  previous_value: number | null;
-  previous_import_id: string | null;
+/** An import's undo record for one metric (packed float64 LE; see engine.ts's UndoLog). */
+export interface ClimateImportUndoTable {
+  import_seq: number;
+  metric: string;
+  /** Instants (epoch ms) the import added. */
+  added: Buffer;
+  /** Triples: instant, previous value, previous import seq (NaN: typed by hand). */
+  updated: Buffer;
 }
 
 export interface ClimateFileMappingTable extends SyncedColumns {
@@ -52,7 +52,7 @@ export interface ClimateFileMappingTable extends SyncedColumns {
 declare module '../../db/schema.js' {
   interface Database {
     climate_imports: ClimateImportTable;
-    climate_import_effects: ClimateImportEffectTable;
+    climate_import_undo: ClimateImportUndoTable;
     climate_file_mappings: ClimateFileMappingTable;
   }
 }

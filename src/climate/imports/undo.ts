@@ -1,8 +1,8 @@
 import type SQLite from 'better-sqlite3';
 import type { Writer } from '../../db/store.js';
-import type { HybridLogicalClock } from '../../db/hlc.js';
 import { HttpProblem } from '../../http/problem.js';
 import type { ClimateImportTable } from './tables.js';
+import { unpackFloats } from './engine.js';
 
 export interface LaterChanges {
   /** Imports after this one whose values now stand in readings this import wrote. */
@@ -11,25 +11,55 @@ export interface LaterChanges {
   manual_edits: number;
 }
 
+interface UndoRecord {
+  metric: string;
+  added: Float64Array;
+  /** Triples: instant, previous value, previous import seq (NaN: typed by hand). */
+  updated: Float64Array;
+}
+
+function undoRecords(sqlite: SQLite.Database, imp: ClimateImportTable): UndoRecord[] {
+  const rows = sqlite.prepare('SELECT metric, added, updated FROM climate_import_undo WHERE import_seq = ?').all(imp.seq) as { metric: string; added: Buffer; updated: Buffer }[];
+  return rows.map((r) => ({ metric: r.metric, added: unpackFloats(r.added), updated: unpackFloats(r.updated) }));
+}
+
+function cycleKey(sqlite: SQLite.Database, cycleId: string): number | undefined {
+  return (sqlite.prepare('SELECT key FROM climate_cycle_keys WHERE cycle_id = ?').get(cycleId) as { key: number } | undefined)?.key;
+}
+
+/** The instants each metric's readings were written at by the import, as keys `metric|ms`. */
+function touchedKeys(records: UndoRecord[]): Set<string> {
+  const keys = new Set<string>();
+  for (const r of records) {
+    for (const ms of r.added) keys.add(`${r.metric}|${ms}`);
+    for (let i = 0; i < r.updated.length; i += 3) keys.add(`${r.metric}|${r.updated[i]}`);
+  }
+  return keys;
+}
+
 /**
  * Which readings this import wrote have been changed since. A reading holds
- * the id of whatever last set its value, so a reading this import touched that
+ * the import that last set its value, so a reading this import touched that
  * no longer names it was changed after it (by a later import, or by hand); an
  * undo of that later import puts the name back, and the conflict goes with it.
  */
-export function laterChanges(sqlite: SQLite.Database, imp: ClimateImportTable): LaterChanges {
-  const rows = sqlite
-    .prepare(
-      `SELECT r.import_id AS import_id, count(*) AS n
-         FROM climate_import_effects e JOIN climate_readings r ON r.id = e.point_id
-        WHERE e.cycle_id = ? AND e.import_id = ? AND (r.import_id IS NULL OR r.import_id <> ?)
-        GROUP BY r.import_id`,
-    )
-    .all(imp.cycle_id, imp.id, imp.id) as { import_id: string | null; n: number }[];
-  return {
-    later_imports: rows.filter((r) => r.import_id !== null).map((r) => r.import_id!).sort(),
-    manual_edits: rows.find((r) => r.import_id === null)?.n ?? 0,
-  };
+export function laterChanges(sqlite: SQLite.Database, imp: ClimateImportTable, records = undoRecords(sqlite, imp)): LaterChanges {
+  const key = cycleKey(sqlite, imp.cycle_id);
+  const none = { later_imports: [], manual_edits: 0 };
+  if (key === undefined || imp.from_utc === null || imp.to_utc === null || records.length === 0) return none;
+  const touched = touchedKeys(records);
+  // Readings in the import's time span that something else set; only those it touched count.
+  const others = sqlite
+    .prepare('SELECT p.at_ms AS at_ms, m.metric AS metric, i.id AS import_id FROM climate_points p JOIN climate_metric_codes m ON m.code = p.metric_code LEFT JOIN climate_imports i ON i.seq = p.import_seq WHERE p.cycle_key = ? AND p.at_ms >= ? AND p.at_ms <= ? AND p.import_seq IS NOT ?')
+    .all(key, Date.parse(imp.from_utc), Date.parse(imp.to_utc), imp.seq) as { at_ms: number; metric: string; import_id: string | null }[];
+  const later = new Set<string>();
+  let manual = 0;
+  for (const o of others) {
+    if (!touched.has(`${o.metric}|${o.at_ms}`)) continue;
+    if (o.import_id === null) manual++;
+    else later.add(o.import_id);
+  }
+  return { later_imports: [...later].sort(), manual_edits: manual };
 }
 
 export interface UndoResult {
@@ -48,10 +78,11 @@ export interface UndoResult {
  * imports or hand edits changed the same readings, unless `confirm`: then
  * those later values go too, as the caller asked.
  */
-export async function undoImport(w: Writer, sqlite: SQLite.Database, clock: HybridLogicalClock, imp: ClimateImportTable, confirm: boolean): Promise<UndoResult> {
+export async function undoImport(w: Writer, sqlite: SQLite.Database, imp: ClimateImportTable, confirm: boolean): Promise<UndoResult> {
   if (imp.status === 'undone') throw new HttpProblem(409, 'conflict', `This import was undone already (${imp.undone_at}).`, { import_id: imp.id, later_imports: [] });
   if (imp.status === 'failed') throw new HttpProblem(409, 'conflict', 'This import failed and stored nothing; there is nothing to undo.', { import_id: imp.id, later_imports: [] });
-  const later = laterChanges(sqlite, imp);
+  const records = undoRecords(sqlite, imp);
+  const later = laterChanges(sqlite, imp, records);
   if (!confirm && (later.later_imports.length > 0 || later.manual_edits > 0)) {
     const parts = [
       later.later_imports.length ? `${later.later_imports.length} later import(s) changed readings it wrote` : '',
@@ -62,27 +93,33 @@ export async function undoImport(w: Writer, sqlite: SQLite.Database, clock: Hybr
       ...later,
     });
   }
-  const version = clock.now();
-  const counts = sqlite
-    .prepare(
-      `SELECT sum(e.action = 'added' AND r.id IS NOT NULL) AS removed, sum(e.action = 'updated' AND r.id IS NOT NULL) AS restored, sum(r.id IS NULL) AS missing
-         FROM climate_import_effects e LEFT JOIN climate_readings r ON r.id = e.point_id
-        WHERE e.cycle_id = ? AND e.import_id = ?`,
-    )
-    .get(imp.cycle_id, imp.id) as { removed: number | null; restored: number | null; missing: number | null };
-  sqlite
-    .prepare(
-      `DELETE FROM climate_readings WHERE id IN
-         (SELECT point_id FROM climate_import_effects WHERE cycle_id = ? AND import_id = ? AND action = 'added')`,
-    )
-    .run(imp.cycle_id, imp.id);
-  sqlite
-    .prepare(
-      `UPDATE climate_readings SET value = e.previous_value, import_id = e.previous_import_id, updated_at = ?, version = ?
-         FROM climate_import_effects e
-        WHERE e.cycle_id = ? AND e.import_id = ? AND e.action = 'updated' AND climate_readings.id = e.point_id`,
-    )
-    .run(w.now, version, imp.cycle_id, imp.id);
+  const key = cycleKey(sqlite, imp.cycle_id);
+  let removed = 0;
+  let restored = 0;
+  let missing = 0;
+  if (key !== undefined) {
+    const version = w.stamp();
+    const changed = Date.parse(w.now);
+    const remove = sqlite.prepare('DELETE FROM climate_points WHERE cycle_key = ? AND at_ms = ? AND metric_code = ?');
+    const restore = sqlite.prepare('UPDATE climate_points SET value = ?, import_seq = ?, changed_ms = ?, version = ? WHERE cycle_key = ? AND at_ms = ? AND metric_code = ?');
+    const codeOf = sqlite.prepare('SELECT code FROM climate_metric_codes WHERE metric = ?');
+    for (const r of records) {
+      const code = (codeOf.get(r.metric) as { code: number } | undefined)?.code;
+      if (code === undefined) {
+        missing += r.added.length + r.updated.length / 3;
+        continue;
+      }
+      for (const ms of r.added) {
+        if (remove.run(key, ms, code).changes) removed++;
+        else missing++;
+      }
+      for (let i = 0; i < r.updated.length; i += 3) {
+        const seq = r.updated[i + 2]!;
+        if (restore.run(r.updated[i + 1]!, Number.isNaN(seq) ? null : seq, changed, version, key, r.updated[i]!, code).changes) restored++;
+        else missing++;
+      }
+    }
+  }
   const { after } = await w.update<ClimateImportTable>('climate_imports', imp.id, { status: 'undone', undone_at: w.now });
-  return { import: after, removed: counts.removed ?? 0, restored: counts.restored ?? 0, missing: counts.missing ?? 0, overridden: later };
+  return { import: after, removed, restored, missing, overridden: later };
 }

@@ -1,12 +1,11 @@
-import type { Db } from '../../db/database.js';
 import type { Writer } from '../../db/store.js';
 import type { CycleScope } from '../../registry/scope.js';
 import { climateMetric, toCanonical } from '../metrics.js';
 import { conversion, parseUnit, unitBySymbol } from '../../units/units.js';
 import { conflict, validationFailed, type FieldError } from '../../http/problem.js';
 import { readInstant } from './time.js';
-import type { ClimateReadingTable } from './tables.js';
-import './tables.js';
+import type { ClimateReading } from './tables.js';
+import { deleteStoredPoint, insertManualPoint, pointAt, setManualPoint, type FoundPoint } from './points.js';
 
 export interface PointInput {
   metric: string;
@@ -63,7 +62,7 @@ export interface AddResult {
   added: number;
   updated: number;
   unchanged: number;
-  rows: ClimateReadingTable[];
+  rows: ClimateReading[];
 }
 
 /**
@@ -77,50 +76,20 @@ export async function addPoints(w: Writer, scope: CycleScope, points: CanonicalP
   for (const p of points) byKey.set(`${p.metric}\u0000${p.at_utc}`, p);
   const result: AddResult = { added: 0, updated: 0, unchanged: 0, rows: [] };
   for (const p of byKey.values()) {
-    const existing = await w.trx
-      .selectFrom('climate_readings')
-      .selectAll()
-      .where('cycle_id', '=', scope.cycle.id)
-      .where('metric', '=', p.metric)
-      .where('at_utc', '=', p.at_utc)
-      .executeTakeFirst();
+    const atMs = Date.parse(p.at_utc);
+    const existing = await pointAt(w.trx, scope.cycle, p.metric, atMs);
     if (!existing) {
-      result.rows.push(
-        await w.insert<ClimateReadingTable>('climate_readings', { organization_id: scope.cycle.organization_id, cycle_id: scope.cycle.id, metric: p.metric, at_utc: p.at_utc, value: p.value, import_id: null }),
-      );
+      result.rows.push(await insertManualPoint(w, scope.cycle, p.metric, atMs, p.value));
       result.added++;
-    } else if (existing.value === p.value && existing.import_id === null) {
-      result.rows.push(existing);
+    } else if (existing.reading.value === p.value && existing.reading.import_id === null) {
+      result.rows.push(existing.reading);
       result.unchanged++;
     } else {
-      result.rows.push((await w.update<ClimateReadingTable>('climate_readings', existing.id, { value: p.value, import_id: null })).after);
+      result.rows.push(await setManualPoint(w, scope.cycle, existing, p.value, atMs));
       result.updated++;
     }
   }
   return result;
-}
-
-export interface ListQuery {
-  metric?: string;
-  fromUtc?: string;
-  toUtc?: string;
-  limit: number;
-  offset: number;
-}
-
-/** Readings newest first (then by metric), `from` and `to` inclusive. */
-export async function listReadings(db: Db, cycleId: string, q: ListQuery): Promise<{ rows: ClimateReadingTable[]; total: number }> {
-  let base = db.selectFrom('climate_readings').where('cycle_id', '=', cycleId);
-  if (q.metric) base = base.where('metric', '=', q.metric);
-  if (q.fromUtc) base = base.where('at_utc', '>=', q.fromUtc);
-  if (q.toUtc) base = base.where('at_utc', '<=', q.toUtc);
-  const total = await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  const rows = await base.selectAll().orderBy('at_utc', 'desc').orderBy('metric').limit(q.limit).offset(q.offset).execute();
-  return { rows, total: Number(total.n) };
-}
-
-export async function findReading(db: Db, cycleId: string, pointId: string): Promise<ClimateReadingTable | undefined> {
-  return db.selectFrom('climate_readings').selectAll().where('id', '=', pointId).where('cycle_id', '=', cycleId).executeTakeFirst();
 }
 
 export interface PointPatch {
@@ -134,13 +103,14 @@ export interface PointPatch {
  * value sent with it. Moving it onto an instant where the same metric already
  * has a reading is a 409 naming that reading: two readings never share a key.
  */
-export async function updatePoint(w: Writer, scope: CycleScope, current: ClimateReadingTable, patch: PointPatch): Promise<ClimateReadingTable> {
+export async function updatePoint(w: Writer, scope: CycleScope, current: FoundPoint, patch: PointPatch): Promise<ClimateReading> {
   const errors: FieldError[] = [];
-  let value = current.value;
-  let atUtc = current.at_utc;
+  const reading = current.reading;
+  let value = reading.value;
+  let atUtc = reading.at_utc;
   if (patch.unit !== undefined && patch.value === undefined) errors.push({ in: 'body', name: 'unit', message: 'is the unit of value; send it with value' });
   if (patch.value !== undefined) {
-    const v = canonicalValue(current.metric, patch.value, patch.unit);
+    const v = canonicalValue(reading.metric, patch.value, patch.unit);
     if (v.ok) value = v.value;
     else errors.push({ in: 'body', name: v.field, message: v.message });
   }
@@ -150,20 +120,14 @@ export async function updatePoint(w: Writer, scope: CycleScope, current: Climate
     else errors.push({ in: 'body', name: 'at', message: at.message });
   }
   if (errors.length) throw validationFailed(errors);
-  if (atUtc !== current.at_utc) {
-    const clash = await w.trx
-      .selectFrom('climate_readings')
-      .select('id')
-      .where('cycle_id', '=', current.cycle_id)
-      .where('metric', '=', current.metric)
-      .where('at_utc', '=', atUtc)
-      .executeTakeFirst();
-    if (clash) throw conflict(`${current.metric} already has a reading at that time; edit or delete that one instead.`, { point_id: clash.id });
+  const atMs = Date.parse(atUtc);
+  if (atMs !== current.key.at_ms) {
+    const clash = await pointAt(w.trx, scope.cycle, reading.metric, atMs);
+    if (clash) throw conflict(`${reading.metric} already has a reading at that time; edit or delete that one instead.`, { point_id: clash.reading.id });
   }
-  const { after } = await w.update<ClimateReadingTable>('climate_readings', current.id, { value, at_utc: atUtc, import_id: null });
-  return after;
+  return setManualPoint(w, scope.cycle, current, value, atMs);
 }
 
-export async function deletePoint(w: Writer, current: ClimateReadingTable): Promise<void> {
-  await w.remove('climate_readings', current.id);
+export async function deletePoint(w: Writer, scope: CycleScope, current: FoundPoint): Promise<void> {
+  await deleteStoredPoint(w, scope.cycle, current);
 }

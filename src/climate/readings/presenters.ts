@@ -1,6 +1,6 @@
 import { presentInstant } from '../../time/instants.js';
 import { climateMetric, CLIMATE_METRICS } from '../metrics.js';
-import type { ClimateReadingTable } from './tables.js';
+import type { ClimateReading } from './tables.js';
 
 const metricNames = CLIMATE_METRICS.map((m) => m.name);
 const metricList = CLIMATE_METRICS.map((m) => `\`${m.name}\` (${m.unit})`).join(', ');
@@ -11,7 +11,7 @@ export const readingSchema = {
   type: 'object',
   required: ['point_id', 'organization_id', 'cycle_id', 'metric', 'value', 'unit', 'at', 'source', 'created_at', 'updated_at', 'version'],
   properties: {
-    point_id: { type: 'string', description: 'Reading id (UUIDv7).' },
+    point_id: { type: 'string', description: 'Reading id: a UUIDv7 made from the reading\'s key, its time field the reading\'s instant and its other bits a hash of the cycle and the metric. The same reading has the same id on every box; a reading moved to another instant takes the id of that instant.' },
     organization_id: { type: 'string' },
     cycle_id: { type: 'string' },
     metric: { enum: metricNames, description: METRIC_DESCRIPTION },
@@ -26,7 +26,7 @@ export const readingSchema = {
   additionalProperties: false,
 };
 
-export function presentReading(r: ClimateReadingTable, zone: string) {
+export function presentReading(r: ClimateReading, zone: string) {
   return {
     point_id: r.id,
     organization_id: r.organization_id,

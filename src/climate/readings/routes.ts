@@ -5,7 +5,8 @@ import { notFound, validationFailed, type FieldError } from '../../http/problem.
 import { CYCLE, CYCLE_PARAMS } from '../../registry/paths.js';
 import { resolveCycle, type CyclePath } from '../../registry/scope.js';
 import { CLIMATE_METRICS } from '../metrics.js';
-import { addPoints, checkPoints, deletePoint, findReading, listReadings, updatePoint, type PointInput, type PointPatch } from './commands.js';
+import { addPoints, checkPoints, deletePoint, updatePoint, type PointInput, type PointPatch } from './commands.js';
+import { findPoint, listPoints } from './points.js';
 import { METRIC_DESCRIPTION, presentReading, readingSchema } from './presenters.js';
 import { readInstant } from './time.js';
 
@@ -103,7 +104,7 @@ export const readingRoutes: RouteSpec[] = [
       const fromUtc = bound('from');
       const toUtc = bound('to');
       if (errors.length) throw validationFailed(errors);
-      const { rows, total } = await listReadings(ctx.services.db, scope.cycle.id, { metric: query.metric, fromUtc, toUtc, limit: query.limit, offset: query.offset });
+      const { rows, total } = await listPoints(ctx.services.db, scope.cycle, { metric: query.metric, fromUtc, toUtc, limit: query.limit, offset: query.offset });
       return { items: rows.map((r) => presentReading(r, scope.zone)), total, limit: query.limit, offset: query.offset };
     },
   }),
@@ -112,7 +113,7 @@ export const readingRoutes: RouteSpec[] = [
     path: `${CYCLE}/climate/{point_id}`,
     operationId: 'update_climate_reading',
     summary: 'Edit one reading (value, unit, at)',
-    description: 'Fields left out keep their value. `unit` is the unit of `value` and comes with it. The reading becomes a manual one. Moving it onto an instant where the same metric already has a reading answers 409 with that reading\'s `point_id`.',
+    description: 'Fields left out keep their value. `unit` is the unit of `value` and comes with it. The reading becomes a manual one. Moving it onto an instant where the same metric already has a reading answers 409 with that reading\'s `point_id`. A point_id is made from the cycle, the metric and the instant, so a reading moved with `at` answers under the point_id of its new instant (readings stored by a release before this storage keep the ids they had); the old id then answers 404.',
     tags: [TAG],
     auth: 'key',
     params: pathParams(...CYCLE_PARAMS, 'point_id'),
@@ -127,7 +128,7 @@ export const readingRoutes: RouteSpec[] = [
     handler: async (ctx, { params, body }) => {
       const scope = await resolveCycle(ctx.services.db, params);
       return ctx.services.store.write(actorOf(ctx.state.principal), async (w) => {
-        const current = await findReading(w.trx as any, scope.cycle.id, params.point_id);
+        const current = await findPoint(w.trx, scope.cycle, params.point_id);
         if (!current) throw notFound('climate reading');
         return presentReading(await updatePoint(w, scope, current, body), scope.zone);
       });
@@ -146,10 +147,10 @@ export const readingRoutes: RouteSpec[] = [
     handler: async (ctx, { params }) => {
       const scope = await resolveCycle(ctx.services.db, params);
       return ctx.services.store.write(actorOf(ctx.state.principal), async (w) => {
-        const current = await findReading(w.trx as any, scope.cycle.id, params.point_id);
+        const current = await findPoint(w.trx, scope.cycle, params.point_id);
         if (!current) throw notFound('climate reading');
-        await deletePoint(w, current);
-        return { deleted: true, reading: presentReading(current, scope.zone) };
+        await deletePoint(w, scope, current);
+        return { deleted: true, reading: presentReading(current.reading, scope.zone) };
       });
     },
   }),

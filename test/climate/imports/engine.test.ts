@@ -9,14 +9,14 @@ import { HttpProblem } from '../../../src/http/problem.js';
 t.test('import bookkeeping and undo', async (t) => {
   const s = await startServer(t);
   const tree = await createTree(s);
-  const { store, sqlite, clock, db } = s.app.services;
+  const { store, sqlite, db } = s.app.services;
   const cycle = await db.selectFrom('cycles').selectAll().where('id', '=', tree.cycleId).executeTakeFirstOrThrow();
   const meta = (name: string, hash = name): ImportMeta => ({ kind: 'csv', fileName: name, contentHash: hash, sizeBytes: 10, actor: 'watcher', mapping: { columns: [] }, warnings: [] });
-  const run = (name: string, readings: IncomingReading[], hash?: string) => store.write(SYSTEM_ACTOR, (w) => storeImport(w, sqlite, clock, cycle, meta(name, hash), [readings]));
+  const run = (name: string, readings: IncomingReading[], hash?: string) => store.write(SYSTEM_ACTOR, (w) => storeImport(w, sqlite, cycle, meta(name, hash), [readings]));
   const readings = () => sqlite.prepare('SELECT metric, at_utc, value, import_id FROM climate_readings WHERE cycle_id = ? ORDER BY metric, at_utc').all(tree.cycleId) as any[];
   const count = (table: string) => (sqlite.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
   const undo = (id: string, confirm = false) =>
-    store.write(SYSTEM_ACTOR, async (w) => undoImport(w, sqlite, clock, (await w.trx.selectFrom('climate_imports').selectAll().where('id', '=', id).executeTakeFirstOrThrow()), confirm));
+    store.write(SYSTEM_ACTOR, async (w) => undoImport(w, sqlite, (await w.trx.selectFrom('climate_imports').selectAll().where('id', '=', id).executeTakeFirstOrThrow()), confirm));
 
   const fileA: IncomingReading[] = [
     { at: '2026-03-01T12:00:00+01:00', metric: 'air_temperature', value: 20 },
@@ -73,7 +73,8 @@ t.test('import bookkeeping and undo', async (t) => {
   t.test('hand edits after an import need confirm; confirm undoes anyway', async (t) => {
     const c = await run('c.csv', [{ at: '2026-04-01T00:00:00Z', metric: 'co2', value: 700 }]);
     const point = readings()[0];
-    const pid = (sqlite.prepare('SELECT id FROM climate_readings WHERE import_id = ?').get(c.id) as { id: string }).id;
+    const listed = await s.request('GET', `${tree.cyclePath}/climate`, { key: tree.adminKey });
+    const pid = listed.body.items.find((r: any) => r.source === c.id).point_id;
     const edit = await s.request('PATCH', `${tree.cyclePath}/climate/${pid}`, { key: tree.adminKey, body: { value: 710 } });
     t.equal(edit.status, 200);
     t.equal(edit.body.source, 'manual');
@@ -90,7 +91,7 @@ t.test('import bookkeeping and undo', async (t) => {
     for (const prefetchMax of [50_000, 0]) {
       const other = await createTree(s);
       const c2 = await db.selectFrom('cycles').selectAll().where('id', '=', other.cycleId).executeTakeFirstOrThrow();
-      const go = (name: string, batches: IncomingReading[][]) => store.write(SYSTEM_ACTOR, (w) => storeImport(w, sqlite, clock, c2, meta(name), batches, prefetchMax));
+      const go = (name: string, batches: IncomingReading[][]) => store.write(SYSTEM_ACTOR, (w) => storeImport(w, sqlite, c2, meta(name), batches, prefetchMax));
       const at = (h: number) => Date.UTC(2026, 5, 1, h);
       const first = await go('one', [
         [{ at: at(0), metric: 'co2', value: 1 }, { at: at(1), metric: 'co2', value: 2 }, { at: at(0), metric: 'co2', value: 3 }],
@@ -111,7 +112,7 @@ t.test('import bookkeeping and undo', async (t) => {
     for (const preStored of [false, true]) {
       const other = await createTree(s);
       const c3 = await db.selectFrom('cycles').selectAll().where('id', '=', other.cycleId).executeTakeFirstOrThrow();
-      const go = (name: string, batches: IncomingReading[][]) => store.write(SYSTEM_ACTOR, (w) => storeImport(w, sqlite, clock, c3, meta(name), batches));
+      const go = (name: string, batches: IncomingReading[][]) => store.write(SYSTEM_ACTOR, (w) => storeImport(w, sqlite, c3, meta(name), batches));
       const at = Date.UTC(2026, 6, 1, 12);
       // A reading already in the span sends the batch down the path with a lookup per reading.
       if (preStored) await go('before', [[{ at, metric: 'zz_before', value: 1 }]]);
@@ -127,14 +128,14 @@ t.test('import bookkeeping and undo', async (t) => {
   });
 
   t.test('a failure half way leaves nothing: no readings, no record, no effects, no log', async (t) => {
-    const before = { readings: count('climate_readings'), imports: count('climate_imports'), effects: count('climate_import_effects'), log: count('change_log') };
+    const before = { readings: count('climate_readings'), imports: count('climate_imports'), effects: count('climate_import_undo'), log: count('change_log') };
     async function* batches(): AsyncGenerator<IncomingReading[]> {
       yield Array.from({ length: 5000 }, (_, i) => ({ at: Date.UTC(2026, 4, 1) + i * 60_000, metric: 'par', value: i % 1000 }));
       // An empty metric name breaks the table's CHECK constraint.
       yield [{ at: Date.UTC(2026, 5, 1), metric: '', value: 1 }];
     }
-    const err = await store.write(SYSTEM_ACTOR, (w) => storeImport(w, sqlite, clock, cycle, meta('crash.csv'), batches())).catch((e) => e);
+    const err = await store.write(SYSTEM_ACTOR, (w) => storeImport(w, sqlite, cycle, meta('crash.csv'), batches())).catch((e) => e);
     t.match(String(err), /CHECK constraint failed/);
-    t.same({ readings: count('climate_readings'), imports: count('climate_imports'), effects: count('climate_import_effects'), log: count('change_log') }, before);
+    t.same({ readings: count('climate_readings'), imports: count('climate_imports'), effects: count('climate_import_undo'), log: count('change_log') }, before);
   });
 });

@@ -22,8 +22,8 @@ export function form(content: string | Uint8Array | Blob, fileName: string, fiel
 export function climateState(s: TestServer, tree: Tree) {
   const q = (sql: string) => s.app.services.sqlite.prepare(sql).all(tree.cycleId);
   return {
-    readings: q('SELECT id, metric, at_utc, value, import_id FROM climate_readings WHERE cycle_id = ? ORDER BY id'),
+    readings: q('SELECT metric, at_utc, value, import_id, fixed_id FROM climate_readings WHERE cycle_id = ? ORDER BY at_utc, metric'),
     imports: q('SELECT id, status FROM climate_imports WHERE cycle_id = ? ORDER BY id'),
-    effects: q('SELECT import_id, point_id, action FROM climate_import_effects WHERE cycle_id = ? ORDER BY id'),
+    undo: q('SELECT u.import_seq, u.metric, hex(u.added) AS added, hex(u.updated) AS updated FROM climate_import_undo u JOIN climate_imports i ON i.seq = u.import_seq WHERE i.cycle_id = ? ORDER BY u.import_seq, u.metric'),
   };
 }

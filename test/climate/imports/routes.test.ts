@@ -210,15 +210,27 @@ t.test('climate imports over HTTP', async (t) => {
     t.equal((await s.request('GET', `${url}/imports?limit=501`, { key: tr.adminKey })).status, 422);
   });
 
-  t.test('a cascading delete removes readings, imports, their effects and the saved mapping', async (t) => {
+  t.test('a cascading delete removes readings, imports, their undo records and the saved mapping, and leaves the other cycles alone', async (t) => {
     const tr = await createTree(s);
-    await s.request('POST', `${tr.cyclePath}/climate/file`, { key: tr.adminKey, raw: form(climateCsv(24), 'a.csv', { remember: 'true' }) });
+    const bystander = await createTree(s);
+    for (const x of [tr, bystander]) await s.request('POST', `${x.cyclePath}/climate/file`, { key: x.adminKey, raw: form(climateCsv(24), 'a.csv', { remember: 'true' }) });
     const contents = await s.request('GET', `${tr.greenhousePath}/contents`, { key: tr.adminKey });
-    t.match(contents.body.counts, { climate_readings: 6, climate_imports: 1, climate_import_effects: 6, climate_file_mappings: 1 });
+    t.match(contents.body.counts, { climate_readings: 6, climate_imports: 1, climate_file_mappings: 1 });
+    const sqlite = s.app.services.sqlite;
+    const undoRows = () => (sqlite.prepare('SELECT count(*) AS n FROM climate_import_undo').get() as { n: number }).n;
+    const undoBefore = undoRows();
+    const undoOfCycle = (sqlite.prepare('SELECT count(*) AS n FROM climate_import_undo u JOIN climate_imports i ON i.seq = u.import_seq WHERE i.cycle_id = ?').get(tr.cycleId) as { n: number }).n;
+    t.equal(undoOfCycle, 3, 'one undo record per metric');
+    const logBefore = (sqlite.prepare('SELECT count(*) AS n FROM change_log').get() as { n: number }).n;
     const d = await s.request('DELETE', `${tr.greenhousePath}?cascade=true`, { key: tr.adminKey });
     t.equal(d.status, 200, d.text);
-    const n = (table: string, col: string, id: string) => (s.app.services.sqlite.prepare(`SELECT count(*) AS n FROM ${table} WHERE ${col} = ?`).get(id) as { n: number }).n;
-    t.same([n('climate_readings', 'cycle_id', tr.cycleId), n('climate_imports', 'cycle_id', tr.cycleId), n('climate_import_effects', 'cycle_id', tr.cycleId), n('climate_file_mappings', 'greenhouse_id', tr.greenhouseId)], [0, 0, 0, 0]);
+    const n = (table: string, col: string, id: string) => (sqlite.prepare(`SELECT count(*) AS n FROM ${table} WHERE ${col} = ?`).get(id) as { n: number }).n;
+    t.same([n('climate_readings', 'cycle_id', tr.cycleId), n('climate_imports', 'cycle_id', tr.cycleId), n('climate_cycle_keys', 'cycle_id', tr.cycleId), n('climate_file_mappings', 'greenhouse_id', tr.greenhouseId)], [0, 0, 0, 0]);
+    t.equal(undoRows(), undoBefore - undoOfCycle, "the cycle's undo records went, the other cycles' stay");
+    t.equal(n('climate_readings', 'cycle_id', bystander.cycleId), 6, 'the other cycle keeps its readings');
+    const tomb = sqlite.prepare("SELECT before FROM change_log WHERE entity = 'climate_readings' AND op = 'delete' AND entity_id = ?").all(tr.cycleId) as { before: string }[];
+    t.same(tomb.map((x) => JSON.parse(x.before)), [{ cycle_id: tr.cycleId, readings: 6 }], "one change-log entry for the cycle's readings");
+    t.ok((sqlite.prepare('SELECT count(*) AS n FROM change_log').get() as { n: number }).n > logBefore);
   });
 });
 

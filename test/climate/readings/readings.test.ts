@@ -171,7 +171,12 @@ t.test('typed climate readings over HTTP', async (t) => {
     t.ok(Math.abs(p.body.value - 25) < 1e-9);
     t.equal(p.body.at, older.at);
     const moved = await s.request('PATCH', `${url}/${older.point_id}`, { key, body: { at: '2026-03-01T11:00' } });
+    t.equal(moved.status, 200);
     t.equal(moved.body.at, '2026-03-01T11:00:00+01:00');
+    t.not(moved.body.point_id, older.point_id, 'a moved reading answers under the id of its new instant');
+    t.equal((await s.request('PATCH', `${url}/${older.point_id}`, { key, body: { value: 1 } })).status, 404, 'the old id names no reading now');
+    const back = await s.request('PATCH', `${url}/${moved.body.point_id}`, { key, body: { at: older.at } });
+    t.equal(back.body.point_id, older.point_id, 'moved back, it has its first id again');
     const clash = await s.request('PATCH', `${url}/${older.point_id}`, { key, body: { at: newest.at } });
     t.equal(clash.status, 409);
     t.equal(clash.body.code, 'conflict');
@@ -182,6 +187,9 @@ t.test('typed climate readings over HTTP', async (t) => {
     }
     const still = await s.request('GET', `${url}?metric=air_temperature`, { key });
     t.same(still.body.items.find((i: any) => i.point_id === older.point_id).value, p.body.value, 'bad patches changed nothing');
+    for (const id of ['00000000-0000-4000-8000-000000000000', older.point_id.replace(/^.{8}/, '00000000')]) {
+      t.equal((await s.request('DELETE', `${url}/${id}`, { key })).status, 404, `no reading: ${id}`);
+    }
     const d = await s.request('DELETE', `${url}/${older.point_id}`, { key });
     t.equal(d.status, 200);
     t.equal(d.body.reading.point_id, older.point_id);
