@@ -2,9 +2,9 @@
 // seen twice are merged. The built-in detector now and then puts a second circle on a
 // fruit for a frame or two; that circle becomes a track of its own once it is seen in
 // two frames. Such a duplicate is short-lived against the walk's typical fruit, and it
-// either lies inside the other track's box in every frame it is seen, or it continues
-// the other track where it breaks off (one ends where the other begins, moving with the
-// camera). A pure function: the tracks given are not changed.
+// either lies inside the box of a fruit seen for a whole stay in every frame it is seen,
+// or it continues another track where that breaks off (one ends where the other begins,
+// moving with the camera). A pure function: the tracks given are not changed.
 import type { Box } from '../types.js';
 import { centre, median } from './box.js';
 import type { Track, TrackObservation } from './tracker.js';
@@ -83,11 +83,14 @@ export function cameraMotionOf(tracks: readonly Track[]): Map<number, [number, n
 }
 
 /** How strongly `short` looks like a second view of `long` (higher is surer), or null when it does not. */
-function duplicateOf(short: Track, long: Track, longAt: Map<number, Box>, camera: Map<number, [number, number]>, o: MergeOptions): { reason: 'inside' | 'continues'; strength: number } | null {
+function duplicateOf(short: Track, long: Track, longAt: Map<number, Box>, camera: Map<number, [number, number]>, o: MergeOptions, shortMax: number): { reason: 'inside' | 'continues'; strength: number } | null {
   const obs = short.observations;
   const shared = obs.filter((x) => longAt.has(x.frame));
   if (shared.length > 0) {
-    // Seen together: every sighting of the short track lies mostly inside the other's box.
+    // Seen together: every sighting of the short track lies mostly inside the box of a fruit
+    // seen for a whole stay (not short itself). Two short tracks one mostly behind the other
+    // are two fruit cut by the walk's start or end, or both half hidden, far more often.
+    if (long.observations.length <= shortMax) return null;
     if (shared.length < obs.length) return null;
     let sum = 0;
     for (const x of shared) {
@@ -145,7 +148,7 @@ export function mergeDuplicateTracks(tracks: readonly Track[], options: Partial<
       // Into a longer track (or an equal one counted earlier), never into one already merged away.
       if (j === i || parent[j] !== j) continue;
       if (l.observations.length < s.observations.length || (l.observations.length === s.observations.length && l.id! > s.id!)) continue;
-      const d = duplicateOf(s, l, at[j]!, camera, o);
+      const d = duplicateOf(s, l, at[j]!, camera, o, shortMax);
       if (d && (!best || d.strength > best.strength)) best = { j, ...d };
     }
     if (best) {
