@@ -270,19 +270,22 @@ export function readColumns(input: ExportInput, options: ReadOptions): AsyncIter
  * unless a mapping is given; read() rejects with ExportRefused as readReadings does. The
  * outcome (stats, warnings, mapping) is filled by read().
  */
-export function readHourly(input: ExportInput, options: AnalyseOptions): { read(): Promise<HourlyAccumulator> } & ReadOutcome {
+export function readHourly(input: ExportInput, options: AnalyseOptions): { read(afterRow?: (acc: HourlyAccumulator) => void): Promise<HourlyAccumulator> } & ReadOutcome {
   const result = {
     stats: null as ReadStats | null,
     warnings: [] as Problem[],
     mapping: null as ConfirmedMapping | null,
-    async read(): Promise<HourlyAccumulator> {
+    /** `afterRow` sees the accumulator after each data row (to take finished hours while reading). */
+    async read(afterRow?: (acc: HourlyAccumulator) => void): Promise<HourlyAccumulator> {
       const { table, plan, scanner } = await openPass(input, options, false);
       result.stats = scanner.stats;
       result.mapping = mappingOf(plan);
       const acc = new HourlyAccumulator();
       // The vocabulary index of each selected column's metric (a mapping names only known metrics).
       const metricOf = plan.selected.map((s) => METRIC_INDEX.get(s.metric) ?? -1);
-      const onRow = (out: RowOut) => acc.addRow(out.ms, out.cols, metricOf, out.values, out.count);
+      const onRow = afterRow
+        ? (out: RowOut) => { acc.addRow(out.ms, out.cols, metricOf, out.values, out.count); afterRow(acc); }
+        : (out: RowOut) => acc.addRow(out.ms, out.cols, metricOf, out.values, out.count);
       for await (const _ of storingPass(table, plan, scanner, onRow));
       scanner.finish();
       result.warnings = passWarnings(plan, scanner);

@@ -37,12 +37,20 @@ export class HourlyAccumulator {
   private n = new Uint32Array(this.cap * M);
   private lastHour = Number.NaN;
   private lastBase = 0;
+  /** Slots below this were handed out by `take`. */
+  private taken = 0;
+  /**
+   * A reading arrived for an hour already handed out by `take`: the file is not in time
+   * order, and what was taken is not that hour's value. Whoever took it starts over.
+   */
+  outOfOrder = false;
 
   /** The slot's first index in the arrays for the hour holding `ms`. */
   private base(ms: number): number {
     const h = Math.floor(ms / HOUR);
     if (h === this.lastHour) return this.lastBase;
     let s = this.slotOf.get(h);
+    if (s !== undefined && s < this.taken) this.outOfOrder = true;
     if (s === undefined) {
       s = this.hours.length;
       this.hours.push(h);
@@ -93,6 +101,43 @@ export class HourlyAccumulator {
         sum[k]! += values[i]!;
       }
     }
+  }
+
+  /** Hours seen so far, and how many of them `take` handed out. */
+  get hourCount(): number {
+    return this.hours.length;
+  }
+
+  get takenCount(): number {
+    return this.taken;
+  }
+
+  /**
+   * The values of the hours not yet taken, up to hour number `upTo` (in the order the hours
+   * were first seen: time order for an export read front to back or back to front), metrics
+   * by name, with each metric as its index in CLIMATE_METRICS; they count as taken from now
+   * on. An import that writes while it reads takes all hours but the last one seen, the
+   * one the next rows may still add to.
+   */
+  take(upTo: number): IndexedColumns {
+    const end = Math.min(upTo, this.hours.length);
+    let count = 0;
+    for (let k = this.taken * M; k < end * M; k++) if (this.n[k]! > 0) count++;
+    const out: IndexedColumns = { length: count, ms: new Float64Array(count), metric: new Uint8Array(count), value: new Float64Array(count) };
+    let i = 0;
+    for (let s = this.taken; s < end; s++) {
+      const ms = this.hours[s]! * HOUR;
+      for (const mi of BY_NAME_ORDER) {
+        const k = s * M + mi;
+        const c = this.n[k]!;
+        if (c === 0) continue;
+        out.ms[i] = ms;
+        out.metric[i] = mi;
+        out.value[i++] = this.valueAt(k, mi, c);
+      }
+    }
+    this.taken = Math.max(this.taken, end);
+    return out;
   }
 
   /** Number of hourly values (hour and metric with at least one reading). */
@@ -153,6 +198,21 @@ export class HourlyAccumulator {
     }
     if (batch.length > 0) yield batch;
   }
+}
+
+/** Hourly values as columns with metrics as indices in CLIMATE_METRICS: plain typed arrays, which a worker thread can hand over without copying. */
+export interface IndexedColumns {
+  length: number;
+  ms: Float64Array;
+  metric: Uint8Array;
+  value: Float64Array;
+}
+
+/** The same columns with metric names, as the import engine takes them. */
+export function namedColumns(c: IndexedColumns): ReadingColumns {
+  const metric = new Array<string>(c.length);
+  for (let i = 0; i < c.length; i++) metric[i] = CLIMATE_METRICS[c.metric[i]!]!.name;
+  return { length: c.length, ms: c.ms, metric, value: c.value };
 }
 
 export function newColumns(size: number): ReadingColumns {

@@ -20,7 +20,8 @@ export type ReadingBatch = IncomingReading[] | ReadingColumns;
 export interface ImportMeta {
   kind: ImportKind;
   fileName: string;
-  contentHash: string;
+  /** sha256 of the file; a promise when it is computed while the file is read. */
+  contentHash: string | Promise<string>;
   sizeBytes: number;
   /** `key:<id>`, `admin-token` or `watcher`. */
   actor: string;
@@ -334,7 +335,7 @@ export async function storeImport(
     cycle_id: cycle.id,
     greenhouse_id: cycle.greenhouse_id,
     file_name: meta.fileName,
-    content_hash: meta.contentHash,
+    content_hash: await meta.contentHash,
     size_bytes: meta.sizeBytes,
     kind: meta.kind,
     actor: meta.actor,
@@ -384,7 +385,7 @@ export async function recordFailedImport(w: Writer, cycle: CycleTable, meta: Omi
     cycle_id: cycle.id,
     greenhouse_id: cycle.greenhouse_id,
     file_name: meta.fileName,
-    content_hash: meta.contentHash,
+    content_hash: await meta.contentHash,
     size_bytes: meta.sizeBytes,
     kind: meta.kind,
     actor: meta.actor,

@@ -11,6 +11,7 @@ import {
   type Analysis, type AnalyseOptions, type ConfirmedMapping, type Problem, type ReadOutcome,
 } from '../exports-reader/index.js';
 import { storeImport } from './engine.js';
+import { NotInTimeOrder, readHourlyOnThread } from './reader-thread.js';
 import { cycleKeyOf } from '../readings/points.js';
 import { saveMapping, savedMapping } from './mappings.js';
 import type { ClimateImportTable, ImportKind } from './tables.js';
@@ -141,17 +142,21 @@ export interface ImportRequest {
  * confirmed mapping the reader settles the layout from the file's head first (the plan an
  * analysis would make), so a file with blocking problems is refused (400) before anything is
  * written; a problem found later in the file (a line too long) rolls everything back.
- * Hourly values are made before the transaction opens: the database waits only for the writes.
+ * Hourly values are read on the reader thread and written as its hours are finished.
  */
 export async function importExport(deps: ClimateDeps, scope: CycleScope, file: ExportFile, req: ImportRequest): Promise<ClimateImportTable & { duplicates: number; remembered: boolean }> {
   const input = { path: file.path, fileName: file.fileName };
   const options = optionsFor(scope, req.choices);
   // A confirmed mapping is recorded as sent; detection and named columns record what they settled on.
   const given = options.columns ? undefined : options.mapping;
+  const hashing = sha256File(file.path);
+  // Awaited in storeImport, which may fail before it gets there: not an unhandled rejection then.
+  hashing.catch(() => undefined);
   const meta = {
     kind: req.kind,
     fileName: file.fileName,
-    contentHash: await sha256File(file.path),
+    // Hashed while the file is read; storeImport awaits it.
+    contentHash: hashing,
     sizeBytes: file.size,
     actor: req.actorLabel,
   };
@@ -162,25 +167,31 @@ export async function importExport(deps: ClimateDeps, scope: CycleScope, file: E
     if (!given && (reader.stats?.data_rows ?? 0) === 0) throw new ExportRefused([{ code: 'no_data_rows', message: 'no row holds a readable time' }]);
   };
 
-  try {
-    if (req.hourly) {
-      const reader = readHourly(input, options);
-      const hours = await reader.read();
+  const store = (reader: ReadOutcome, mapping: () => ConfirmedMapping, batches: Parameters<typeof storeImport>[4]) =>
+    deps.store.write(req.actor, async (w) => {
+      const row = await storeImport(w, deps.sqlite, scope.cycle, { ...meta, mapping, warnings: warnings(reader), rowsRead: rowsRead(reader) }, batches);
       checkRows(reader);
-      const mapping = given ?? reader.mapping!;
-      return await deps.store.write(req.actor, async (w) => {
-        const row = await storeImport(w, deps.sqlite, scope.cycle, { ...meta, mapping, warnings: warnings(reader)(), rowsRead: rowsRead(reader) }, hours.columns(5000));
-        if (req.remember) await saveMapping(w, scope.greenhouse, mapping, file.fileName);
-        return { ...row, remembered: req.remember === true };
-      });
-    }
-    const reader = readColumns(input, { ...options, batchSize: 5000 });
-    return await deps.store.write(req.actor, async (w) => {
-      const row = await storeImport(w, deps.sqlite, scope.cycle, { ...meta, mapping: () => given ?? reader.mapping, warnings: warnings(reader), rowsRead: rowsRead(reader) }, reader);
-      checkRows(reader);
-      if (req.remember) await saveMapping(w, scope.greenhouse, given ?? reader.mapping!, file.fileName);
+      if (req.remember) await saveMapping(w, scope.greenhouse, mapping(), file.fileName);
       return { ...row, remembered: req.remember === true };
     });
+
+  try {
+    if (req.hourly) {
+      // Written while the reader thread reads: the transaction is open for about the time
+      // of the reading, and the event loop does none of the parsing.
+      try {
+        const reader = readHourlyOnThread(input, options);
+        return await store(reader, () => given ?? reader.mapping!, reader.batches);
+      } catch (err) {
+        if (!(err instanceof NotInTimeOrder)) throw err;
+      }
+      // Rows out of time order: every hour is made before anything is written.
+      const reader = readHourly(input, options);
+      const hours = await reader.read();
+      return await store(reader, () => given ?? reader.mapping!, hours.columns(5000));
+    }
+    const reader = readColumns(input, { ...options, batchSize: 5000 });
+    return await store(reader, () => given ?? reader.mapping!, reader);
   } catch (err) {
     if (err instanceof ExportRefused) throw refusal(err.blocking, req);
     throw err;

@@ -29,10 +29,10 @@ t.test('0005 keeps old readings, their ids and their imports\' undo', async (t) 
   const { org, key } = await store.write(SYSTEM_ACTOR, (w) => createOrganization(w, 'Old Growers', 'admin'));
   const ids = { farm: newId(), greenhouse: newId(), row: newId(), cycle: newId() };
   await store.write(SYSTEM_ACTOR, async (w) => {
-    await w.insert('farms', { id: ids.farm, organization_id: org.id, name: 'F', location: null, notes: null });
-    await w.insert('greenhouses', { id: ids.greenhouse, organization_id: org.id, farm_id: ids.farm, name: 'G', time_zone: 'Europe/Amsterdam', latitude: null, longitude: null, area_m2: null, notes: null });
-    await w.insert('rows', { id: ids.row, organization_id: org.id, farm_id: ids.farm, greenhouse_id: ids.greenhouse, name: 'R', length_m: null, plant_count: null, notes: null });
-    await w.insert('cycles', { id: ids.cycle, organization_id: org.id, farm_id: ids.farm, greenhouse_id: ids.greenhouse, row_id: ids.row, name: 'C', crop: null, variety: null, started_on: '2026-01-05', ended_on: null, plants_per_m2: null, stems_per_m2: null, notes: null });
+    await w.insert<any>('farms', { id: ids.farm, organization_id: org.id, name: 'F', location: null, notes: null });
+    await w.insert<any>('greenhouses', { id: ids.greenhouse, organization_id: org.id, farm_id: ids.farm, name: 'G', time_zone: 'Europe/Amsterdam', latitude: null, longitude: null, area_m2: null, notes: null });
+    await w.insert<any>('rows', { id: ids.row, organization_id: org.id, farm_id: ids.farm, greenhouse_id: ids.greenhouse, name: 'R', length_m: null, plant_count: null, notes: null });
+    await w.insert<any>('cycles', { id: ids.cycle, organization_id: org.id, farm_id: ids.farm, greenhouse_id: ids.greenhouse, row_id: ids.row, name: 'C', crop: null, variety: null, started_on: '2026-01-05', ended_on: null, plants_per_m2: null, stems_per_m2: null, notes: null });
   });
   const stamp = { created_at: '2026-03-01T10:00:00.000Z', updated_at: '2026-03-02T10:00:00.000Z' };
   const imp = (id: string, name: string) =>
