@@ -3,7 +3,11 @@
  * alone, measured in the same run on the generated year of 5-minute readings
  * (scripts/gen-climate-year.ts: ~105,000 rows × 30 columns).
  *
- * Each phase runs in its own child process so its peak RSS is its own:
+ * Each phase runs in its own child process so its peak RSS is its own, three times in it (into a
+ * fresh database each time): the first run pays for a cold JIT (and is reported apart, against
+ * papaparse's own first run), the later ones are what a running service sees (their median is
+ * the figure). Hourly imports read on the reader thread (src/climate/imports/reader-thread.ts),
+ * started once per process before the clock starts, its start time reported apart:
  *   parse        papaparse over the file stream (the baseline)
  *   preview      previewFile: what POST {cycle}/climate/file/preview does (the analysis, the first
  *                24 hours as they would be stored, what the cycle already holds in the range)
@@ -18,7 +22,7 @@
  *
  * --years 3 generates three years (3× the file) instead of one: peak RSS should stay put.
  */
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -26,7 +30,7 @@ import { fileURLToPath } from 'node:url';
 import { openDatabase } from '../src/db/database.js';
 import { Store, SYSTEM_ACTOR } from '../src/db/store.js';
 import { newId } from '../src/db/ids.js';
-import { analyseExport } from '../src/climate/exports-reader/index.js';
+import { analyseExport, type ConfirmedMapping } from '../src/climate/exports-reader/index.js';
 import { importExport, previewFile } from '../src/climate/imports/service.js';
 import { readerThreadReady } from '../src/climate/imports/reader-thread.js';
 import type { CycleScope } from '../src/registry/scope.js';
@@ -35,8 +39,9 @@ import { benchArgs, papaparseCells, phaseInChild, withYearFile } from './lib/pha
 const ZONE = 'Europe/Amsterdam';
 type Phase = 'parse' | 'preview' | 'ingest' | 'file' | 'csv';
 
-export interface StorePhase { phase: Phase; ms: number; cpuMs: number; maxRssMB: number; readings: number; dbMB: number; threadStartMs?: number }
-export interface ClimateStoreBench { file: string; bytes: number; phases: StorePhase[]; ratios: Partial<Record<Phase, number>>; cpuRatios: Partial<Record<Phase, number>>; maxRssMB: number }
+/** ms/cpuMs: the median of a process's later runs (a running service); first: its first run (cold JIT). */
+export interface StorePhase { phase: Phase; ms: number; cpuMs: number; maxRssMB: number; readings: number; dbMB: number; threadStartMs?: number; first: { ms: number; cpuMs: number } }
+export interface ClimateStoreBench { file: string; bytes: number; phases: StorePhase[]; ratios: Partial<Record<Phase, number>>; cpuRatios: Partial<Record<Phase, number>>; firstRatios: Partial<Record<Phase, number>>; maxRssMB: number }
 
 const cpuMs = (since: NodeJS.CpuUsage) => { const u = process.cpuUsage(since); return (u.user + u.system) / 1000; };
 
@@ -60,15 +65,21 @@ async function cycleDb(dir: string) {
   return { opened, scope, deps };
 }
 
-async function runPhase(phase: Phase, file: string): Promise<StorePhase> {
+/** Where the parent leaves the saved mapping for the ingest phase's children. */
+const MAPPING_ENV = 'CROPWALK_BENCH_MAPPING';
+
+/** Imports (or parses) per process: the first pays for a cold JIT, the later ones are what a running service sees. */
+const ROUNDS = 3;
+
+async function once(phase: Phase, file: string): Promise<Omit<StorePhase, 'maxRssMB' | 'first'>> {
+  if (phase === 'parse') {
+    const t0 = performance.now();
+    const c0 = process.cpuUsage();
+    const cells = await papaparseCells(file);
+    return { phase, ms: performance.now() - t0, cpuMs: cpuMs(c0), readings: cells, dbMB: 0 };
+  }
   const dir = mkdtempSync(path.join(tmpdir(), 'cropwalk-climate-store-'));
   try {
-    if (phase === 'parse') {
-      const t0 = performance.now();
-      const c0 = process.cpuUsage();
-      const cells = await papaparseCells(file);
-      return { phase, ms: performance.now() - t0, cpuMs: cpuMs(c0), maxRssMB: process.resourceUsage().maxRSS / 1024, readings: cells, dbMB: 0 };
-    }
     const { opened, scope, deps } = await cycleDb(dir);
     if (phase === 'preview') {
       const t0 = performance.now();
@@ -78,13 +89,14 @@ async function runPhase(phase: Phase, file: string): Promise<StorePhase> {
       const cpu = cpuMs(c0);
       if (p.blocking.length > 0 || p.first_hours.length === 0) throw new Error(`preview: ${JSON.stringify(p.blocking)}`);
       await opened.close();
-      return { phase, ms, cpuMs: cpu, maxRssMB: process.resourceUsage().maxRSS / 1024, readings: p.stats.values, dbMB: 0 };
+      return { phase, ms, cpuMs: cpu, readings: p.stats.values, dbMB: 0 };
     }
-    // The saved mapping is made before the clock starts: ingest and the watcher have it already.
-    const mapping = phase === 'ingest' ? (await analyseExport({ path: file }, { timeZone: ZONE })).mapping! : undefined;
+    // The saved mapping was made by the parent (ingest and the watcher have it already): an
+    // analysis here would put the preview's memory into this phase's peak RSS.
+    const mapping = phase === 'ingest' ? (JSON.parse(readFileSync(process.env[MAPPING_ENV]!, 'utf8')) as ConfirmedMapping) : undefined;
     const size = statSync(file).size;
-    // The reader thread is started once per process (the first import after the service
-    // starts pays for it): timed apart, before the import's clock starts.
+    // The reader thread is started once per process (a service starts it with its first
+    // import): timed apart, before the import's clock starts.
     const s0 = performance.now();
     if (phase !== 'csv') await readerThreadReady();
     const threadStartMs = performance.now() - s0;
@@ -99,12 +111,29 @@ async function runPhase(phase: Phase, file: string): Promise<StorePhase> {
     });
     const ms = performance.now() - t0;
     const cpu = cpuMs(c0);
-    const maxRssMB = process.resourceUsage().maxRSS / 1024;
     await opened.close();
-    return { phase, ms, cpuMs: cpu, maxRssMB, readings: row.readings_added, dbMB: statSync(opened.file).size / 1048576, threadStartMs };
+    return { phase, ms, cpuMs: cpu, readings: row.readings_added, dbMB: statSync(opened.file).size / 1048576, threadStartMs };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * One phase in this process: ROUNDS runs (one for the raw CSV import), each import into a
+ * fresh database. `first` is the first run; ms and cpuMs are the median of the later ones.
+ */
+async function runPhase(phase: Phase, file: string): Promise<StorePhase> {
+  const runs = [];
+  for (let i = 0; i < (phase === 'csv' ? 1 : ROUNDS); i++) runs.push(await once(phase, file));
+  const later = runs.length > 1 ? runs.slice(1) : runs;
+  const med = (xs: number[]) => { const v = [...xs].sort((a, b) => a - b); return v.length % 2 ? v[(v.length - 1) / 2]! : (v[v.length / 2 - 1]! + v[v.length / 2]!) / 2; };
+  return {
+    ...runs[0]!,
+    ms: med(later.map((r) => r.ms)),
+    cpuMs: med(later.map((r) => r.cpuMs)),
+    first: { ms: runs[0]!.ms, cpuMs: runs[0]!.cpuMs },
+    maxRssMB: process.resourceUsage().maxRSS / 1024,
+  };
 }
 
 
@@ -115,6 +144,9 @@ async function runPhase(phase: Phase, file: string): Promise<StorePhase> {
  */
 export async function runClimateStoreBench(opts: { file?: string; raw?: boolean; repeat?: number; years?: number } = {}): Promise<ClimateStoreBench> {
   return withYearFile(opts.file, async (file) => {
+    const mappingDir = mkdtempSync(path.join(tmpdir(), 'cropwalk-bench-mapping-'));
+    process.env[MAPPING_ENV] = path.join(mappingDir, 'mapping.json');
+    writeFileSync(process.env[MAPPING_ENV], JSON.stringify((await analyseExport({ path: file }, { timeZone: ZONE })).mapping));
     const phases: StorePhase[] = [];
     const wanted: Phase[] = ['parse', 'preview', 'ingest', 'file', ...(opts.raw ? (['csv'] as Phase[]) : [])];
     for (const phase of wanted) {
@@ -124,8 +156,10 @@ export async function runClimateStoreBench(opts: { file?: string; raw?: boolean;
     }
     const parse = phases[0]!;
     const ratios = Object.fromEntries(phases.slice(1).map((p) => [p.phase, p.ms / parse.ms]));
+    const firstRatios = Object.fromEntries(phases.slice(1).map((p) => [p.phase, p.first.ms / parse.first.ms]));
     const cpuRatios = Object.fromEntries(phases.slice(1).map((p) => [p.phase, p.cpuMs / parse.cpuMs]));
-    return { file, bytes: statSync(file).size, phases, ratios, cpuRatios, maxRssMB: Math.max(...phases.map((p) => p.maxRssMB)) };
+    rmSync(mappingDir, { recursive: true, force: true });
+    return { file, bytes: statSync(file).size, phases, ratios, cpuRatios, firstRatios, maxRssMB: Math.max(...phases.map((p) => p.maxRssMB)) };
   }, opts.years);
 }
 
@@ -138,8 +172,10 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     console.log(`climate store bench: ${(r.bytes / 1048576).toFixed(1)} MiB (${r.file})`);
     for (const p of r.phases) {
       const ratio = p.phase === 'parse' ? 'baseline' : `${r.ratios[p.phase]!.toFixed(1)}× / cpu ${r.cpuRatios[p.phase]!.toFixed(1)}×`;
-      console.log(`  ${p.phase.padEnd(7)} ${p.ms.toFixed(0).padStart(7)} ms wall ${p.cpuMs.toFixed(0).padStart(7)} ms cpu  ${ratio.padEnd(20)} peak RSS ${p.maxRssMB.toFixed(0).padStart(4)} MB  ${p.phase === 'parse' ? `${p.readings} cells` : p.phase === 'preview' ? `${p.readings} values read` : `${p.readings} readings stored, db ${p.dbMB.toFixed(0)} MB`}`);
+      const first = p.phase === 'parse' ? `first run ${p.first.ms.toFixed(0)} ms` : `first run ${p.first.ms.toFixed(0)} ms = ${r.firstRatios[p.phase]!.toFixed(1)}×`;
+      const thread = p.threadStartMs !== undefined && p.phase !== 'csv' ? `, reader thread start ${p.threadStartMs.toFixed(0)} ms` : '';
+      console.log(`  ${p.phase.padEnd(7)} ${p.ms.toFixed(0).padStart(7)} ms wall ${p.cpuMs.toFixed(0).padStart(7)} ms cpu  ${ratio.padEnd(20)} peak RSS ${p.maxRssMB.toFixed(0).padStart(4)} MB  ${p.phase === 'parse' ? `${p.readings} cells` : p.phase === 'preview' ? `${p.readings} values read` : `${p.readings} readings stored, db ${p.dbMB.toFixed(0)} MB`}  (${first}${thread})`);
     }
-    console.log(`  goals: preview and import ≤ 3× parse-only, peak RSS < 300 MB (highest here ${r.maxRssMB.toFixed(0)} MB)`);
+    console.log(`  goals: preview and import ≤ 3× parse-only, peak RSS < 300 MB (highest here ${r.maxRssMB.toFixed(0)} MB); ratios are of later runs in a process, first runs in brackets`);
   }
 }

@@ -45,7 +45,10 @@ let nextId = 1;
 
 function start() {
   const handlers = new Map<number, Handler>();
-  const worker = new Worker(BOOT, { workerData: { entry: ENTRY } });
+  // A small young generation: the reader's garbage is short-lived, and V8's default (up to
+  // 16 MB semi-spaces) added about 40 MB to the process's peak RSS for no speed (measured
+  // on three years of 5-minute data: 320 → 270-284 MB, same import time).
+  const worker = new Worker(BOOT, { workerData: { entry: ENTRY }, resourceLimits: { maxYoungGenerationSizeMb: 8 } });
   let resolveReady!: () => void;
   let rejectReady!: (e: Error) => void;
   const ready = new Promise<void>((res, rej) => { resolveReady = res; rejectReady = rej; });
