@@ -7,7 +7,7 @@ import { planesFor, type FramePlanes } from './features.js';
 import { DEFAULT_PARAMS, type BuiltinParams } from './params.js';
 import { DEFAULT_RIPENESS_THRESHOLDS, ripenessFromHue, type RipenessThresholds } from './ripeness.js';
 import { greenMask, growGreen, growRipe, ripeMask, splitBySeeds } from './segment.js';
-import { ScaleMemory } from './scale-memory.js';
+import { ScaleMemory, smallFruitGate } from './scale-memory.js';
 import { DEFAULT_STEM_PARAMS, findStems, type StemParams } from './stems.js';
 
 export interface BuiltinDetectorOptions {
@@ -98,14 +98,16 @@ export interface FrameAnalysis {
  * there is none, the frame is analysed again with the `smallFruit` settings
  * (docs/builtin-detector.md). The largest, not a quantile: a close-up photo also has many small
  * hypotheses (fruit cut up by hairs and stems, specks of light), but always some large fruit.
+ * After frames of small fruit (`smallLikely`) the close-up analysis is kept only when it is
+ * credible (`smallFruitGate`): a clump of touching small fruit does not take the frame.
  */
 export function analyseFrame(image: RgbImage, params: BuiltinParams = DEFAULT_PARAMS, smallLikely = false): FrameAnalysis {
   const first = analyseWith(image, params);
   if (!(params.smallFruitRadius > 0)) return first;
-  let largest = 0;
-  for (const c of rawCandidates(first)) if (c.score >= params.smallFruitMinScore) largest = Math.max(largest, effectiveRadius(c.circle, params));
-  // After frames of small fruit (smallLikely: the walk's recent frames) the bound is higher.
-  if (!(largest < (smallLikely ? params.smallFruitSceneRadius : params.smallFruitRadius))) return first;
+  const radii: number[] = [];
+  for (const c of rawCandidates(first)) if (c.score >= params.smallFruitMinScore) radii.push(effectiveRadius(c.circle, params));
+  // After frames of small fruit (smallLikely: the walk's recent frames) the close-up analysis must be credible.
+  if (!smallFruitGate(radii, smallLikely, params)) return first;
   const small = { ...params, ...params.smallFruit };
   return { ...analyseWith(image, small, first), smallFruit: true, closeUp: first };
 }

@@ -110,6 +110,19 @@ export interface BuiltinParams {
    * small-fruit frames.
    */
   smallFruitSceneRadius: number;
+  /**
+   * After frames of small fruit (ScaleMemory), a frame whose largest confident hypothesis reaches
+   * smallFruitSceneRadius is still analysed as small fruit unless its close-up analysis found fruit
+   * that a clump of touching small fruit does not make: at least this many confident hypotheses of
+   * smallFruitRadius or more, or one of sceneCloseUpSingleRadius or more. A clump merged in the
+   * close-up analysis is one large circle among small ones (rendered walks: one of 27.9–29.9 px,
+   * or two of 23–25 px in one blob); a view close to the plants shows several fruit of close-up
+   * size. Such a frame is remembered as a small-fruit frame, so a run of clumps does not make the
+   * memory let go (docs/builtin-detector.md).
+   */
+  sceneCloseUpMinFruit: number;
+  /** See sceneCloseUpMinFruit: one fruit this large (twice smallFruitRadius) is no clump of small fruit. */
+  sceneCloseUpSingleRadius: number;
   /** Score (of the first, close-up analysis) from which a hypothesis counts for the frame's fruit size. */
   smallFruitMinScore: number;
   smallFruit: Partial<BuiltinParams>;
@@ -188,6 +201,8 @@ export const DEFAULT_PARAMS: BuiltinParams = {
   boxScale: 1.25,
   smallFruitRadius: 21.5,
   smallFruitSceneRadius: 27,
+  sceneCloseUpMinFruit: 2,
+  sceneCloseUpSingleRadius: 43,
   smallFruitMinScore: 0.5,
   smallFruit: SMALL_FRUIT_PARAMS,
 };

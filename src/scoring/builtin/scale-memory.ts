@@ -25,3 +25,36 @@ export class ScaleMemory {
     this.recent.set(key, r);
   }
 }
+
+/** The settings the small-fruit gate reads (BuiltinParams has them all). */
+export interface SmallFruitGateParams {
+  smallFruitRadius: number;
+  smallFruitSceneRadius: number;
+  sceneCloseUpMinFruit: number;
+  sceneCloseUpSingleRadius: number;
+}
+
+/**
+ * Whether a frame is analysed again as small fruit, from the radii (working px) of its confident
+ * fruit hypotheses in the close-up analysis and what the walk's recent frames were (`smallLikely`,
+ * ScaleMemory). Without that memory (a photo, a walk's first frames) a frame is small when its
+ * largest hypothesis is under smallFruitRadius. After frames of small fruit the close-up analysis
+ * has to be credible to be kept: its largest hypothesis reaches smallFruitSceneRadius, and either
+ * at least sceneCloseUpMinFruit hypotheses reach smallFruitRadius (a close view shows several fruit
+ * of close-up size) or the largest reaches sceneCloseUpSingleRadius (one fruit too large for a
+ * clump of small ones). One large circle among small ones is a clump of touching small fruit
+ * merged into one blob; the frame is then a small-fruit frame, and is remembered as one, so the
+ * memory holds through a run of such frames and lets go only on frames that are close-ups.
+ */
+export function smallFruitGate(radii: readonly number[], smallLikely: boolean, q: SmallFruitGateParams): boolean {
+  let largest = 0;
+  let closeUpSized = 0;
+  for (const r of radii) {
+    if (r > largest) largest = r;
+    if (r >= q.smallFruitRadius) closeUpSized++;
+  }
+  if (!smallLikely) return largest < q.smallFruitRadius;
+  if (largest < q.smallFruitSceneRadius) return true;
+  if (largest >= q.sceneCloseUpSingleRadius) return false;
+  return closeUpSized < q.sceneCloseUpMinFruit;
+}
