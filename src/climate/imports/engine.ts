@@ -144,7 +144,8 @@ export function unpackFloats(b: Uint8Array): Float64Array {
 
 /**
  * Metric name → climate_metric_codes.code, adding names not seen before; `names()` are the
- * metrics asked for so far (the import's metrics).
+ * metrics asked for so far (the import's metrics). Synchronous and cached, unlike
+ * points.ts's ensureMetricCode, since it is asked once per reading inside the write loop.
  */
 function metricCodes(sqlite: SQLite.Database): ((metric: string) => number) & { names(): string[] } {
   const add = sqlite.prepare('INSERT INTO climate_metric_codes (metric) VALUES (?) ON CONFLICT (metric) DO NOTHING');

@@ -97,27 +97,22 @@ export async function listPoints(db: Q, owner: PointOwner, q: ListQuery): Promis
     code = await metricCodeOf(db, q.metric);
     if (code === undefined) return { rows: [], total: 0 };
   }
-  let base = db.selectFrom('climate_points as p').where('p.cycle_key', '=', key);
-  if (code !== undefined) base = base.where('p.metric_code', '=', code);
-  if (q.fromUtc) base = base.where('p.at_ms', '>=', Date.parse(q.fromUtc));
-  if (q.toUtc) base = base.where('p.at_ms', '<=', Date.parse(q.toUtc));
-  const total = await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  let page = rows(db).where('p.cycle_key', '=', key);
-  if (code !== undefined) page = page.where('p.metric_code', '=', code);
-  if (q.fromUtc) page = page.where('p.at_ms', '>=', Date.parse(q.fromUtc));
-  if (q.toUtc) page = page.where('p.at_ms', '<=', Date.parse(q.toUtc));
-  const found = (await page.orderBy('p.at_ms', 'desc').orderBy('m.metric').limit(q.limit).offset(q.offset).execute()) as StoredRow[];
+  let matching = rows(db).where('p.cycle_key', '=', key);
+  if (code !== undefined) matching = matching.where('p.metric_code', '=', code);
+  if (q.fromUtc) matching = matching.where('p.at_ms', '>=', Date.parse(q.fromUtc));
+  if (q.toUtc) matching = matching.where('p.at_ms', '<=', Date.parse(q.toUtc));
+  const total = await matching.clearSelect().select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const found = (await matching.orderBy('p.at_ms', 'desc').orderBy('m.metric').limit(q.limit).offset(q.offset).execute()) as StoredRow[];
   return { rows: found.map((r) => toReading(owner, r)), total: Number(total.n) };
 }
 
 export interface FoundPoint {
   reading: ClimateReading;
   key: PointKey;
-  fixedId: string | null;
 }
 
 function found(owner: PointOwner, r: StoredRow): FoundPoint {
-  return { reading: toReading(owner, r), key: { cycle_key: r.cycle_key, at_ms: r.at_ms, metric_code: r.metric_code }, fixedId: r.fixed_id };
+  return { reading: toReading(owner, r), key: { cycle_key: r.cycle_key, at_ms: r.at_ms, metric_code: r.metric_code } };
 }
 
 /** The reading with this point_id in the cycle: a stored id first, else the readings at the instant the id names. */
@@ -151,13 +146,13 @@ async function reread(w: Writer, owner: PointOwner, k: PointKey): Promise<Climat
 const ENTITY = 'climate_readings';
 
 /** Stores a typed reading where none is (the caller checked), logged as an insert. */
-export async function insertManualPoint(w: Writer, owner: PointOwner, metric: string, atMs: number, value: number, fixedId: string | null = null): Promise<ClimateReading> {
+export async function insertManualPoint(w: Writer, owner: PointOwner, metric: string, atMs: number, value: number): Promise<ClimateReading> {
   const cycle_key = await ensureCycleKey(w.trx, owner.id);
   const metric_code = await ensureMetricCode(w.trx, metric);
   const now = Date.parse(w.now);
   await w.trx
     .insertInto('climate_points')
-    .values({ cycle_key, at_ms: atMs, metric_code, value, import_seq: null, created_ms: now, changed_ms: now, version: w.stamp(), fixed_id: fixedId })
+    .values({ cycle_key, at_ms: atMs, metric_code, value, import_seq: null, created_ms: now, changed_ms: now, version: w.stamp(), fixed_id: null })
     .execute();
   const after = await reread(w, owner, { cycle_key, at_ms: atMs, metric_code });
   await w.log({ organization_id: owner.organization_id, entity: ENTITY, entity_id: after.id, op: 'insert', after });
