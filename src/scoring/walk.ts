@@ -3,6 +3,7 @@
 // and count each tracked object once. The job runner supplies the decoder, saves
 // frames and overlays in `onFrame`, and adds image quality from the frames it sees.
 import type { Box, Detection, DetectionKind, Detector, DetectorInfo, RgbImage, RipenessCounts } from './types.js';
+import { AdaptiveSampler, type SamplingOptions } from './sampling.js';
 import { counter, mergeDuplicateTracks, summariseFruit, summariseObject, Tracker, type CountedFruit, type CountedObject, type MergeOptions, type TrackerOptions, type TrackState } from './track/index.js';
 
 export interface WalkOptions {
@@ -10,7 +11,19 @@ export interface WalkOptions {
   conf: number;
   /** Seconds between sampled frames of a clip. */
   sampleSeconds: number;
-  /** Frames sampled at most from each clip. */
+  /**
+   * Adaptive sampling: the clip is decoded at this interval (shorter than sampleSeconds) and
+   * a frame is scored every sampleSeconds, or every decoded frame while the camera moves
+   * fast (`AdaptiveSampler`). Absent: every sampleSeconds, whatever the pace.
+   */
+  fastSampleSeconds?: number;
+  /** The pace at which adaptive sampling turns fast (`SamplingOptions`). */
+  sampling?: Partial<Pick<SamplingOptions, 'fastShare' | 'slowFactor'>>;
+  /**
+   * Frames sampled at most from each clip, at sampleSeconds: the clip is read for at most
+   * maxFrames × sampleSeconds; adaptive sampling may score up to sampleSeconds /
+   * fastSampleSeconds times as many frames in that stretch.
+   */
   maxFrames: number;
   /** Millimetres per pixel of the original clip (not of the decoded working frames). */
   mmPerPixel?: number;
@@ -150,19 +163,23 @@ export async function scoreWalk(input: ScoreWalkInput): Promise<WalkResult> {
   const frames: WalkFrame[] = [];
   const clips = input.clips.map((_, index) => ({ index, frames: 0, done: false }));
   const probes = input.probe ? await Promise.all(input.clips.map((f) => input.probe!(f))) : null;
-  const expected = probes?.map((p) => Math.max(1, Math.min(options.maxFrames, Math.ceil(p.durationSeconds / options.sampleSeconds) || 1)));
+  // Progress goes by time into the clip (the stretch read), since adaptive sampling makes the frame count unknown ahead.
+  const stretch = probes?.map((p) => Math.min(p.durationSeconds, options.maxFrames * options.sampleSeconds));
+  const clipTime = clips.map(() => 0);
   const progress = async (clip: number) => {
     if (!input.onProgress) return;
     let fraction: number | null = null;
-    if (expected) {
+    if (stretch) {
       const done = clips.filter((c) => c.done).length;
-      const cur = clips[clip]!.done ? 0 : Math.min(1, clips[clip]!.frames / expected[clip]!);
+      const span = stretch[clip]!;
+      const cur = clips[clip]!.done ? 0 : span > 0 ? Math.min(1, clipTime[clip]! / span) : 0;
       fraction = Math.min(1, (done + cur) / clips.length);
     }
     await input.onProgress({ clip, clipsDone: clips.filter((c) => c.done).length, framesDone: frames.length, fraction });
   };
 
-  const processFrame = async (clip: number, f: WalkFrameInput, dets: Detection[]) => {
+  /** Tracks one frame; answers the camera motion measured on its fruit since the frame before (null when unknown). */
+  const processFrame = async (clip: number, f: WalkFrameInput, dets: Detection[]): Promise<[number, number] | null> => {
     const geo = { frame: frames.length, width: f.image.width, height: f.image.height };
     const kept: WalkFrameInfo['detections'] = [];
     const views: TrackView[] = [];
@@ -186,10 +203,12 @@ export async function scoreWalk(input: ScoreWalkInput): Promise<WalkResult> {
     }
     frames.push({ frame: geo.frame, clip, clip_frame: f.index, time_seconds: f.timeSeconds, width: geo.width, height: geo.height, detections: perKind });
     clips[clip]!.frames++;
+    clipTime[clip] = f.timeSeconds;
     if (input.onFrame) {
       await input.onFrame({ clip, frameIndex: geo.frame, clipFrame: f.index, timeSeconds: f.timeSeconds, image: f.image, detections: kept, tracks: views });
     }
     await progress(clip);
+    return camera;
   };
 
   const detect = async (image: RgbImage) => {
@@ -197,11 +216,17 @@ export async function scoreWalk(input: ScoreWalkInput): Promise<WalkResult> {
     return detector.detect(image, { conf: lowScore });
   };
 
+  const sampler = options.fastSampleSeconds ? new AdaptiveSampler({ regularSeconds: options.sampleSeconds, fastSeconds: options.fastSampleSeconds, ...options.sampling }) : null;
+  const decodeEvery = sampler ? options.fastSampleSeconds! : options.sampleSeconds;
+  // The same stretch of clip either way: maxFrames samples at the regular interval.
+  const decodeAtMost = sampler ? Math.ceil((options.maxFrames * options.sampleSeconds) / decodeEvery - 1e-9) : options.maxFrames;
+
   for (let c = 0; c < input.clips.length; c++) {
     throwIfAborted(signal);
     const file = input.clips[c]!;
-    const source = input.decode(file, { sampleSeconds: options.sampleSeconds, maxFrames: options.maxFrames, maxLongSide: options.maxLongSide, signal });
-    const it = source[Symbol.asyncIterator]();
+    const source = input.decode(file, { sampleSeconds: decodeEvery, maxFrames: decodeAtMost, maxLongSide: options.maxLongSide, signal });
+    sampler?.startClip();
+    const it = sampler ? sampledFrames(source[Symbol.asyncIterator](), sampler) : source[Symbol.asyncIterator]();
     try {
       const first = await it.next();
       if (first.done) {
@@ -228,9 +253,11 @@ export async function scoreWalk(input: ScoreWalkInput): Promise<WalkResult> {
         segmentMm = mm;
         segmentSize = size;
         await processFrame(c, first.value, firstDets);
-        await processFrame(c, second.value, await detect(second.value.image));
-        for (let n = await it.next(); !n.done; n = await it.next()) {
-          await processFrame(c, n.value, await detect(n.value.image));
+        let before = first.value;
+        for (let n: IteratorResult<WalkFrameInput> = second; !n.done; n = await it.next()) {
+          const motion = await processFrame(c, n.value, await detect(n.value.image));
+          sampler?.observe(motion, n.value.timeSeconds - before.timeSeconds, n.value.image.width, n.value.image.height);
+          before = n.value;
         }
       }
       clips[c]!.done = true;
@@ -254,6 +281,20 @@ export async function scoreWalk(input: ScoreWalkInput): Promise<WalkResult> {
     return { count: items.length, items };
   };
   return { detector: detector.info, frames, fruit, stems: objects('stem'), plants: objects('plant'), counts, clips };
+}
+
+/** The decoded frames the sampler scores; the others are dropped undetected. */
+function sampledFrames(source: AsyncIterator<WalkFrameInput>, sampler: AdaptiveSampler): AsyncIterator<WalkFrameInput> {
+  return {
+    async next() {
+      for (let n = await source.next(); ; n = await source.next()) {
+        if (n.done || sampler.take(n.value.timeSeconds)) return n;
+      }
+    },
+    async return(value?: unknown) {
+      return (await source.return?.(value)) ?? { done: true, value: undefined };
+    },
+  };
 }
 
 /** mm_per_pixel is for the clip as filmed; frames may have been scaled down to work on. */

@@ -59,7 +59,10 @@ function distance(a: Float32Array, b: Float32Array): number {
 
 export interface SampledFrame {
   clip: number;
+  /** Rendered frame number. */
   frame: number;
+  /** The decoder's frame number in the clip (`WalkFrame.clip_frame`). */
+  index: number;
 }
 
 export interface Oracle {
@@ -72,9 +75,11 @@ export interface Oracle {
    * Fruit (or stems/plants) a perfect tracker would count on the sampled frames: seen
    * well (visible ≥ minVisible) in at least minHits of them. With `detected`, only the
    * frames where the oracle actually reported the object confidently count, which
-   * takes the detector's misses out and leaves the tracker's own error.
+   * takes the detector's misses out and leaves the tracker's own error. With `scored`
+   * (the walk's `frames`), only the decoded frames the walk scored count: adaptive
+   * sampling decodes more frames than it scores.
    */
-  expected(kind?: DetectionKind, minHits?: number, detected?: boolean): { total: number; green: number; turning: number; red: number; ids: number[] };
+  expected(kind?: DetectionKind, minHits?: number, detected?: boolean, scored?: readonly { clip: number; clip_frame: number }[]): { total: number; green: number; turning: number; red: number; ids: number[] };
 }
 
 export function createOracle(
@@ -115,7 +120,7 @@ export function createOracle(
         const d = distance(sig, signatures[k]!);
         if (d < bestD) { bestD = d; best = k; }
       }
-      const at = { clip, frame: best };
+      const at = { clip, frame: best, index: f.index };
       sampled.push(at);
       frameOf.set(f.image, at);
       yield f;
@@ -172,12 +177,14 @@ export function createOracle(
     },
   };
 
-  const expected: Oracle['expected'] = (kind = 'fruit', minHits = 2, detected = false) => {
-    const seen = new Set(sampled.map((s) => `${s.clip}:${s.frame}`));
+  const expected: Oracle['expected'] = (kind = 'fruit', minHits = 2, detected = false, scored) => {
+    const used = scored ? new Set(scored.map((f) => `${f.clip}:${f.clip_frame}`)) : null;
+    const frames = used ? sampled.filter((s) => used.has(`${s.clip}:${s.index}`)) : sampled;
+    const seen = new Set(frames.map((s) => `${s.clip}:${s.frame}`));
     const list = kind === 'fruit' ? truth.fruit : kind === 'stem' ? truth.stems : truth.plants;
     const minVisible = kind === 'fruit' ? noise.minVisible : 0.3;
     const r = { total: 0, green: 0, turning: 0, red: 0, ids: [] as number[] };
-    const single = sampled.length < minHits;
+    const single = frames.length < minHits;
     for (const o of list) {
       const hits = o.appearances.filter(
         (a) => a.visible >= minVisible && seen.has(`${a.clip}:${a.frame}`) && (!detected || reported.has(`${kind}:${o.id}:${a.clip}:${a.frame}`)),
