@@ -9,7 +9,7 @@ import { CYCLE, CYCLE_PARAMS } from '../registry/paths.js';
 import { resolveCycle, type CyclePath } from '../registry/scope.js';
 import { parseWeek, WEEK_FORMS } from '../time/weeks.js';
 import { clipsOf, listCycleWalks, loadWalk } from './jobs/commands.js';
-import { DEFAULT_OPTIONS, LIMITS, MODE_TEXT, SCORING_MODES } from './jobs/options.js';
+import { DEFAULT_CONF, DEFAULT_FAST_SAMPLE_SECONDS, DEFAULT_OPTIONS, LIMITS, MODE_TEXT, SCORING_MODES } from './jobs/options.js';
 import { presentWalk, presentWalkSummary, walkSchema, walkSummarySchema } from './jobs/presenters.js';
 import { runnerOf } from './jobs/runner.js';
 import { FRAME_NAMES, framePath } from './jobs/storage.js';
@@ -23,9 +23,15 @@ const modeDescription = `What scores the walk. ${SCORING_MODES.map((m) => `\`${m
 
 const optionFields: Record<string, JsonSchema> = {
   mode: { enum: [...SCORING_MODES], default: 'auto', description: modeDescription },
-  conf: { type: 'number', minimum: LIMITS.conf.min, maximum: LIMITS.conf.max, description: `Detection threshold, ${LIMITS.conf.min} to ${LIMITS.conf.max}: detections scoring below it are not counted. Default ${DEFAULT_OPTIONS.conf}.` },
-  sample_seconds: { type: 'number', minimum: LIMITS.sample_seconds.min, maximum: LIMITS.sample_seconds.max, 'x-unit': 's', description: `Seconds between sampled frames of a video, ${LIMITS.sample_seconds.min} to ${LIMITS.sample_seconds.max}. Default ${DEFAULT_OPTIONS.sample_seconds}.` },
-  max_frames: { type: 'integer', minimum: LIMITS.max_frames.min, maximum: LIMITS.max_frames.max, description: `Most frames sampled from each clip, ${LIMITS.max_frames.min} to ${LIMITS.max_frames.max}. Default ${DEFAULT_OPTIONS.max_frames}.` },
+  conf: {
+    type: 'number', minimum: LIMITS.conf.min, maximum: LIMITS.conf.max,
+    description: `Detection threshold, ${LIMITS.conf.min} to ${LIMITS.conf.max}: in a photo, detections scoring below it are not counted; in a video, only detections from it up start a fruit's track (the track then follows the fruit down to a third of it). Default by what is uploaded: ${DEFAULT_CONF.photo} for photos, ${DEFAULT_CONF.video} when any upload is a video clip (a fruit in a video is seen several times, so a stricter start keeps a stray second circle from becoming a fruit).`,
+  },
+  sample_seconds: {
+    type: 'number', minimum: LIMITS.sample_seconds.min, maximum: LIMITS.sample_seconds.max, 'x-unit': 's',
+    description: `Seconds between sampled frames of a video, ${LIMITS.sample_seconds.min} to ${LIMITS.sample_seconds.max}. Not given: adaptive, every ${DEFAULT_OPTIONS.sample_seconds} s, and every ${DEFAULT_FAST_SAMPLE_SECONDS} s while the camera crosses more than a sixth of the frame per ${DEFAULT_OPTIONS.sample_seconds} s (a fast walker: each fruit is then still seen six times or more). Given: exactly every sample_seconds.`,
+  },
+  max_frames: { type: 'integer', minimum: LIMITS.max_frames.min, maximum: LIMITS.max_frames.max, description: `Most frames sampled from each clip at sample_seconds, ${LIMITS.max_frames.min} to ${LIMITS.max_frames.max}: a clip is read for at most max_frames × sample_seconds; adaptive sampling may score up to twice as many frames in that stretch. Default ${DEFAULT_OPTIONS.max_frames}.` },
   mm_per_pixel: { type: 'number', exclusiveMinimum: 0, maximum: 1000, 'x-unit': 'mm/px', description: 'Millimetres per pixel of the clip as filmed, at the fruit\'s distance (e.g. 1.5). With it every fruit gets diameter_mm; without it diameters are null.' },
 };
 

@@ -1,3 +1,5 @@
+import type { WalkOptions } from '../walk.js';
+
 /**
  * What a scoring request may choose. The defaults match the pipeline's own
  * (sample every half second, at most 240 frames); the bounds keep one job
@@ -11,13 +13,30 @@ export interface ScoringOptions {
   conf: number;
   /** Seconds between sampled frames of a video. */
   sample_seconds: number;
-  /** Most frames scored in the whole walk. */
+  /** Adaptive sampling: seconds between sampled frames while the walker is fast; null: every sample_seconds. */
+  fast_sample_seconds: number | null;
+  /** Most frames sampled from each clip at sample_seconds. */
   max_frames: number;
   /** Millimetres per pixel at the fruit's distance; null leaves diameters unmeasured. */
   mm_per_pixel: number | null;
 }
 
-export const DEFAULT_OPTIONS: ScoringOptions = { conf: 0.35, sample_seconds: 0.5, max_frames: 240, mm_per_pixel: null };
+/**
+ * The default `conf` by what was uploaded. A photo is one chance to see each fruit, so
+ * every detection counts from 0.35 (where the built-in detector's counts balance on the
+ * labelled photos). In a video every fruit is seen several times and a detection from
+ * `conf` up starts a track: from 0.5 up (where counts after tracking balance on rendered
+ * walks) a stray second circle on a fruit rarely becomes a fruit of its own, while a
+ * fruit scoring lower in one frame is still found in the next, and the tracker keeps
+ * following it down to a third of `conf`. ByteTrack separates the two thresholds the same way.
+ */
+export const DEFAULT_CONF = { photo: 0.35, video: 0.5 } as const;
+
+/** Adaptive sampling's fast interval when sample_seconds is not given. */
+export const DEFAULT_FAST_SAMPLE_SECONDS = 0.25;
+
+/** Stored options are merged over these: walks queued before a field existed read as scored then. */
+export const DEFAULT_OPTIONS: ScoringOptions = { conf: DEFAULT_CONF.photo, sample_seconds: 0.5, fast_sample_seconds: null, max_frames: 240, mm_per_pixel: null };
 
 export const LIMITS = {
   conf: { min: 0, max: 1 },
@@ -36,12 +55,28 @@ export const MODE_TEXT: Record<ScoringMode, string> = {
   video: 'like auto, and every upload must be a video clip (422 for a photo)',
 };
 
-/** Options from validated form fields (strings already coerced by the route's schema). */
-export function optionsFrom(fields: { conf?: number; sample_seconds?: number; max_frames?: number; mm_per_pixel?: number }): ScoringOptions {
+/**
+ * Options from validated form fields (strings already coerced by the route's schema) and
+ * what was uploaded: `conf` defaults by kind (any video clip: the video default), and
+ * without sample_seconds the sampling is adaptive.
+ */
+export function optionsFrom(fields: { conf?: number; sample_seconds?: number; max_frames?: number; mm_per_pixel?: number }, uploads: { video: boolean }): ScoringOptions {
   return {
-    conf: fields.conf ?? DEFAULT_OPTIONS.conf,
+    conf: fields.conf ?? (uploads.video ? DEFAULT_CONF.video : DEFAULT_CONF.photo),
     sample_seconds: fields.sample_seconds ?? DEFAULT_OPTIONS.sample_seconds,
+    fast_sample_seconds: fields.sample_seconds === undefined ? DEFAULT_FAST_SAMPLE_SECONDS : null,
     max_frames: fields.max_frames ?? DEFAULT_OPTIONS.max_frames,
     mm_per_pixel: fields.mm_per_pixel ?? null,
+  };
+}
+
+/** A job's options as the walk pipeline takes them. */
+export function walkOptionsFrom(o: ScoringOptions): WalkOptions {
+  return {
+    conf: o.conf,
+    sampleSeconds: o.sample_seconds,
+    ...(o.fast_sample_seconds !== null ? { fastSampleSeconds: o.fast_sample_seconds } : {}),
+    maxFrames: o.max_frames,
+    ...(o.mm_per_pixel !== null ? { mmPerPixel: o.mm_per_pixel } : {}),
   };
 }

@@ -113,12 +113,13 @@ export const walkSchema: JsonSchema = {
     mode: { type: 'string', description: 'The mode asked for: auto, builtin, model, photo or video.' },
     options: {
       type: 'object',
-      required: ['conf', 'sample_seconds', 'max_frames', 'mm_per_pixel'],
+      required: ['conf', 'sample_seconds', 'fast_sample_seconds', 'max_frames', 'mm_per_pixel'],
       additionalProperties: false,
       properties: {
-        conf: num('Detection threshold, 0 to 1.'),
+        conf: num('Detection threshold, 0 to 1: the one given, else the default for what was uploaded (0.35 photos only, 0.5 with a video clip).'),
         sample_seconds: num('Seconds between sampled frames of a video.', { 'x-unit': 's' }),
-        max_frames: { type: 'integer', description: 'Most frames sampled from each clip.' },
+        fast_sample_seconds: nullableNum('Adaptive sampling (sample_seconds was not given): seconds between sampled frames while the camera crosses more than a sixth of the frame per sample_seconds. Null: every sample_seconds, whatever the pace.', { 'x-unit': 's' }),
+        max_frames: { type: 'integer', description: 'Most frames sampled from each clip at sample_seconds: a clip is read for at most max_frames × sample_seconds (adaptive sampling may score more frames in that stretch).' },
         mm_per_pixel: nullableNum('Millimetres per pixel of the clip as filmed, at the fruit\'s distance; null: diameters are not measured.', { 'x-unit': 'mm/px' }),
       },
     },

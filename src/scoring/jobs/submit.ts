@@ -51,7 +51,6 @@ export interface Submitter {
 export async function submitWalk(services: Services, who: Submitter, runner: WalkRunner | undefined, a: SubmitInput): Promise<WalkTable> {
   const organizationId = who.organizationId;
   const mode = a.fields.mode ?? 'auto';
-  const options = optionsFrom(a.fields);
 
   const shas = await Promise.all(a.files.map((f) => sha256File(f.path)));
   const hash = requestHash({
@@ -77,6 +76,7 @@ export async function submitWalk(services: Services, who: Submitter, runner: Wal
     inspected.push(await inspectUpload({ path: f.path, originalName: f.originalname, size: f.size }, a.labels[i]!, shas[i]));
   }
   checkKinds(inspected, mode, a.labels);
+  const options = optionsFrom(a.fields, { video: inspected.some((f) => f.info.kind === 'video') });
   const detector = chooseDetector(configuredDetector(services.config.detector, services.config.modelsDir), mode);
 
   const id = newId();

@@ -10,6 +10,7 @@ import { openDetector } from './detectors.js';
 import type { ClipProgressMessage, RunnerMessage, WorkerJob, WorkerMessage } from './messages.js';
 import type { FrameQuality, StoredResult } from './result.js';
 import { JpegSequenceWriter } from './frame-writer.js';
+import { walkOptionsFrom } from './options.js';
 
 /** Nice value of the scoring process and its ffmpeg processes (0 normal, 19 lowest). */
 const SCORING_NICE = 10;
@@ -43,15 +44,15 @@ process.channel?.unref();
 
 const clipByPath = new Map(job.clips.map((c) => [c.path, c]));
 const clipState: ClipProgressMessage[] = job.clips.map((c) => ({ position: c.position, progress: 0, frames: 0, status: 'queued' }));
-// Frames a clip will give: what progress is measured against (the pipeline samples per clip).
-const expected = job.clips.map((c) => (c.kind === 'image' ? 1 : Math.max(1, Math.min(job.options.max_frames, Math.ceil(c.durationSeconds / job.options.sample_seconds) || 1))));
+// The stretch of each clip that is read: progress goes by time into it, since adaptive sampling scores an unknown number of frames.
+const stretch = job.clips.map((c) => (c.kind === 'image' ? 0 : Math.min(c.durationSeconds, job.options.max_frames * job.options.sample_seconds)));
 let currentClip: number | null = null;
 const images = new JpegSequenceWriter(job.framesDir, 'image.jpg');
 const overlays = new JpegSequenceWriter(job.framesDir, 'overlay.jpg');
 let framesDone = 0;
 
 const qualities: { quality: MeasuredQuality; width: number }[] = [];
-let previous: { clip: number; image: RgbImage } | null = null;
+let previous: { clip: number; image: RgbImage; timeSeconds: number } | null = null;
 
 function overallProgress(): number {
   const done = clipState.reduce((s, c) => s + (c.status === 'done' ? 1 : c.progress), 0);
@@ -66,10 +67,11 @@ function reportProgress(): void {
 async function onFrame(info: WalkFrameInfo): Promise<void> {
   const clip = job.clips[info.clip]!;
   const isPhoto = clip.kind === 'image';
-  const prev = !isPhoto && previous && previous.clip === info.clip ? previous.image : null;
-  const quality = frameQuality(info.image, prev, job.options.sample_seconds);
+  const prev = !isPhoto && previous && previous.clip === info.clip ? previous : null;
+  // Adaptive sampling makes the interval vary: motion is per second of the clip.
+  const quality = frameQuality(info.image, prev?.image ?? null, prev ? info.timeSeconds - prev.timeSeconds : job.options.sample_seconds);
   qualities[info.frameIndex] = { quality, width: info.image.width };
-  previous = { clip: info.clip, image: info.image };
+  previous = { clip: info.clip, image: info.image, timeSeconds: info.timeSeconds };
 
   const boxes: OverlayBox[] = info.detections.map((d) => {
     // The frame's tracks carry the public ids; a detection's track is the one its box updated (highest overlap).
@@ -86,7 +88,8 @@ async function onFrame(info: WalkFrameInfo): Promise<void> {
   const state = clipState[info.clip]!;
   state.status = 'running';
   state.frames++;
-  state.progress = Math.min(0.99, state.frames / expected[info.clip]!);
+  const span = stretch[info.clip]!;
+  state.progress = span > 0 ? Math.min(0.99, (info.timeSeconds + job.options.sample_seconds) / span) : 0.99;
   reportProgress();
 }
 
@@ -143,7 +146,7 @@ async function main(): Promise<void> {
     const result = await scoreWalk({
       clips: job.clips.map((c) => c.path),
       detector: opened.detector,
-      options: { conf: job.options.conf, sampleSeconds: job.options.sample_seconds, maxFrames: job.options.max_frames, mmPerPixel: job.options.mm_per_pixel ?? undefined },
+      options: walkOptionsFrom(job.options),
       decode: (file, o) => {
         const clip = clipByPath.get(file)!;
         currentClip = clip.position;
