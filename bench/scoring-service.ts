@@ -25,12 +25,11 @@ import { parseArgs } from 'node:util';
 import { createApp } from '../src/app.js';
 import { createLogger } from '../src/log.js';
 import { decodeFrames } from '../src/scoring/media/decode.js';
-import { optionsFrom } from '../src/scoring/jobs/options.js';
+import { optionsFrom, walkOptionsFrom } from '../src/scoring/jobs/options.js';
+import { decodePlan } from '../src/scoring/walk.js';
 
-// A video upload with no options: what the service is asked for below.
-const DEFAULTS = optionsFrom({}, { video: true });
-const DECODE_EVERY = DEFAULTS.fast_sample_seconds ?? DEFAULTS.sample_seconds;
-const DECODE_AT_MOST = Math.ceil((DEFAULTS.max_frames * DEFAULTS.sample_seconds) / DECODE_EVERY - 1e-9);
+// A video upload with no options (what the service is asked for below), read as its walk reads it.
+const DECODE = decodePlan(walkOptionsFrom(optionsFrom({}, { video: true })));
 import { renderWalk, type RenderedWalk } from '../scripts/render/walk.js';
 import type { WalkTruth } from '../scripts/render/truth.js';
 
@@ -97,7 +96,7 @@ export async function runScoringServiceBench(options: { seconds?: number; quiet?
   // Baseline: ffmpeg decoding the same clip as the walk reads it, nothing else.
   let t0 = performance.now();
   let decoded = 0;
-  for await (const f of decodeFrames(clip, { sampleSeconds: DECODE_EVERY, maxFrames: DECODE_AT_MOST })) {
+  for await (const f of decodeFrames(clip, DECODE)) {
     void f;
     decoded++;
   }
@@ -186,7 +185,7 @@ export async function runScoringServiceBench(options: { seconds?: number; quiet?
 
 function print(x: ScoringServiceFigures): void {
   console.log(`clip: ${x.clip.seconds} s ${x.clip.width}x${x.clip.height}@${x.clip.fps}, ${(x.clip.bytes / 1e6).toFixed(1)} MB; walk truth ${x.service.truthFruit} fruit`);
-  console.log(`baseline  ffmpeg decode every ${DECODE_EVERY} s, as the walk reads it: ${x.decode.ms} ms, ${x.decode.frames} frames`);
+  console.log(`baseline  ffmpeg decode every ${DECODE.sampleSeconds} s, as the walk reads it: ${x.decode.ms} ms, ${x.decode.frames} frames`);
   console.log(`service   upload → done: ${x.service.ms} ms (upload ${x.service.uploadMs} ms), ${x.service.frames} frames, ${x.service.framesPerSecond} frames/s, ${x.service.status}, detector ${x.service.detector}, counts ${JSON.stringify(x.service.counts)}`);
   console.log(`ratio     score / decode: ${x.ratios.scoreOverDecode}×   score / clip length: ${x.ratios.scoreOverClip}× (below 1 is faster than real time)`);
   console.log(`API       GET /api/health p99 idle ${x.api.idle.p99} ms (${x.api.idle.requests} req), while scoring ${x.api.duringScoring.p99} ms (${x.api.duringScoring.requests} req, max ${x.api.duringScoring.max} ms): ${x.ratios.p99DuringOverIdle}× idle`);

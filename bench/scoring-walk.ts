@@ -37,7 +37,7 @@ import type { WalkTruth } from '../scripts/render/truth.js';
 import { decodeFrames } from '../src/scoring/media/index.js';
 import type { Detector } from '../src/scoring/types.js';
 import { optionsFrom, walkOptionsFrom } from '../src/scoring/jobs/options.js';
-import { scoreWalk, type WalkDecoder, type WalkOptions } from '../src/scoring/walk.js';
+import { decodePlan, scoreWalk, type WalkDecoder, type WalkOptions } from '../src/scoring/walk.js';
 import { clipPaths, createOracle, NO_NOISE, TYPICAL_NOISE } from '../test/helpers/walk-oracle.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -56,9 +56,8 @@ const OPTIONS: WalkOptions = {
   ...walkOptionsFrom(optionsFrom(FIXED ? { sample_seconds: 0.5 } : {}, { video: true })),
   ...(process.argv.includes('--no-merge') ? { merge: false as const } : {}),
 };
-/** The interval the decoder reads at: the fast one with adaptive sampling. */
-const DECODE_EVERY = OPTIONS.fastSampleSeconds ?? OPTIONS.sampleSeconds;
-const DECODE_AT_MOST = Math.ceil((OPTIONS.maxFrames * OPTIONS.sampleSeconds) / DECODE_EVERY - 1e-9);
+/** How the walk's decoder reads a clip: the decode-only baseline reads it the same way. */
+const DECODE = decodePlan(OPTIONS);
 /** Scored frames on the regular grid (every sampleSeconds): the truth of fixed sampling, to compare. */
 const onGrid = (frames: readonly { time_seconds: number; clip: number; clip_frame: number }[]) =>
   frames.filter((f) => Math.abs(f.time_seconds / OPTIONS.sampleSeconds - Math.round(f.time_seconds / OPTIONS.sampleSeconds)) < 0.1);
@@ -174,7 +173,7 @@ async function phase(kind: 'decode' | 'score', file: string): Promise<PhaseOut> 
   let frames = 0;
   let detector = 'none';
   if (kind === 'decode') {
-    for await (const f of decodeFrames(file, { sampleSeconds: DECODE_EVERY, maxFrames: DECODE_AT_MOST })) {
+    for await (const f of decodeFrames(file, DECODE)) {
       frames++;
       void f;
     }
@@ -248,7 +247,7 @@ function print(r: WalkBenchResult): void {
   console.log(`clip joins (18 s as 1 clip vs 3 clips, noise-free oracle, truth ${b.truth}): one clip ${b.oneClip}, three clips carried ${b.carry} (${pct(b.carry / b.oneClip - 1)} vs one clip), three clips reset ${b.reset} (${pct(b.reset / b.oneClip - 1)})`);
   const s = r.speed;
   console.log(`speed: ${s.videoSeconds} s 1080p30 walk at ${s.pace} m/s, ${s.sampledFrames} scored frames, detector ${s.detector}`);
-  console.log(`  ffmpeg decode alone ${(s.decode.ms / 1000).toFixed(1)} s (every ${DECODE_EVERY} s as the walk reads it, ${s.decode.fps.toFixed(1)} frames/s, node peak RSS ${s.decode.maxRssMB.toFixed(0)} MB)`);
+  console.log(`  ffmpeg decode alone ${(s.decode.ms / 1000).toFixed(1)} s (every ${DECODE.sampleSeconds} s as the walk reads it, ${s.decode.fps.toFixed(1)} frames/s, node peak RSS ${s.decode.maxRssMB.toFixed(0)} MB)`);
   console.log(`  scoring             ${(s.score.ms / 1000).toFixed(1)} s (${s.score.fps.toFixed(1)} frames/s, node peak RSS ${s.score.maxRssMB.toFixed(0)} MB)`);
   console.log(`  scoring / decode-only = ${s.vsDecode.toFixed(2)}×; real time / scoring = ${s.realTime.toFixed(2)}× (goal > 1)`);
 }

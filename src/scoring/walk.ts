@@ -164,7 +164,7 @@ export async function scoreWalk(input: ScoreWalkInput): Promise<WalkResult> {
   const clips = input.clips.map((_, index) => ({ index, frames: 0, done: false }));
   const probes = input.probe ? await Promise.all(input.clips.map((f) => input.probe!(f))) : null;
   // Progress goes by time into the clip (the stretch read), since adaptive sampling makes the frame count unknown ahead.
-  const stretch = probes?.map((p) => Math.min(p.durationSeconds, options.maxFrames * options.sampleSeconds));
+  const stretch = probes?.map((p) => readStretchSeconds(options, p.durationSeconds));
   const clipTime = clips.map(() => 0);
   const progress = async (clip: number) => {
     if (!input.onProgress) return;
@@ -217,14 +217,12 @@ export async function scoreWalk(input: ScoreWalkInput): Promise<WalkResult> {
   };
 
   const sampler = options.fastSampleSeconds ? new AdaptiveSampler({ regularSeconds: options.sampleSeconds, fastSeconds: options.fastSampleSeconds, ...options.sampling }) : null;
-  const decodeEvery = sampler ? options.fastSampleSeconds! : options.sampleSeconds;
-  // The same stretch of clip either way: maxFrames samples at the regular interval.
-  const decodeAtMost = sampler ? Math.ceil((options.maxFrames * options.sampleSeconds) / decodeEvery - 1e-9) : options.maxFrames;
+  const plan = decodePlan(options);
 
   for (let c = 0; c < input.clips.length; c++) {
     throwIfAborted(signal);
     const file = input.clips[c]!;
-    const source = input.decode(file, { sampleSeconds: decodeEvery, maxFrames: decodeAtMost, maxLongSide: options.maxLongSide, signal });
+    const source = input.decode(file, { ...plan, maxLongSide: options.maxLongSide, signal });
     sampler?.startClip();
     const it = sampler ? sampledFrames(source[Symbol.asyncIterator](), sampler) : source[Symbol.asyncIterator]();
     try {
@@ -281,6 +279,20 @@ export async function scoreWalk(input: ScoreWalkInput): Promise<WalkResult> {
     return { count: items.length, items };
   };
   return { detector: detector.info, frames, fruit, stems: objects('stem'), plants: objects('plant'), counts, clips };
+}
+
+/**
+ * How the decoder reads a clip for these options: at the fast interval with adaptive
+ * sampling, over the same stretch either way (maxFrames samples at sampleSeconds).
+ */
+export function decodePlan(options: Pick<WalkOptions, 'sampleSeconds' | 'fastSampleSeconds' | 'maxFrames'>): { sampleSeconds: number; maxFrames: number } {
+  const every = options.fastSampleSeconds ?? options.sampleSeconds;
+  return { sampleSeconds: every, maxFrames: Math.ceil((options.maxFrames * options.sampleSeconds) / every - 1e-9) };
+}
+
+/** Seconds of a clip that are read: all of it, or up to maxFrames samples at sampleSeconds. */
+export function readStretchSeconds(options: Pick<WalkOptions, 'sampleSeconds' | 'maxFrames'>, durationSeconds: number): number {
+  return Math.min(durationSeconds, options.maxFrames * options.sampleSeconds);
 }
 
 /** The decoded frames the sampler scores; the others are dropped undetected. */

@@ -5,7 +5,7 @@ import { drawOverlay, type OverlayBox } from '../overlay.js';
 import { frameQuality, walkQuality, type FrameQuality as MeasuredQuality } from '../quality.js';
 import { iou } from '../track/index.js';
 import type { RgbImage } from '../types.js';
-import { scoreWalk, type WalkFrameInfo, type WalkResult } from '../walk.js';
+import { readStretchSeconds, scoreWalk, type WalkFrameInfo, type WalkResult } from '../walk.js';
 import { openDetector } from './detectors.js';
 import type { ClipProgressMessage, RunnerMessage, WorkerJob, WorkerMessage } from './messages.js';
 import type { FrameQuality, StoredResult } from './result.js';
@@ -44,8 +44,9 @@ process.channel?.unref();
 
 const clipByPath = new Map(job.clips.map((c) => [c.path, c]));
 const clipState: ClipProgressMessage[] = job.clips.map((c) => ({ position: c.position, progress: 0, frames: 0, status: 'queued' }));
+const walkOptions = walkOptionsFrom(job.options);
 // The stretch of each clip that is read: progress goes by time into it, since adaptive sampling scores an unknown number of frames.
-const stretch = job.clips.map((c) => (c.kind === 'image' ? 0 : Math.min(c.durationSeconds, job.options.max_frames * job.options.sample_seconds)));
+const stretch = job.clips.map((c) => (c.kind === 'image' ? 0 : readStretchSeconds(walkOptions, c.durationSeconds)));
 let currentClip: number | null = null;
 const images = new JpegSequenceWriter(job.framesDir, 'image.jpg');
 const overlays = new JpegSequenceWriter(job.framesDir, 'overlay.jpg');
@@ -69,7 +70,7 @@ async function onFrame(info: WalkFrameInfo): Promise<void> {
   const isPhoto = clip.kind === 'image';
   const prev = !isPhoto && previous && previous.clip === info.clip ? previous : null;
   // Adaptive sampling makes the interval vary: motion is per second of the clip.
-  const quality = frameQuality(info.image, prev?.image ?? null, prev ? info.timeSeconds - prev.timeSeconds : job.options.sample_seconds);
+  const quality = frameQuality(info.image, prev?.image ?? null, prev ? info.timeSeconds - prev.timeSeconds : undefined);
   qualities[info.frameIndex] = { quality, width: info.image.width };
   previous = { clip: info.clip, image: info.image, timeSeconds: info.timeSeconds };
 
@@ -146,7 +147,7 @@ async function main(): Promise<void> {
     const result = await scoreWalk({
       clips: job.clips.map((c) => c.path),
       detector: opened.detector,
-      options: walkOptionsFrom(job.options),
+      options: walkOptions,
       decode: (file, o) => {
         const clip = clipByPath.get(file)!;
         currentClip = clip.position;
