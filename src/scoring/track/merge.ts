@@ -13,8 +13,9 @@ export interface MergeOptions {
   /**
    * Only a track seen in at most this fraction of the segment's median track lifetime
    * (observations) may be merged into another. At 0.3 m/s with a sample every 0.5 s a
-   * fruit is seen about 8 times (up to 3 merges), at 0.6 m/s about 4 (1.6: nothing is
-   * merged, since a counted track has at least 2).
+   * fruit is seen about 8 times (tracks of up to 3 may merge). At 0.6 m/s it is seen about
+   * 4 times at 0.5 s (1.6: nothing merges, a counted track has at least 2); adaptive
+   * sampling scores such a walk every 0.25 s, so it is seen about 8 times again.
    */
   shortFraction: number;
   /** Share of the smaller box that must lie inside the other, in a frame both are seen in. */
