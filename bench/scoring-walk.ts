@@ -38,7 +38,7 @@ import { decodeFrames } from '../src/scoring/media/index.js';
 import type { Detector } from '../src/scoring/types.js';
 import { optionsFrom, walkOptionsFrom } from '../src/scoring/jobs/options.js';
 import { decodePlan, scoreWalk, type WalkDecoder, type WalkOptions } from '../src/scoring/walk.js';
-import { clipPaths, createOracle, NO_NOISE, TYPICAL_NOISE } from '../test/helpers/walk-oracle.js';
+import { clipPaths, createOracle, NO_NOISE, TYPICAL_NOISE, type CountBreakdown } from '../test/helpers/walk-oracle.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const RENDER_SOURCES = path.join(ROOT, 'scripts', 'render');
@@ -92,6 +92,8 @@ export interface AccuracyRow {
   /** Oracle only: against fruit it reported in 2+ frames. */
   detected?: number;
   trackerError?: number;
+  /** Built-in detector only: what the count error is made of (Oracle.explain). */
+  breakdown?: CountBreakdown;
   byClass: { counted: [number, number, number]; truth: [number, number, number] };
 }
 
@@ -143,6 +145,7 @@ async function accuracy(quick: boolean, seedList?: number[]): Promise<AccuracyRo
         rows.push({
           seed, speed, detector: builtin.info.name,
           counted: b.counts.total, truth: bt.total, error: (b.counts.total - bt.total) / bt.total, gridTruth: o2.expected('fruit', 2, false, onGrid(b.frames)).total,
+          breakdown: o2.explain(b),
           byClass: { counted: [b.counts.green, b.counts.turning, b.counts.red], truth: [bt.green, bt.turning, bt.red] },
         });
       }
@@ -242,6 +245,20 @@ function print(r: WalkBenchResult): void {
   const bi = r.accuracy.filter((a) => a.detector !== 'oracle+noise');
   if (bi.length) console.log(`${bi[0]!.detector}: mean |error| vs truth ${(meanAbs(bi.map((a) => a.error)) * 100).toFixed(1)}%, ${bi.filter((a) => Math.abs(a.error) <= 0.05).length} of ${bi.length} walks within 5%`);
   else console.log('built-in detector: src/scoring/builtin not present, not measured');
+  const parts = bi.flatMap((a) => (a.breakdown ? [a.breakdown] : []));
+  if (parts.length) {
+    // The error is a difference of two larger numbers: the walks' spread follows their sum.
+    const truth = bi.reduce((s, a) => s + a.truth, 0);
+    const sum = (k: 'duplicates' | 'outside' | 'unmatched' | 'missed') => parts.reduce((s, p) => s + p[k], 0);
+    const share = (n: number) => `${n} (${((n / truth) * 100).toFixed(1)}%)`;
+    const hidden = parts.reduce((s, p) => s + p.missedByVisibility.hidden, 0);
+    const partly = parts.reduce((s, p) => s + p.missedByVisibility.partly, 0);
+    const whole = parts.reduce((s, p) => s + p.missedByVisibility.whole, 0);
+    console.log(
+      `  of ${truth} truth fruit: too many = second tracks of one fruit ${share(sum('duplicates'))} + tracks where no fruit is ${share(sum('unmatched'))} + ` +
+        `fruit not seen well twice ${share(sum('outside'))}; too few = missed ${share(sum('missed'))}, of which at best under half visible ${hidden}, half to 90% ${partly}, whole ${whole}`,
+    );
+  }
   const b = r.boundary;
   if (!b || !r.speed) return;
   console.log(`clip joins (18 s as 1 clip vs 3 clips, noise-free oracle, truth ${b.truth}): one clip ${b.oneClip}, three clips carried ${b.carry} (${pct(b.carry / b.oneClip - 1)} vs one clip), three clips reset ${b.reset} (${pct(b.reset / b.oneClip - 1)})`);

@@ -9,6 +9,7 @@ import { readAllFrames } from '../../scripts/render/ffmpeg.js';
 import { createRng, gaussian } from '../../scripts/render/rng.js';
 import type { TruthAppearance, WalkTruth } from '../../scripts/render/truth.js';
 import type { Box, Detection, DetectionKind, Detector, RgbImage, Ripeness } from '../../src/scoring/types.js';
+import { iou } from '../../src/scoring/track/box.js';
 import type { WalkDecoder, WalkFrameInput } from '../../src/scoring/walk.js';
 
 export interface OracleNoise {
@@ -80,6 +81,27 @@ export interface Oracle {
    * sampling decodes more frames than it scores.
    */
   expected(kind?: DetectionKind, minHits?: number, detected?: boolean, scored?: readonly { clip: number; clip_frame: number }[]): { total: number; green: number; turning: number; red: number; ids: number[] };
+  /**
+   * Where a walk's fruit count goes wrong against `expected('fruit', minHits, false, result.frames)`:
+   * each counted fruit is the truth fruit its best box overlaps most (IoU ≥ 0.3) in its best
+   * frame. counted = matched + duplicates + outside + unmatched; truth = matched + missed.
+   */
+  explain(result: { fruit: readonly { best_box: Box; best_frame: number }[]; frames: readonly { clip: number; clip_frame: number; width: number }[] }, minHits?: number): CountBreakdown;
+}
+
+export interface CountBreakdown {
+  /** Counted fruit that are a truth fruit counted for the first time. */
+  matched: number;
+  /** Counted fruit that are a truth fruit already counted (a second track of one fruit). */
+  duplicates: number;
+  /** Counted fruit that are a real fruit but not in the truth (never seen well in minHits frames). */
+  outside: number;
+  /** Counted fruit where no fruit is (a false detection tracked). */
+  unmatched: number;
+  /** Truth fruit not counted. */
+  missed: number;
+  /** Missed fruit by how visible they were at best in a scored frame: under 0.5, 0.5–0.9, 0.9 and up. */
+  missedByVisibility: { hidden: number; partly: number; whole: number };
 }
 
 export function createOracle(
@@ -198,7 +220,40 @@ export function createOracle(
     return r;
   };
 
-  return { detector, decode, sampled, expected };
+  const explain: Oracle['explain'] = (result, minHits = 2) => {
+    const truthIds = new Set(expected('fruit', minHits, false, result.frames).ids);
+    const at = (f: { clip: number; clip_frame: number }) => sampled.find((s) => s.clip === f.clip && s.index === f.clip_frame);
+    const out: CountBreakdown = { matched: 0, duplicates: 0, outside: 0, unmatched: 0, missed: 0, missedByVisibility: { hidden: 0, partly: 0, whole: 0 } };
+    const counted = new Set<number>();
+    for (const fruit of result.fruit) {
+      const frame = result.frames[fruit.best_frame];
+      const s = frame && at(frame);
+      let best = -1;
+      let bestIou = 0.3;
+      if (s) {
+        const k = frame.width / truth.width;
+        for (const o of index.get(`${s.clip}:${s.frame}`) ?? []) {
+          if (o.kind !== 'fruit') continue;
+          const v = iou(o.a.box.map((x) => x * k) as Box, fruit.best_box);
+          if (v >= bestIou) { bestIou = v; best = o.id; }
+        }
+      }
+      if (best < 0) out.unmatched++;
+      else if (!truthIds.has(best)) out.outside++;
+      else if (counted.has(best)) out.duplicates++;
+      else { counted.add(best); out.matched++; }
+    }
+    const scored = new Set(result.frames.map((f) => at(f)).filter((s) => s !== undefined).map((s) => `${s.clip}:${s.frame}`));
+    for (const f of truth.fruit) {
+      if (!truthIds.has(f.id) || counted.has(f.id)) continue;
+      out.missed++;
+      const v = Math.max(0, ...f.appearances.filter((a) => scored.has(`${a.clip}:${a.frame}`)).map((a) => a.visible));
+      out.missedByVisibility[v < 0.5 ? 'hidden' : v < 0.9 ? 'partly' : 'whole']++;
+    }
+    return out;
+  };
+
+  return { detector, decode, sampled, expected, explain };
 }
 
 /** Paths of a rendered walk's clips, as renderWalk wrote them. */

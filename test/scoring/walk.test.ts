@@ -61,6 +61,19 @@ t.test('without noise every fruit is counted exactly once', async (t) => {
     matched.add(best);
   }
   t.same(problems, [], 'each counted fruit is a different truth fruit');
+  // The bench's breakdown of a count error (oracle.explain) on this walk and on doctored copies of it.
+  const none = { hidden: 0, partly: 0, whole: 0 };
+  t.same(oracle.explain(result), { matched: want.total, duplicates: 0, outside: 0, unmatched: 0, missed: 0, missedByVisibility: none });
+  const [a, b, ...rest] = result.fruit;
+  const nowhere = { ...rest[0]!, best_box: [0, 0, 1, 1] as typeof a.best_box };
+  const doctored = oracle.explain({ frames: result.frames, fruit: [a!, a!, nowhere, ...rest.slice(1)] });
+  t.same(
+    { ...doctored, missedByVisibility: undefined },
+    { matched: want.total - 2, duplicates: 1, outside: 0, unmatched: 1, missed: 2, missedByVisibility: undefined },
+    `fruit ${b!.track_id} dropped, ${a!.track_id} twice, ${nowhere.track_id} moved where no fruit is`,
+  );
+  const { hidden, partly, whole } = doctored.missedByVisibility;
+  t.equal(hidden + partly + whole, 2, 'each missed fruit has a visibility');
   t.same(result.fruit.map((f) => f.track_id), Array.from({ length: result.fruit.length }, (_, i) => i + 1));
   t.equal(result.stems.count, oracle.expected('stem').total);
   t.equal(result.plants.count, oracle.expected('plant').total);
