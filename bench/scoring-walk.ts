@@ -19,7 +19,8 @@
  *   node --import tsx bench/scoring-walk.ts [--quick] [--seeds 1,2,3] [--no-merge] [--accuracy-only] [--fixed-sampling] [--pace 0.6]
  *
  * --seeds: the walks to render and score (seeds 1-3 tuned the built-in detector and the track
- * merge, 6-8 too; 9-17 were held out, see docs/builtin-detector.md). --no-merge: count without
+ * merge, 6-8 too; 9-17 were held out, 23-25 and 26-35 rendered later and measured once, see
+ * docs/builtin-detector.md). --no-merge: count without
  * merging tracks of one fruit seen twice (WalkOptions.merge false). --accuracy-only: skip the
  * clip-join and speed parts. Options are a video upload's defaults (conf 0.5, adaptive sampling);
  * --fixed-sampling scores every 0.5 s whatever the pace (sample_seconds 0.5 given). --pace 0.6 times
@@ -258,6 +259,10 @@ function print(r: WalkBenchResult): void {
       `  of ${truth} truth fruit: too many = second tracks of one fruit ${share(sum('duplicates'))} + tracks where no fruit is ${share(sum('unmatched'))} + ` +
         `fruit not seen well twice ${share(sum('outside'))}; too few = missed ${share(sum('missed'))}, of which at best under half visible ${hidden}, half to 90% ${partly}, whole ${whole}`,
     );
+    const byClass = (k: 'counted' | 'truth') => [0, 1, 2].map((i) => bi.reduce((s, a) => s + a.byClass[k][i]!, 0));
+    const [cg, ct, cr] = byClass('counted');
+    const [tg, tt, tr] = byClass('truth');
+    console.log(`  by class, all walks: green ${cg} for ${tg} (${pct(cg! / tg! - 1)}), turning ${ct} for ${tt} (${pct(ct! / tt! - 1)}), red ${cr} for ${tr} (${pct(cr! / tr! - 1)})`);
   }
   const b = r.boundary;
   if (!b || !r.speed) return;
