@@ -83,8 +83,8 @@ export interface Oracle {
   expected(kind?: DetectionKind, minHits?: number, detected?: boolean, scored?: readonly { clip: number; clip_frame: number }[]): { total: number; green: number; turning: number; red: number; ids: number[] };
   /**
    * Where a walk's fruit count goes wrong against `expected('fruit', minHits, false, result.frames)`:
-   * each counted fruit is the truth fruit its best box overlaps most (IoU ≥ 0.3) in its best
-   * frame. counted = matched + duplicates + outside + unmatched; truth = matched + missed.
+   * each counted fruit is, of the truth fruit its best box overlaps (IoU ≥ 0.3) in its best frame,
+   * the one with the largest IoU × visible share. counted = matched + duplicates + outside + unmatched; truth = matched + missed.
    */
   explain(result: { fruit: readonly { best_box: Box; best_frame: number }[]; frames: readonly { clip: number; clip_frame: number; width: number }[] }, minHits?: number): CountBreakdown;
 }
@@ -228,14 +228,16 @@ export function createOracle(
     for (const fruit of result.fruit) {
       const frame = result.frames[fruit.best_frame];
       const s = frame && at(frame);
+      // Of the fruit the box overlaps (IoU ≥ 0.3), the one most in view: a fruit hidden behind
+      // another has about the same box, and the detector saw the one in front.
       let best = -1;
-      let bestIou = 0.3;
+      let bestSeen = 0;
       if (s) {
         const k = frame.width / truth.width;
         for (const o of index.get(`${s.clip}:${s.frame}`) ?? []) {
           if (o.kind !== 'fruit') continue;
           const v = iou(o.a.box.map((x) => x * k) as Box, fruit.best_box);
-          if (v >= bestIou) { bestIou = v; best = o.id; }
+          if (v >= 0.3 && v * o.a.visible > bestSeen) { bestSeen = v * o.a.visible; best = o.id; }
         }
       }
       if (best < 0) out.unmatched++;
