@@ -13,6 +13,7 @@ import {
   readJpegOrientation,
   sniffMediaType,
 } from '../../src/scoring/media/index.js';
+import { canConvertColour } from '../../src/scoring/media/colour-conversion.js';
 import type { RgbImage } from '../../src/scoring/types.js';
 
 const resolution = await resolveFfmpeg();
@@ -327,4 +328,16 @@ t.test('a path with "%d" in it is read as that file, not as a numbered image seq
   // Without a known extension ffmpeg reads the photo as a JPEG stream, which takes no pattern option.
   t.match(await probeMedia(path.join(odd, 'upload')), { kind: 'image', container: 'jpeg_pipe' });
   t.match(await decodeImage(path.join(odd, 'upload'), { maxLongSide: 400 }), { width: 400, height: 300 });
+});
+
+t.test('probe reads the colour tags that decide an HDR conversion; decoded frames say how their colours were read', async (t) => {
+  // Tags only (the picture stays 8-bit SDR): what ffprobe reports is under test, not the conversion.
+  ff('-i', at('testsrc.mp4'), '-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-color_primaries', 'bt2020', '-color_trc', 'arib-std-b67', '-colorspace', 'bt2020nc', at('tagged-hlg.mp4'));
+  t.match(await probeMedia(at('tagged-hlg.mp4')), { kind: 'video', colourTransfer: 'arib-std-b67', colourPrimaries: 'bt2020' });
+  t.match(await probeMedia(at('testsrc.mp4')), { colourTransfer: null, colourPrimaries: null }, 'untagged');
+  t.match(await probeMedia(at('photo.jpg')), { colourTransfer: null, colourPrimaries: null }, 'a photo is read as sRGB');
+  const [plain] = await collect(at('testsrc.mp4'), { maxFrames: 1 });
+  t.equal(plain!.colour, 'as-recorded');
+  const [hlg] = await collect(at('tagged-hlg.mp4'), { maxFrames: 1 });
+  t.equal(hlg!.colour, (await canConvertColour(resolution.ffmpeg.path)) ? 'converted' : 'unconverted');
 });

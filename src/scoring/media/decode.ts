@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import type { RgbImage } from '../types.js';
 import { MediaError, tailReason } from './errors.js';
+import { canConvertColour, colourConversionFilters, colourConversionFor, type ColourConversion } from './colour-conversion.js';
 import { requireFfmpeg } from './ffmpeg-path.js';
 import { fileUrl, LITERAL_IMAGE_PATH, probeMedia, type MediaInfo } from './probe.js';
 
@@ -22,6 +23,12 @@ export interface DecodedFrame {
   /** Sample time in the clip: index × sampleSeconds for a video, 0 for a photo. */
   timeSeconds: number;
   image: RgbImage;
+  /**
+   * How the clip's colours reached sRGB: 'as-recorded' (sRGB/BT.709 or untagged);
+   * 'converted' from HDR (PQ, HLG) or BT.2020; 'unconverted' when the clip needed that but this
+   * ffmpeg lacks the zscale filter, so its hues and chroma are off (see colour-conversion.ts).
+   */
+  colour: 'as-recorded' | 'converted' | 'unconverted';
 }
 
 export const DEFAULT_SAMPLE_SECONDS = 0.5;
@@ -63,6 +70,10 @@ export async function* decodeFrames(file: string, options: DecodeOptions = {}): 
   // frame half an interval later).
   if (!photo) filters.push(`fps=fps=1/${sampleSeconds}:round=up:eof_action=pass`);
   filters.push(`scale=${size.width}:${size.height}:flags=area`);
+  const conversion: ColourConversion | null = photo ? null : colourConversionFor(info.colourTransfer, info.colourPrimaries);
+  const converting = conversion !== null && (await canConvertColour(ffmpeg));
+  if (converting) filters.push(...colourConversionFilters());
+  const colour: DecodedFrame['colour'] = conversion === null ? 'as-recorded' : converting ? 'converted' : 'unconverted';
   const args = [
     '-hide_banner', '-nostdin', '-v', 'error',
     '-protocol_whitelist', 'file',
@@ -107,6 +118,7 @@ export async function* decodeFrames(file: string, options: DecodeOptions = {}): 
             index,
             timeSeconds: photo ? 0 : index * sampleSeconds,
             image: { width: size.width, height: size.height, data: frame },
+            colour,
           };
           index++;
           frame = new Uint8Array(frameBytes);

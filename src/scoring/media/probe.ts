@@ -19,6 +19,12 @@ export interface MediaInfo {
   codec: string;
   /** ffprobe's container name, e.g. "mov,mp4,m4a,3gp,3g2,mj2", "image2". */
   container: string;
+  /**
+   * The stream's colour tags as ffprobe names them (transfer e.g. "bt709", "smpte2084" (PQ),
+   * "arib-std-b67" (HLG); primaries e.g. "bt709", "bt2020"); null when untagged or a photo.
+   */
+  colourTransfer: string | null;
+  colourPrimaries: string | null;
 }
 
 interface ProbeStream {
@@ -32,6 +38,8 @@ interface ProbeStream {
   nb_frames?: string;
   tags?: Record<string, string>;
   side_data_list?: Array<{ side_data_type?: string; rotation?: number }>;
+  color_transfer?: string;
+  color_primaries?: string;
   disposition?: { attached_pic?: number };
 }
 
@@ -127,11 +135,19 @@ export function interpretProbe(parsed: ProbeOutput): MediaInfo {
   const width = swap ? video.height : video.width;
   const height = swap ? video.width : video.height;
   if (isImage) {
-    return { kind: 'image', width, height, durationSeconds: 0, rotation, frameRate: 0, codec, container };
+    return { kind: 'image', width, height, durationSeconds: 0, rotation, frameRate: 0, codec, container, colourTransfer: null, colourPrimaries: null };
   }
   const duration = firstFinite(parsed.format?.duration, video.duration);
   const frameRate = rate(video.avg_frame_rate) || rate(video.r_frame_rate);
-  return { kind: 'video', width, height, durationSeconds: duration, rotation, frameRate, codec, container };
+  return {
+    kind: 'video', width, height, durationSeconds: duration, rotation, frameRate, codec, container,
+    colourTransfer: colourTag(video.color_transfer),
+    colourPrimaries: colourTag(video.color_primaries),
+  };
+}
+
+function colourTag(tag: string | undefined): string | null {
+  return tag && tag !== 'unknown' && tag !== 'reserved' ? tag : null;
 }
 
 function rotationOf(s: ProbeStream): 0 | 90 | 180 | 270 {
