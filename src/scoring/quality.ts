@@ -248,7 +248,7 @@ export function frameQuality(image: RgbImage, previous?: RgbImage | null, interv
   };
 }
 
-export type QualityWarningCode = 'too_dark' | 'overexposed' | 'out_of_focus' | 'walked_too_fast';
+export type QualityWarningCode = 'too_dark' | 'overexposed' | 'out_of_focus' | 'walked_too_fast' | 'colours_unconverted';
 
 export interface QualityWarning {
   code: QualityWarningCode;
@@ -270,11 +270,14 @@ export interface WalkFrameInput {
   quality: FrameQuality;
   /** Width of the frame in pixels (for motion as a fraction of the frame). */
   width: number;
+  /** The frame came from an HDR or BT.2020 clip that could not be converted to sRGB (media/colour-conversion.ts). */
+  colourUnconverted?: boolean;
 }
 
-function frameIssues(q: FrameQuality, width: number): Set<QualityWarningCode> {
+function frameIssues(q: FrameQuality, width: number, colourUnconverted: boolean): Set<QualityWarningCode> {
   const t = QUALITY_THRESHOLDS;
   const issues = new Set<QualityWarningCode>();
+  if (colourUnconverted) issues.add('colours_unconverted');
   if (q.brightness < t.tooDarkBrightness || q.darkFraction > t.tooDarkFraction) issues.add('too_dark');
   if (q.brightFraction > t.overexposedFraction || q.brightness > t.overexposedBrightness) issues.add('overexposed');
   // A black or blown-out frame has no detail either; say why once, not twice.
@@ -301,13 +304,16 @@ const MESSAGES: Record<QualityWarningCode, (n: number, total: number) => string>
   overexposed: (n, total) => `overexposed: ${n} of ${total} frames are washed out; avoid filming into lamps or direct sun`,
   out_of_focus: (n, total) => `out of focus: ${n} of ${total} frames are blurred; hold the camera steady and let it focus`,
   walked_too_fast: (n, total) => `walked too fast: the camera moved too far between samples in ${n} of ${total} frames; walk slower`,
+  colours_unconverted: (n, total) =>
+    `colours uncertain: ${n} of ${total} frames come from an HDR video that this box's ffmpeg cannot convert (it lacks the zscale filter), ` +
+    'so ripeness may be wrong; turn HDR video off on the phone, or install an ffmpeg built with zimg',
 };
 
 /** Summary of a walk's frames: a score and the warnings a person can act on. */
 export function walkQuality(frames: readonly WalkFrameInput[]): WalkQuality {
   const concerned = new Map<QualityWarningCode, number[]>();
   const frameScores = frames.map((f, i) => {
-    for (const code of frameIssues(f.quality, f.width)) {
+    for (const code of frameIssues(f.quality, f.width, f.colourUnconverted === true)) {
       const list = concerned.get(code) ?? [];
       list.push(i);
       concerned.set(code, list);
@@ -316,12 +322,13 @@ export function walkQuality(frames: readonly WalkFrameInput[]): WalkQuality {
   });
   const total = frames.length;
   const warnings: QualityWarning[] = [];
-  const order: QualityWarningCode[] = ['too_dark', 'overexposed', 'out_of_focus', 'walked_too_fast'];
+  const order: QualityWarningCode[] = ['too_dark', 'overexposed', 'out_of_focus', 'walked_too_fast', 'colours_unconverted'];
   for (const code of order) {
     const list = concerned.get(code);
     if (!list) continue;
-    // One bad frame in a long walk is noise; a photo (one frame) is judged on its own.
-    if (list.length / total < QUALITY_THRESHOLDS.walkFraction && total > 1) continue;
+    // One bad frame in a long walk is noise; a photo (one frame) is judged on its own. Colours
+    // read wrong are not noise: one such clip in a batch is reported.
+    if (code !== 'colours_unconverted' && list.length / total < QUALITY_THRESHOLDS.walkFraction && total > 1) continue;
     warnings.push({ code, message: MESSAGES[code](list.length, total), frames: list });
   }
   const score = total === 0 ? 0 : frameScores.reduce((a, b) => a + b, 0) / total;

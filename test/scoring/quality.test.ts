@@ -115,3 +115,14 @@ t.test('a single bad frame in a long walk is not a warning', async (t) => {
   t.same(walkQuality(frames).warnings, []);
   t.equal(walkQuality([]).score, 0, 'no frames, no score');
 });
+
+t.test('colours read unconverted are a warning for any share of the walk, and leave the frame scores alone', async (t) => {
+  const good: FrameQuality = frameQuality(base);
+  // A batch of two clips where the second, an HDR clip, could not be converted: 2 of 10 frames.
+  const frames = Array.from({ length: 10 }, (_, i) => ({ quality: good, width: W, colourUnconverted: i >= 8 }));
+  const walk = walkQuality(frames);
+  t.same(walk.warnings.map((w) => [w.code, w.frames]), [['colours_unconverted', [8, 9]]], 'below the 20 % share that other warnings need');
+  t.match(walk.warnings[0]!.message, /^colours uncertain: 2 of 10 frames .*HDR.*zscale/);
+  t.same(walk.frameScores, walkQuality(frames.map((f) => ({ ...f, colourUnconverted: false }))).frameScores, 'the footage itself is no worse');
+  t.same(walkQuality(frames.map((f) => ({ ...f, colourUnconverted: false }))).warnings, []);
+});

@@ -222,13 +222,15 @@ export const walkSchema: JsonSchema = {
                 score: num('Mean usability of the frames, 0 to 1.'),
                 warnings: {
                   type: 'array',
-                  description: 'Things the person filming can do better; raised when at least 20% of the frames (or the one photo) are concerned.',
+                  description:
+                    'Things the person filming can do better; raised when at least 20% of the frames (or the one photo) are concerned. ' +
+                    'colours_unconverted is raised for any frame of an HDR (PQ, HLG) or BT.2020 clip that the box could not convert to sRGB (its ffmpeg lacks the zscale filter): ripeness is then uncertain.',
                   items: {
                     type: 'object',
                     required: ['code', 'message', 'frames'],
                     additionalProperties: false,
                     properties: {
-                      code: { enum: ['too_dark', 'overexposed', 'out_of_focus', 'walked_too_fast'] },
+                      code: { enum: ['too_dark', 'overexposed', 'out_of_focus', 'walked_too_fast', 'colours_unconverted'] },
                       message: { type: 'string' },
                       frames: { type: 'array', items: { type: 'integer' }, description: 'Frames concerned.' },
                     },

@@ -1,5 +1,5 @@
 import { setPriority } from 'node:os';
-import { decodeFrames } from '../media/decode.js';
+import { decodeFrames, type DecodedFrame } from '../media/decode.js';
 import { MediaError } from '../media/errors.js';
 import { drawOverlay, type OverlayBox } from '../overlay.js';
 import { frameQuality, walkQuality, type FrameQuality as MeasuredQuality } from '../quality.js';
@@ -52,7 +52,9 @@ const images = new JpegSequenceWriter(job.framesDir, 'image.jpg');
 const overlays = new JpegSequenceWriter(job.framesDir, 'overlay.jpg');
 let framesDone = 0;
 
-const qualities: { quality: MeasuredQuality; width: number }[] = [];
+const qualities: { quality: MeasuredQuality; width: number; colourUnconverted: boolean }[] = [];
+/** Clips (by index) whose HDR colours this ffmpeg could not convert; the walk's quality says so. */
+const unconvertedClips = new Set<number>();
 let previous: { clip: number; image: RgbImage; timeSeconds: number } | null = null;
 
 function overallProgress(): number {
@@ -71,7 +73,7 @@ async function onFrame(info: WalkFrameInfo): Promise<void> {
   const prev = !isPhoto && previous && previous.clip === info.clip ? previous : null;
   // Adaptive sampling makes the interval vary: motion is per second of the clip.
   const quality = frameQuality(info.image, prev?.image ?? null, prev ? info.timeSeconds - prev.timeSeconds : undefined);
-  qualities[info.frameIndex] = { quality, width: info.image.width };
+  qualities[info.frameIndex] = { quality, width: info.image.width, colourUnconverted: unconvertedClips.has(info.clip) };
   previous = { clip: info.clip, image: info.image, timeSeconds: info.timeSeconds };
 
   const boxes: OverlayBox[] = info.detections.map((d) => {
@@ -140,6 +142,13 @@ function toStored(result: WalkResult, fallbackReason: string | null): StoredResu
   };
 }
 
+async function* noteColour(frames: AsyncIterable<DecodedFrame>, clip: number): AsyncGenerator<DecodedFrame> {
+  for await (const f of frames) {
+    if (f.colour === 'unconverted') unconvertedClips.add(clip);
+    yield f;
+  }
+}
+
 async function main(): Promise<void> {
   const opened = await openDetector(job.detector);
   post({ type: 'started', detector: opened.detector.info.name });
@@ -152,7 +161,7 @@ async function main(): Promise<void> {
         const clip = clipByPath.get(file)!;
         currentClip = clip.position;
         clipState[clip.position]!.status = 'running';
-        return decodeFrames(file, o);
+        return noteColour(decodeFrames(file, o), job.clips.indexOf(clip));
       },
       probe: async (file) => {
         const c = clipByPath.get(file)!;
