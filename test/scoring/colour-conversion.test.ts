@@ -13,11 +13,21 @@ t.test('the colour tags decide the conversion', async (t) => {
 });
 
 t.test('the conversion ends in full-range sRGB with the tonemap filter clipping highlights', async (t) => {
-  const chain = colourConversionFilters().join(',');
+  const chain = colourConversionFilters({ transfer: 'arib-std-b67', primaries: 'bt2020', matrix: 'bt2020nc', range: 'tv' }).join(',');
   t.match(chain, /zscale=transfer=linear:npl=203/);
   t.match(chain, /zscale=primaries=bt709/);
   t.match(chain, /tonemap=tonemap=clip:desat=0/);
   t.match(chain, /zscale=transfer=iec61966-2-1:matrix=bt709:range=full/);
+});
+
+t.test('what a clip leaves untagged is given to zscale, what it tags is left to the tags', async (t) => {
+  const full = colourConversionFilters({ transfer: 'smpte2084', primaries: 'bt2020', matrix: 'bt2020nc', range: 'tv' })[0]!;
+  t.notMatch(full, /in=/, 'a fully tagged clip speaks for itself');
+  const partial = colourConversionFilters({ transfer: 'arib-std-b67', primaries: 'bt2020', matrix: null, range: null })[0]!;
+  t.match(partial, /matrixin=bt2020nc/);
+  t.match(partial, /rangein=tv/);
+  t.notMatch(partial, /transferin|primariesin/);
+  t.match(colourConversionFilters({ transfer: null, primaries: 'bt2020', matrix: 'bt2020nc', range: 'tv' })[0]!, /transferin=bt709/, 'BT.2020 SDR without its transfer tag');
 });
 
 t.test('filters are found by name in the -filters listing, not by substring', async (t) => {

@@ -340,4 +340,10 @@ t.test('probe reads the colour tags that decide an HDR conversion; decoded frame
   t.equal(plain!.colour, 'as-recorded');
   const [hlg] = await collect(at('tagged-hlg.mp4'), { maxFrames: 1 });
   t.equal(hlg!.colour, (await canConvertColour(resolution.ffmpeg.path)) ? 'converted' : 'unconverted');
+  // Tagged HLG but not with its matrix or range: zscale alone refuses such a frame, so the clip must still decode.
+  ff('-i', at('testsrc.mp4'), '-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-color_primaries', 'bt2020', '-color_trc', 'arib-std-b67', at('partly-tagged-hlg.mp4'));
+  t.match(await probeMedia(at('partly-tagged-hlg.mp4')), { colourTransfer: 'arib-std-b67', colourMatrix: null });
+  const partly = await collect(at('partly-tagged-hlg.mp4'), { sampleSeconds: 0.5 });
+  t.equal(partly.length, 4, 'every sample decoded');
+  t.equal(partly[0]!.colour, hlg!.colour);
 });

@@ -35,17 +35,35 @@ export const REFERENCE_WHITE_NITS = 203;
  * (Möbius, Hable) was tried and left: it darkens skin below reference white too, and the
  * detector's colour thresholds were set on SDR photos (a rendered row lost a third of its
  * turning fruit to green and red that way). Placed after the scale filter, the float stages
- * run on working-size frames only.
+ * run on working-size frames only. zscale reads the input's colour from the frame's tags and
+ * refuses a frame with one missing ("no path between colorspaces"); a clip tagged HLG but not
+ * with its matrix would then fail to decode, so what the clip leaves out is given: the BT.2020
+ * matrix and primaries an HDR clip is made in, limited range, and for BT.2020 SDR the BT.709
+ * transfer (the same curve as BT.2020's).
  */
-export function colourConversionFilters(): string[] {
+export function colourConversionFilters(tags: ColourTags): string[] {
+  const missing = [
+    tags.transfer ? '' : 'transferin=bt709:',
+    tags.primaries ? '' : 'primariesin=bt2020:',
+    tags.matrix ? '' : 'matrixin=bt2020nc:',
+    tags.range ? '' : 'rangein=tv:',
+  ].join('');
   return [
-    `zscale=transfer=linear:npl=${REFERENCE_WHITE_NITS}`,
+    `zscale=${missing}transfer=linear:npl=${REFERENCE_WHITE_NITS}`,
     'format=gbrpf32le',
     'zscale=primaries=bt709',
     'tonemap=tonemap=clip:desat=0',
     'zscale=transfer=iec61966-2-1:matrix=bt709:range=full',
     'format=gbrp',
   ];
+}
+
+/** A stream's colour tags as probeMedia reports them (null: untagged). */
+export interface ColourTags {
+  transfer: string | null;
+  primaries: string | null;
+  matrix: string | null;
+  range: string | null;
 }
 
 const NEEDED_FILTERS = ['zscale', 'tonemap'] as const;

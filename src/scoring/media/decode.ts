@@ -72,7 +72,9 @@ export async function* decodeFrames(file: string, options: DecodeOptions = {}): 
   filters.push(`scale=${size.width}:${size.height}:flags=area`);
   const conversion: ColourConversion | null = photo ? null : colourConversionFor(info.colourTransfer, info.colourPrimaries);
   const converting = conversion !== null && (await canConvertColour(ffmpeg));
-  if (converting) filters.push(...colourConversionFilters());
+  if (converting) {
+    filters.push(...colourConversionFilters({ transfer: info.colourTransfer, primaries: info.colourPrimaries, matrix: info.colourMatrix, range: info.colourRange }));
+  }
   const colour: DecodedFrame['colour'] = conversion === null ? 'as-recorded' : converting ? 'converted' : 'unconverted';
   const args = [
     '-hide_banner', '-nostdin', '-v', 'error',

@@ -21,10 +21,13 @@ export interface MediaInfo {
   container: string;
   /**
    * The stream's colour tags as ffprobe names them (transfer e.g. "bt709", "smpte2084" (PQ),
-   * "arib-std-b67" (HLG); primaries e.g. "bt709", "bt2020"); null when untagged or a photo.
+   * "arib-std-b67" (HLG); primaries e.g. "bt709", "bt2020"; matrix e.g. "bt2020nc"; range "tv"
+   * or "pc"); null when untagged or a photo.
    */
   colourTransfer: string | null;
   colourPrimaries: string | null;
+  colourMatrix: string | null;
+  colourRange: string | null;
 }
 
 interface ProbeStream {
@@ -40,6 +43,8 @@ interface ProbeStream {
   side_data_list?: Array<{ side_data_type?: string; rotation?: number }>;
   color_transfer?: string;
   color_primaries?: string;
+  color_space?: string;
+  color_range?: string;
   disposition?: { attached_pic?: number };
 }
 
@@ -135,7 +140,7 @@ export function interpretProbe(parsed: ProbeOutput): MediaInfo {
   const width = swap ? video.height : video.width;
   const height = swap ? video.width : video.height;
   if (isImage) {
-    return { kind: 'image', width, height, durationSeconds: 0, rotation, frameRate: 0, codec, container, colourTransfer: null, colourPrimaries: null };
+    return { kind: 'image', width, height, durationSeconds: 0, rotation, frameRate: 0, codec, container, ...UNTAGGED };
   }
   const duration = firstFinite(parsed.format?.duration, video.duration);
   const frameRate = rate(video.avg_frame_rate) || rate(video.r_frame_rate);
@@ -143,8 +148,12 @@ export function interpretProbe(parsed: ProbeOutput): MediaInfo {
     kind: 'video', width, height, durationSeconds: duration, rotation, frameRate, codec, container,
     colourTransfer: colourTag(video.color_transfer),
     colourPrimaries: colourTag(video.color_primaries),
+    colourMatrix: colourTag(video.color_space),
+    colourRange: colourTag(video.color_range),
   };
 }
+
+const UNTAGGED = { colourTransfer: null, colourPrimaries: null, colourMatrix: null, colourRange: null } as const;
 
 function colourTag(tag: string | undefined): string | null {
   return tag && tag !== 'unknown' && tag !== 'reserved' ? tag : null;
