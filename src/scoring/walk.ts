@@ -81,8 +81,10 @@ export interface WalkProgress {
   clip: number;
   clipsDone: number;
   framesDone: number;
-  /** 0..1 when clip durations are known (a `probe` was given), else null. */
+  /** 0..1 of the walk when clip durations are known (a `probe` was given), else null. */
   fraction: number | null;
+  /** 0..1 of clip `clip` when its duration is known, else null; 1 once the clip is done. */
+  clipFraction: number | null;
 }
 
 export interface ScoreWalkInput {
@@ -168,14 +170,16 @@ export async function scoreWalk(input: ScoreWalkInput): Promise<WalkResult> {
   const clipTime = clips.map(() => 0);
   const progress = async (clip: number) => {
     if (!input.onProgress) return;
+    const clipsDone = clips.filter((c) => c.done).length;
     let fraction: number | null = null;
+    let clipFraction: number | null = null;
     if (stretch) {
-      const done = clips.filter((c) => c.done).length;
       const span = stretch[clip]!;
-      const cur = clips[clip]!.done ? 0 : span > 0 ? Math.min(1, clipTime[clip]! / span) : 0;
-      fraction = Math.min(1, (done + cur) / clips.length);
+      // A frame at t stands for the sampling interval after it, so the clip's last frame brings it near 1.
+      clipFraction = clips[clip]!.done ? 1 : span > 0 ? Math.min(1, (clipTime[clip]! + options.sampleSeconds) / span) : 0;
+      fraction = Math.min(1, (clipsDone + (clips[clip]!.done ? 0 : clipFraction)) / clips.length);
     }
-    await input.onProgress({ clip, clipsDone: clips.filter((c) => c.done).length, framesDone: frames.length, fraction });
+    await input.onProgress({ clip, clipsDone, framesDone: frames.length, fraction, clipFraction });
   };
 
   /** Tracks one frame; answers the camera motion measured on its fruit since the frame before (null when unknown). */

@@ -201,6 +201,7 @@ t.test('hooks: every frame, progress to 1, cancellation', async (t) => {
   const oracle = createOracle(r.truth, files, decode, NO_NOISE);
   const seen: number[] = [];
   const fractions: number[] = [];
+  const perClip: [number, number][] = [];
   const problems: string[] = [];
   const result = await scoreWalk({
     clips: files,
@@ -214,7 +215,10 @@ t.test('hooks: every frame, progress to 1, cancellation', async (t) => {
       if (info.frameIndex > 1 && !info.tracks.some((x) => x.track_id !== null && x.kind === 'fruit')) problems.push(`frame ${info.frameIndex} shows no counted track`);
       if (!info.detections.every((d) => d.score >= 0.5 || d.track_key !== null)) problems.push(`frame ${info.frameIndex} shows a stray low-score detection`);
     },
-    onProgress: (p) => void fractions.push(p.fraction!),
+    onProgress: (p) => {
+      fractions.push(p.fraction!);
+      perClip.push([p.clip, p.clipFraction!]);
+    },
   });
   t.same(problems, []);
   t.same(seen, result.frames.map((f) => f.frame));
@@ -222,6 +226,12 @@ t.test('hooks: every frame, progress to 1, cancellation', async (t) => {
   t.same(result.frames.slice(7, 10).map((f) => [f.clip, f.clip_frame]), [[0, 7], [1, 0], [1, 1]]);
   t.ok(fractions.every((x, i) => i === 0 || x >= fractions[i - 1]!), 'progress never goes back');
   t.equal(fractions.at(-1), 1);
+  for (const clip of [0, 1, 2]) {
+    const mine = perClip.filter(([c]) => c === clip).map(([, f]) => f);
+    t.ok(mine[0]! > 0 && mine[0]! < 0.5, `clip ${clip}: its first frame stands for the first sampling interval (${mine[0]})`);
+    t.ok(mine.every((x, i) => i === 0 || x >= mine[i - 1]!), `clip ${clip}: progress never goes back`);
+    t.equal(mine.at(-1), 1, `clip ${clip} ends at 1`);
+  }
 
   const ac = new AbortController();
   const o2 = createOracle(r.truth, files, decode, NO_NOISE);

@@ -5,7 +5,7 @@ import { drawOverlay, type OverlayBox } from '../overlay.js';
 import { frameQuality, walkQuality, type FrameQuality as MeasuredQuality } from '../quality.js';
 import { iou } from '../track/index.js';
 import type { RgbImage } from '../types.js';
-import { readStretchSeconds, scoreWalk, type WalkFrameInfo, type WalkResult } from '../walk.js';
+import { scoreWalk, type WalkFrameInfo, type WalkResult } from '../walk.js';
 import { openDetector } from './detectors.js';
 import type { ClipProgressMessage, RunnerMessage, WorkerJob, WorkerMessage } from './messages.js';
 import type { FrameQuality, StoredResult } from './result.js';
@@ -45,8 +45,6 @@ process.channel?.unref();
 const clipByPath = new Map(job.clips.map((c) => [c.path, c]));
 const clipState: ClipProgressMessage[] = job.clips.map((c) => ({ position: c.position, progress: 0, frames: 0, status: 'queued' }));
 const walkOptions = walkOptionsFrom(job.options);
-// The stretch of each clip that is read: progress goes by time into it, since adaptive sampling scores an unknown number of frames.
-const stretch = job.clips.map((c) => (c.kind === 'image' ? 0 : readStretchSeconds(walkOptions, c.durationSeconds)));
 let currentClip: number | null = null;
 const images = new JpegSequenceWriter(job.framesDir, 'image.jpg');
 const overlays = new JpegSequenceWriter(job.framesDir, 'overlay.jpg');
@@ -91,9 +89,6 @@ async function onFrame(info: WalkFrameInfo): Promise<void> {
   const state = clipState[info.clip]!;
   state.status = 'running';
   state.frames++;
-  const span = stretch[info.clip]!;
-  state.progress = span > 0 ? Math.min(0.99, (info.timeSeconds + job.options.sample_seconds) / span) : 0.99;
-  reportProgress();
 }
 
 const round = (x: number, k = 1000) => Math.round(x * k) / k;
@@ -168,10 +163,14 @@ async function main(): Promise<void> {
         return { width: c.width, height: c.height, durationSeconds: c.durationSeconds };
       },
       onFrame,
+      // scoreWalk follows each clip by time into the stretch it reads (adaptive sampling makes the frame count unknown ahead).
       onProgress: (p) => {
+        for (let i = 0; i < p.clipsDone && i < clipState.length; i++) {
+          clipState[i]!.status = 'done';
+          clipState[i]!.progress = 1;
+        }
         const state = clipState[p.clip]!;
-        if (p.clipsDone > 0) for (let i = 0; i < p.clipsDone && i < clipState.length; i++) clipState[i]!.status = 'done';
-        if (state.status === 'done') state.progress = 1;
+        if (state.status !== 'done') state.progress = Math.min(0.99, p.clipFraction ?? 0);
         reportProgress();
       },
       signal: controller.signal,
