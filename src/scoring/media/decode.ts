@@ -3,7 +3,9 @@ import type { RgbImage } from '../types.js';
 import { MediaError, tailReason } from './errors.js';
 import { canConvertColour, colourConversionFilters, colourConversionFor, type ColourConversion } from './colour-conversion.js';
 import { requireFfmpeg } from './ffmpeg-path.js';
-import { fileUrl, LITERAL_IMAGE_PATH, probeMedia, type MediaInfo } from './probe.js';
+import { decodeHeif } from './heif.js';
+import { fileUrl, LITERAL_IMAGE_PATH, MAX_PIXELS, probeMedia, type MediaInfo } from './probe.js';
+import { resizeArea } from '../image/resize.js';
 
 export interface DecodeOptions {
   /** Seconds between sampled frames of a video (by timestamp, so variable frame rate is fine). Default 0.5. */
@@ -58,8 +60,12 @@ export async function* decodeFrames(file: string, options: DecodeOptions = {}): 
   if (!Number.isInteger(maxLongSide) || maxLongSide < 16) throw new RangeError('maxLongSide must be an integer of at least 16');
   if (options.signal?.aborted) throw new MediaError('aborted', 'decoding was cancelled');
 
-  const { ffmpeg } = await requireFfmpeg();
   const info = options.info ?? (await probeMedia(file));
+  if (info.container === 'heif') {
+    yield await heifFrame(file, maxLongSide);
+    return;
+  }
+  const { ffmpeg } = await requireFfmpeg();
   const photo = info.kind === 'image';
   const size = workingSize(info.width, info.height, maxLongSide);
   const frameBytes = size.width * size.height * 3;
@@ -147,6 +153,19 @@ export async function* decodeFrames(file: string, options: DecodeOptions = {}): 
       await exited;
     }
   }
+}
+
+/** A HEIF photo's one frame at the working size (ffmpeg 5.1 cannot read HEIF; see heif.ts). */
+async function heifFrame(file: string, maxLongSide: number): Promise<DecodedFrame> {
+  let full: RgbImage;
+  try {
+    full = await decodeHeif(file, MAX_PIXELS);
+  } catch (err) {
+    if (err instanceof MediaError) throw err;
+    throw new MediaError('decode_failed', 'libheif could not decode this HEIF image', err instanceof Error ? err.message : String(err));
+  }
+  const size = workingSize(full.width, full.height, maxLongSide);
+  return { index: 0, timeSeconds: 0, image: resizeArea(full, size.width, size.height), colour: 'as-recorded' };
 }
 
 /** Convenience for a photo: its one frame at the working size. */

@@ -3,6 +3,8 @@ import { open } from 'node:fs/promises';
 import { MediaError, tailReason } from './errors.js';
 import { orientationRotation, readJpegOrientation } from './exif.js';
 import { requireFfmpeg } from './ffmpeg-path.js';
+import { probeHeif } from './heif.js';
+import { sniffMediaType } from './sniff.js';
 
 export interface MediaInfo {
   kind: 'image' | 'video';
@@ -17,7 +19,7 @@ export interface MediaInfo {
   frameRate: number;
   /** ffprobe's codec name, e.g. "h264", "mjpeg", "png". */
   codec: string;
-  /** ffprobe's container name, e.g. "mov,mp4,m4a,3gp,3g2,mj2", "image2". */
+  /** ffprobe's container name, e.g. "mov,mp4,m4a,3gp,3g2,mj2", "image2"; "heif" for a HEIF photo (read by libheif, not ffmpeg). */
   container: string;
   /**
    * The stream's colour tags as ffprobe names them (transfer e.g. "bt709", "smpte2084" (PQ),
@@ -83,6 +85,7 @@ export const MAX_PIXELS = 100_000_000;
  * upload path can refuse it by content rather than by name.
  */
 export async function probeMedia(file: string, options: { timeoutMs?: number } = {}): Promise<MediaInfo> {
+  if (sniffMediaType(await head(file, 64))?.format === 'heic') return probeHeifPhoto(file);
   const { ffprobe } = await requireFfmpeg();
   const raw = await run(
     ffprobe,
@@ -103,6 +106,23 @@ export async function probeMedia(file: string, options: { timeoutMs?: number } =
     if (turn === 180) return { ...info, rotation: turn };
   }
   return info;
+}
+
+/** A HEIF photo as MediaInfo: libheif reads its container; the picture it decodes is already upright. */
+async function probeHeifPhoto(file: string): Promise<MediaInfo> {
+  let size: { width: number; height: number };
+  try {
+    size = await probeHeif(file);
+  } catch (err) {
+    if (err instanceof MediaError) throw err;
+    // The binding throws plain errors on some malformed input; their stack holds the whole bundle, so only the message is kept.
+    throw new MediaError('unsupported_media', 'not a HEIF image libheif can read', err instanceof Error ? err.message : String(err));
+  }
+  if (!(size.width > 0 && size.height > 0)) throw new MediaError('unsupported_media', 'the HEIF file holds no picture');
+  if (size.width * size.height > MAX_PIXELS) {
+    throw new MediaError('unsupported_media', `picture of ${size.width}×${size.height} is larger than this appliance scores`);
+  }
+  return { kind: 'image', width: size.width, height: size.height, durationSeconds: 0, rotation: 0, frameRate: 0, codec: 'hevc', container: 'heif', ...UNTAGGED };
 }
 
 async function head(file: string, bytes: number): Promise<Uint8Array> {

@@ -1,9 +1,11 @@
+import { HEIC_BRANDS } from './heif.js';
+
 /**
  * Recognise an upload by its first bytes, before anything is handed to
  * ffprobe, so that a renamed text file or an executable is refused at once.
  * Only the containers the product scores are recognised.
  */
-export type MediaFormat = 'jpeg' | 'png' | 'webp' | 'mp4' | 'mov' | 'mkv' | 'webm' | 'avi';
+export type MediaFormat = 'jpeg' | 'png' | 'webp' | 'heic' | 'mp4' | 'mov' | 'mkv' | 'webm' | 'avi';
 
 export interface SniffedMedia {
   kind: 'image' | 'video';
@@ -18,6 +20,7 @@ const MIME: Record<MediaFormat, string> = {
   jpeg: 'image/jpeg',
   png: 'image/png',
   webp: 'image/webp',
+  heic: 'image/heic',
   mp4: 'video/mp4',
   mov: 'video/quicktime',
   mkv: 'video/x-matroska',
@@ -26,7 +29,7 @@ const MIME: Record<MediaFormat, string> = {
 };
 
 function found(format: MediaFormat): SniffedMedia {
-  const kind = format === 'jpeg' || format === 'png' || format === 'webp' ? 'image' : 'video';
+  const kind = format === 'jpeg' || format === 'png' || format === 'webp' || format === 'heic' ? 'image' : 'video';
   return { kind, format, mime: MIME[format] };
 }
 
@@ -79,19 +82,26 @@ function matroskaFlavour(b: Uint8Array): SniffedMedia | null {
 const QUICKTIME_BRANDS = new Set(['qt  ']);
 const MP4_BRANDS = new Set(['isom', 'iso2', 'iso4', 'iso5', 'iso6', 'mp41', 'mp42', 'avc1', 'dash', 'M4V ', 'M4VP', 'MSNV', 'mmp4', 'f4v ', '3gp4', '3gp5', '3gp6', '3g2a', 'XAVC']);
 
-/** ISO base media (MP4/MOV): a box of type ftyp first; old QuickTime files may open with moov/mdat/wide/free. */
+/**
+ * ISO base media (MP4/MOV, and HEIF photos): a box of type ftyp first; old QuickTime files may
+ * open with moov/mdat/wide/free. A HEIC photo's major brand is heic (or mif1 with heic among the
+ * compatible ones).
+ */
 function isoBmff(b: Uint8Array): SniffedMedia | null {
   const type = ascii(b, 4, 4);
   if (type === 'ftyp') {
     const size = ((b[0]! << 24) >>> 0) + (b[1]! << 16) + (b[2]! << 8) + b[3]!;
     if (size < 8) return null;
     const major = ascii(b, 8, 4);
+    if (HEIC_BRANDS.has(major)) return found('heic');
     if (QUICKTIME_BRANDS.has(major)) return found('mov');
     if (MP4_BRANDS.has(major)) return found('mp4');
     // Unknown major brand: look at the compatible brands.
     const end = Math.min(size, b.length);
-    for (let at = 16; at + 4 <= end; at += 4) {
-      const brand = ascii(b, at, 4);
+    const compatible: string[] = [];
+    for (let at = 16; at + 4 <= end; at += 4) compatible.push(ascii(b, at, 4));
+    if (compatible.some((brand) => HEIC_BRANDS.has(brand))) return found('heic');
+    for (const brand of compatible) {
       if (QUICKTIME_BRANDS.has(brand)) return found('mov');
       if (MP4_BRANDS.has(brand)) return found('mp4');
     }
