@@ -46,10 +46,10 @@ async function firstBytes(file: string, n: number): Promise<Uint8Array> {
 
 /** `label` names the file in messages ("file", "files[3]"). */
 export async function inspectUpload(file: IncomingFile, label: string, sha256?: string): Promise<InspectedFile> {
-  if (file.size === 0) throw unsupportedMediaType(`${label} is empty: upload a photo (JPEG, PNG, WebP) or a video (MP4, MOV, MKV, WebM, AVI).`);
+  if (file.size === 0) throw unsupportedMediaType(`${label} is empty: upload a photo (JPEG, PNG, WebP, HEIC) or a video (MP4, MOV, MKV, WebM, AVI).`);
   const sniffed = sniffMediaType(await firstBytes(file.path, SNIFF_BYTES));
   if (!sniffed) {
-    throw new HttpProblem(415, 'unsupported_media_type', `${label} is not a photo (JPEG, PNG, WebP) or video (MP4, MOV, MKV, WebM, AVI) by its content, whatever its name.`, { field: label });
+    throw new HttpProblem(415, 'unsupported_media_type', `${label} is not a photo (JPEG, PNG, WebP, HEIC) or video (MP4, MOV, MKV, WebM, AVI) by its content, whatever its name.`, { field: label });
   }
   let info: MediaInfo;
   try {

@@ -136,7 +136,7 @@ export const walkSchema: JsonSchema = {
           position: { type: 'integer', description: '0-based walking order.' },
           name: { type: 'string', description: 'File name as uploaded (for display only; the box stores it under its own name).' },
           kind: { enum: ['image', 'video'] },
-          format: { type: 'string', description: 'Container found by content: jpeg, png, webp, mp4, mov, mkv, webm or avi.' },
+          format: { type: 'string', description: 'Container found by content: jpeg, png, webp, heic, mp4, mov, mkv, webm or avi.' },
           size_bytes: { type: 'integer', 'x-unit': 'B' },
           sha256: { type: 'string', description: 'sha256 of the uploaded bytes, hex.' },
           width: { type: 'integer', description: 'Displayed width in pixels (rotation applied).' },
