@@ -17,6 +17,7 @@ if (!ffmpeg.available) {
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const HEIC = path.join(ROOT, 'test/fixtures/heic/row-mixed.heic');
+const GRID = path.join(ROOT, 'test/fixtures/heic/row-mixed-grid.heic');
 const JPEG = path.join(ROOT, 'examples/row-mixed.jpg');
 const dir = t.testdir();
 const bytes = readFileSync(HEIC);
@@ -25,7 +26,8 @@ const derived = (name: string, data: Buffer) => {
   writeFileSync(file, data);
   return file;
 };
-const PORTRAIT = derived('portrait.heic', withRotation(bytes, 3));
+// As an iPhone stores a portrait photo: a grid of tiles with the rotation on the grid.
+const PORTRAIT = derived('portrait.heic', withRotation(readFileSync(GRID), 3));
 const BOMB = derived('bomb.heic', withDeclaredSize(bytes, 20000, 20000));
 const CUT = derived('cut.heic', bytes.subarray(0, 2000));
 
@@ -50,6 +52,9 @@ t.test('a HEIC photo is scored like the JPEG it was made from', async (t) => {
     t.ok(Math.abs(heic.done.counts[k] - jpeg.done.counts[k]) <= 1, `${k}: HEIC ${heic.done.counts[k]}, JPEG ${jpeg.done.counts[k]}`);
   }
   t.match(heic.done.result.frames, [{ width: 800, height: 600 }]);
+  const grid = await scored(GRID, 'IMG_0414.HEIC');
+  t.equal(grid.done.status, 'done', grid.done.error ?? '');
+  t.ok(Math.abs(grid.done.counts.total - jpeg.done.counts.total) <= 1, `stored as tiles: ${grid.done.counts.total} fruit`);
   const image = await fetch(`${s.base}${heic.done.result.frames[0].image_url}`, { headers: { 'x-api-key': KEY } });
   t.equal(image.status, 200);
   t.equal(image.headers.get('content-type'), 'image/jpeg', 'the frame is kept as a JPEG to look at');

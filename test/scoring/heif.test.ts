@@ -10,6 +10,8 @@ import { withDeclaredSize, withRotation } from '../helpers/heif-edit.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const HEIC = path.join(ROOT, 'test/fixtures/heic/row-mixed.heic');
+// The same photo as an iPhone stores one: a grid of HEVC tiles (test/fixtures/heic/make-grid.ts).
+const GRID = path.join(ROOT, 'test/fixtures/heic/row-mixed-grid.heic');
 const JPEG = path.join(ROOT, 'examples/row-mixed.jpg');
 const bytes = readFileSync(HEIC);
 const dir = t.testdir();
@@ -60,6 +62,7 @@ t.test('HEIC is recognised by its brands; AVIF (AV1, which this libheif cannot d
 t.test('probe: size from the container, no ffmpeg involved', async (t) => {
   const info = await probeMedia(HEIC);
   t.match(info, { kind: 'image', width: 800, height: 600, durationSeconds: 0, rotation: 0, codec: 'hevc', container: 'heif', colourTransfer: null });
+  t.match(await probeMedia(GRID), { kind: 'image', width: 800, height: 600, container: 'heif' }, 'a grid: the size of the whole picture, not a tile');
 });
 
 const ffmpeg = await resolveFfmpeg();
@@ -69,6 +72,17 @@ t.test('decoded like the JPEG it was made from, scaled to the working size', { s
   t.same([heic.width, heic.height], [800, 600]);
   const d = meanAbsDiff(heic, jpeg);
   t.ok(d < 3, `mean difference ${d.toFixed(2)} levels (HEVC at quality 90 against the JPEG source)`);
+  const grid = await frameOf(GRID);
+  t.same([grid.width, grid.height], [800, 600], 'a grid of 2 × 2 tiles of 400 × 300');
+  for (const [x0, y0] of [[0, 0], [400, 0], [0, 300], [400, 300]] as const) {
+    let diff = 0, n = 0;
+    for (let y = y0; y < y0 + 300; y++)
+      for (let x = x0; x < x0 + 400; x++) {
+        for (let c = 0; c < 3; c++) diff += Math.abs(grid.data[(y * 800 + x) * 3 + c]! - jpeg.data[(y * 800 + x) * 3 + c]!);
+        n += 3;
+      }
+    t.ok(diff / n < 3, `tile at ${x0},${y0} in its place (mean difference ${(diff / n).toFixed(2)})`);
+  }
   const small = await frameOf(HEIC, 400);
   t.same([small.width, small.height], [400, 300]);
   const smallJpeg = await frameOf(JPEG, 400);
@@ -101,6 +115,18 @@ t.test('a rotation property is applied: a portrait photo arrives upright', async
       }
     t.equal(diff / n, 0, `${q * 90}°: every pixel where the rotation puts it`);
   }
+  // An iPhone's portrait photo: the rotation sits on the grid, the tiles are stored as filmed.
+  const grid = await decodeHeif(GRID, 1e8);
+  const gridTurned = await decodeHeif(write('grid-turned.heic', withRotation(readFileSync(GRID), 3)), 1e8);
+  t.same([gridTurned.width, gridTurned.height], [600, 800]);
+  let diff = 0, n = 0;
+  for (let y = 0; y < 800; y += 5)
+    for (let x = 0; x < 600; x += 5) {
+      const [ox, oy] = from[3](x, y);
+      diff += Math.abs(at(gridTurned, x, y) - at(grid, ox, oy));
+      n++;
+    }
+  t.equal(diff / n, 0, 'a turned grid: every pixel where the rotation puts it');
 });
 
 t.test('hostile HEIF files are refused with a reason, and libheif prints nothing', async (t) => {
