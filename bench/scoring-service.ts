@@ -27,11 +27,11 @@ import { createLogger } from '../src/log.js';
 import { decodeFrames } from '../src/scoring/media/decode.js';
 import { optionsFrom, walkOptionsFrom } from '../src/scoring/jobs/options.js';
 import { decodePlan } from '../src/scoring/walk.js';
+import { renderWalk, type RenderedWalk } from '../scripts/render/walk.js';
+import type { WalkTruth } from '../scripts/render/truth.js';
 
 // A video upload with no options (what the service is asked for below), read as its walk reads it.
 const DECODE = decodePlan(walkOptionsFrom(optionsFrom({}, { video: true })));
-import { renderWalk, type RenderedWalk } from '../scripts/render/walk.js';
-import type { WalkTruth } from '../scripts/render/truth.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const OUT = path.join(ROOT, 'bench', 'out', 'walks');

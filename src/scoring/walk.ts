@@ -295,7 +295,7 @@ export function decodePlan(options: Pick<WalkOptions, 'sampleSeconds' | 'fastSam
 }
 
 /** Seconds of a clip that are read: all of it, or up to maxFrames samples at sampleSeconds. */
-export function readStretchSeconds(options: Pick<WalkOptions, 'sampleSeconds' | 'maxFrames'>, durationSeconds: number): number {
+function readStretchSeconds(options: Pick<WalkOptions, 'sampleSeconds' | 'maxFrames'>, durationSeconds: number): number {
   return Math.min(durationSeconds, options.maxFrames * options.sampleSeconds);
 }
 

@@ -157,13 +157,7 @@ export async function* decodeFrames(file: string, options: DecodeOptions = {}): 
 
 /** A HEIF photo's one frame at the working size (ffmpeg 5.1 cannot read HEIF; see heif.ts). */
 async function heifFrame(file: string, maxLongSide: number): Promise<DecodedFrame> {
-  let full: RgbImage;
-  try {
-    full = await decodeHeif(file, MAX_PIXELS);
-  } catch (err) {
-    if (err instanceof MediaError) throw err;
-    throw new MediaError('decode_failed', 'libheif could not decode this HEIF image', err instanceof Error ? err.message : String(err));
-  }
+  const full = await decodeHeif(file, MAX_PIXELS);
   const size = workingSize(full.width, full.height, maxLongSide);
   return { index: 0, timeSeconds: 0, image: resizeArea(full, size.width, size.height), colour: 'as-recorded' };
 }

@@ -60,9 +60,22 @@ function libheif(): LibHeif {
   return loaded;
 }
 
-/** Size of a HEIF image as displayed (after its rotation), and its pixels when `decode` is set. */
-async function withPrimaryImage<T>(file: string, use: (lib: LibHeif, handle: HeifObject, width: number, height: number) => Promise<T> | T): Promise<T> {
+/**
+ * Runs `use` on the primary image of a HEIF file, given its size as displayed (after its rotation)
+ * once checked against `maxPixels`. Everything that goes wrong is a MediaError: the binding throws
+ * plain errors on some malformed input, whose stack holds the whole bundle, so only the message is kept.
+ */
+async function withPrimaryImage<T>(file: string, maxPixels: number, use: (lib: LibHeif, handle: HeifObject) => Promise<T> | T): Promise<T> {
   const data = await readCapped(file);
+  try {
+    return await readPrimaryImage(data, maxPixels, use);
+  } catch (err) {
+    if (err instanceof MediaError) throw err;
+    throw new MediaError('unsupported_media', 'not a HEIF image libheif can read', err instanceof Error ? err.message : String(err));
+  }
+}
+
+async function readPrimaryImage<T>(data: Uint8Array, maxPixels: number, use: (lib: LibHeif, handle: HeifObject) => Promise<T> | T): Promise<T> {
   const lib = libheif();
   const ctx = lib.heif_context_alloc();
   if (!ctx) throw new MediaError('decode_failed', 'libheif could not allocate a context');
@@ -74,7 +87,11 @@ async function withPrimaryImage<T>(file: string, use: (lib: LibHeif, handle: Hei
       throw new MediaError('unsupported_media', 'the HEIF file holds no primary image', handle && 'code' in handle ? handle.message : undefined);
     }
     try {
-      return await use(lib, handle, lib.heif_image_handle_get_width(handle), lib.heif_image_handle_get_height(handle));
+      const width = lib.heif_image_handle_get_width(handle), height = lib.heif_image_handle_get_height(handle);
+      if (!(width > 0 && height > 0)) throw new MediaError('unsupported_media', `the HEIF file holds a picture of ${width}×${height}`);
+      // A decompression bomb declares a huge size in a small file: refused before any pixel is decoded.
+      if (width * height > maxPixels) throw new MediaError('unsupported_media', `picture of ${width}×${height} is larger than this appliance scores`);
+      return await use(lib, handle);
     } finally {
       lib.heif_image_handle_release(handle);
     }
@@ -96,19 +113,14 @@ async function readCapped(file: string): Promise<Uint8Array> {
   }
 }
 
-/** The displayed size of a HEIF photo's primary image, read from its container without decoding pixels. */
-export async function probeHeif(file: string): Promise<{ width: number; height: number }> {
-  return withPrimaryImage(file, (_lib, _handle, width, height) => ({ width, height }));
+/** The displayed size of a HEIF photo's primary image, read from its container without decoding pixels; at most `maxPixels`. */
+export async function probeHeif(file: string, maxPixels: number): Promise<{ width: number; height: number }> {
+  return withPrimaryImage(file, maxPixels, (lib, handle) => ({ width: lib.heif_image_handle_get_width(handle), height: lib.heif_image_handle_get_height(handle) }));
 }
 
-/**
- * The primary image as RGB, upright. `maxPixels` is checked on the container's declared size before
- * any pixel is decoded (a decompression bomb declares a huge size in a small file).
- */
+/** The primary image as RGB, upright; its declared size is checked against `maxPixels` first. */
 export async function decodeHeif(file: string, maxPixels: number): Promise<RgbImage> {
-  return withPrimaryImage(file, async (lib, handle, width, height) => {
-    if (!(width > 0 && height > 0)) throw new MediaError('unsupported_media', `HEIF image of ${width}×${height}`);
-    if (width * height > maxPixels) throw new MediaError('unsupported_media', `picture of ${width}×${height} is larger than this appliance scores`);
+  return withPrimaryImage(file, maxPixels, async (lib, handle) => {
     const decoded = await lib.heif_js_decode_image2(handle, lib.heif_colorspace.heif_colorspace_RGB, lib.heif_chroma.heif_chroma_interleaved_RGB);
     if (!decoded || decoded.code !== undefined || !decoded.channels) throw new MediaError('decode_failed', 'libheif could not decode this HEIF image', decoded?.message);
     try {

@@ -110,19 +110,8 @@ export async function probeMedia(file: string, options: { timeoutMs?: number } =
 
 /** A HEIF photo as MediaInfo: libheif reads its container; the picture it decodes is already upright. */
 async function probeHeifPhoto(file: string): Promise<MediaInfo> {
-  let size: { width: number; height: number };
-  try {
-    size = await probeHeif(file);
-  } catch (err) {
-    if (err instanceof MediaError) throw err;
-    // The binding throws plain errors on some malformed input; their stack holds the whole bundle, so only the message is kept.
-    throw new MediaError('unsupported_media', 'not a HEIF image libheif can read', err instanceof Error ? err.message : String(err));
-  }
-  if (!(size.width > 0 && size.height > 0)) throw new MediaError('unsupported_media', 'the HEIF file holds no picture');
-  if (size.width * size.height > MAX_PIXELS) {
-    throw new MediaError('unsupported_media', `picture of ${size.width}×${size.height} is larger than this appliance scores`);
-  }
-  return { kind: 'image', width: size.width, height: size.height, durationSeconds: 0, rotation: 0, frameRate: 0, codec: 'hevc', container: 'heif', ...UNTAGGED };
+  const { width, height } = await probeHeif(file, MAX_PIXELS);
+  return { kind: 'image', width, height, durationSeconds: 0, rotation: 0, frameRate: 0, codec: 'hevc', container: 'heif', ...UNTAGGED };
 }
 
 async function head(file: string, bytes: number): Promise<Uint8Array> {
