@@ -9,7 +9,7 @@ import { Store, outsideWriteGuard } from './db/store.js';
 import { loadAdminToken } from './auth/admin-token.js';
 import { FailureLimiter } from './auth/failures.js';
 import { KeyCache } from './auth/principal.js';
-import { HttpProblem } from './http/problem.js';
+import { HttpProblem, insufficientStorage, isStorageFull } from './http/problem.js';
 import { mountRoutes, dispatch, type Routers } from './http/pipeline.js';
 import { buildOpenApi } from './http/openapi.js';
 import type { CompiledRoute } from './http/route.js';
@@ -67,8 +67,12 @@ function serve(log: Logger, handler: Koa.Middleware): Koa.Middleware {
       const problem =
         err instanceof HttpProblem
           ? err
-          : new HttpProblem(500, 'internal_error', `Something went wrong on the box. Quote request id ${requestId} when reporting it.`, { request_id: requestId });
-      if (!(err instanceof HttpProblem)) log.error('unhandled error', { request_id: requestId, method: ctx.method, path: ctx.path, error: err as Error });
+          : isStorageFull(err)
+            ? insufficientStorage()
+            : new HttpProblem(500, 'internal_error', `Something went wrong on the box. Quote request id ${requestId} when reporting it.`, { request_id: requestId });
+      // The operator must see a full disk, whichever layer noticed it first.
+      if (problem.status === 507) log.error('disk full', { request_id: requestId, method: ctx.method, path: ctx.path, error: err as Error });
+      else if (!(err instanceof HttpProblem)) log.error('unhandled error', { request_id: requestId, method: ctx.method, path: ctx.path, error: err as Error });
       ctx.status = problem.status;
       for (const [h, v] of Object.entries(problem.headers)) ctx.set(h, v);
       ctx.type = 'application/problem+json';

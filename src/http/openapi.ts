@@ -36,6 +36,7 @@ const ERROR_TEXT: Record<number, string> = {
   429: 'Too many failed credentials from this client; see Retry-After.',
   500: 'Internal error; the log has it under X-Request-Id.',
   503: 'A required part (the database) is unavailable.',
+  507: "The appliance's disk is full: nothing was stored; free space on it and try again.",
 };
 
 function securityFor(route: CompiledRoute): Record<string, string[]>[] | undefined {
@@ -70,6 +71,7 @@ function impliedErrors(route: CompiledRoute): number[] {
   if (route.multipart || route.rawBody) {
     out.add(413);
     if (route.multipart) out.add(415);
+    out.add(507);
   }
   out.add(500);
   return [...out].sort();

@@ -34,6 +34,7 @@ const TITLES: Record<number, string> = {
   429: 'Too Many Requests',
   500: 'Internal Server Error',
   503: 'Service Unavailable',
+  507: 'Insufficient Storage',
 };
 
 export class HttpProblem extends Error {
@@ -82,3 +83,17 @@ export const payloadTooLarge = (limitBytes: number) =>
 export const badRequest = (code: string, detail: string, extra: Record<string, unknown> = {}) => new HttpProblem(400, code, detail, extra);
 
 export const unsupportedMediaType = (detail: string) => new HttpProblem(415, 'unsupported_media_type', detail);
+
+/**
+ * The box's disk (or the DATA_DIR quota) is full. That is the appliance's condition, not a fault
+ * of the request, and growers must not be told their file is broken: a write that fails for it
+ * answers 507 wherever it happens (an upload being spooled, a file moved, SQLite's SQLITE_FULL).
+ */
+export const insufficientStorage = () =>
+  new HttpProblem(507, 'insufficient_storage', "The appliance's disk is full, so nothing was stored. Free space on it (old walks' clips and frames take the most) and try again.");
+
+/** Whether an error is a write refused for want of space: ENOSPC, EDQUOT, or SQLite's SQLITE_FULL. */
+export function isStorageFull(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_FULL';
+}

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Context } from 'koa';
 import multerModule from '@koa/multer';
 import { newId } from '../db/ids.js';
-import { HttpProblem, payloadTooLarge, validationFailed } from './problem.js';
+import { HttpProblem, insufficientStorage, isStorageFull, payloadTooLarge, validationFailed } from './problem.js';
 import type { MultipartSpec, RawBodySpec, UploadedFile } from './route.js';
 
 const multer = multerModule as unknown as any;
@@ -21,6 +21,7 @@ export function incomingDir(dataDir: string): string {
 }
 
 function mapMulterError(err: any, limit: number, spec: MultipartSpec): HttpProblem {
+  if (isStorageFull(err)) return insufficientStorage();
   switch (err?.code) {
     case 'LIMIT_FILE_SIZE':
       return payloadTooLarge(limit);
