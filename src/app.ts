@@ -17,7 +17,7 @@ import type { Services } from './services.js';
 import type { Feature } from './feature.js';
 import { FEATURES } from './features.js';
 import { docsRoutes } from './docs/routes.js';
-import { databaseCheck } from './health/routes.js';
+import { databaseCheck, storageCheck } from './health/routes.js';
 
 export interface AppOptions {
   config?: Partial<Config>;
@@ -110,7 +110,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     healthChecks: [],
     onClose: [],
   };
-  services.healthChecks.push(databaseCheck(services));
+  services.healthChecks.push(databaseCheck(services), storageCheck(services));
 
   const koa = new Koa({ proxy: config.trustProxy });
   koa.context.services = services;

@@ -1,3 +1,4 @@
+import { statfs } from 'node:fs/promises';
 import { sql } from 'kysely';
 import { defineRoute, type RouteSpec } from '../http/route.js';
 import type { HealthCheck, Services } from '../services.js';
@@ -6,11 +7,11 @@ const healthSchema = {
   type: 'object',
   required: ['status', 'checks'],
   properties: {
-    status: { enum: ['ok', 'degraded', 'unavailable'], description: 'unavailable (503) when the database does not answer; degraded when a non-critical part (scoring) cannot run.' },
+    status: { enum: ['ok', 'degraded', 'unavailable'], description: 'unavailable (503) when the database does not answer; degraded when a non-critical part cannot run (scoring) or is short of room (storage).' },
     checks: {
       type: 'object',
       additionalProperties: { type: 'object', required: ['ok'], properties: { ok: { type: 'boolean' } } },
-      description: 'One entry per part: `database`, `scoring` (ffmpeg found, a detector available), and others.',
+      description: 'One entry per part: `database`, `storage` (free and total bytes under DATA_DIR; not ok below `low_below_bytes`, 1 GiB), `scoring` (ffmpeg found, a detector available), and others.',
     },
     version: { type: 'string' },
     uptime_s: { type: 'number' },
@@ -28,6 +29,30 @@ export function databaseCheck(services: Pick<Services, 'db'>): HealthCheck {
       } catch (err) {
         return { ok: false, detail: { error: err instanceof Error ? err.message : String(err) } };
       }
+    },
+  };
+}
+
+/**
+ * Below this much free space under DATA_DIR the box reports `degraded`: a few minutes of 4K
+ * phone video no longer fit, and the frames of a walk being scored need room too. Uploads that
+ * do not fit answer 507 whatever this says.
+ */
+export const LOW_STORAGE_BYTES = 1024 ** 3;
+
+/** Free and total bytes of the filesystem under `dir`, as statfs reports them to this process (what it may still write). */
+export async function storageOf(dir: string): Promise<{ free_bytes: number; total_bytes: number }> {
+  const s = await statfs(dir);
+  return { free_bytes: s.bavail * s.bsize, total_bytes: s.blocks * s.bsize };
+}
+
+export function storageCheck(services: Pick<Services, 'config'>, low = LOW_STORAGE_BYTES): HealthCheck {
+  return {
+    name: 'storage',
+    critical: false,
+    async check() {
+      const space = await storageOf(services.config.dataDir);
+      return { ok: space.free_bytes >= low, detail: { ...space, low_below_bytes: low } };
     },
   };
 }
