@@ -9,7 +9,7 @@ export const PROBLEM_SCHEMA: JsonSchema = {
     title: { type: 'string' },
     status: { type: 'integer' },
     detail: { type: 'string' },
-    code: { type: 'string', examples: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'conflict', 'payload_too_large'] },
+    code: { type: 'string', examples: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'conflict', 'payload_too_large', 'insufficient_storage'] },
     errors: {
       type: 'array',
       description: 'On 422: one entry per failing field.',
