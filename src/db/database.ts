@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, SqliteDialect, type Migration, type MigrationProvider } from 'kysely';
+import { Kysely, Migrator, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type Migration, type MigrationProvider } from 'kysely';
 import type { Database } from './schema.js';
 import { HybridLogicalClock } from './hlc.js';
 
@@ -44,6 +44,27 @@ export async function migrate(db: Db, upTo?: string): Promise<string[]> {
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
 
+/**
+ * On SQLITE_FULL (a full disk), IOERR, BUSY or NOMEM, SQLite may roll a transaction back by
+ * itself. Kysely then sends its own ROLLBACK, which fails with "cannot rollback - no transaction
+ * is active" and is thrown in place of the error that mattered: a full disk read as an internal
+ * error. This driver rolls back only a transaction that is still open, so the cause comes through.
+ */
+class CauseKeepingSqliteDialect extends SqliteDialect {
+  constructor(private readonly sqlite: SQLite.Database) {
+    super({ database: sqlite });
+  }
+
+  override createDriver(): Driver {
+    const sqlite = this.sqlite;
+    return new (class extends SqliteDriver {
+      override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+        if (sqlite.inTransaction) await super.rollbackTransaction(connection);
+      }
+    })({ database: sqlite });
+  }
+}
+
 export async function openDatabase(dataDir: string, fileName = 'cropwalk.sqlite'): Promise<OpenedDatabase> {
   mkdirSync(dataDir, { recursive: true });
   const file = path.join(dataDir, fileName);
@@ -53,7 +74,7 @@ export async function openDatabase(dataDir: string, fileName = 'cropwalk.sqlite'
   sqlite.pragma('synchronous = FULL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Database>({ dialect: new CauseKeepingSqliteDialect(sqlite) });
   await migrate(db);
 
   let node = (await db.selectFrom('meta').select('value').where('key', '=', 'node_id').executeTakeFirst())?.value;
