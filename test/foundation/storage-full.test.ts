@@ -1,7 +1,7 @@
 // A full disk is the appliance's condition, not a fault of the upload: 507 with the reason,
 // nothing stored, an error in the log, and /api/health says the box is short of room.
 // The uploads are written to a real filesystem that is really full: a small tmpfs.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -50,17 +50,32 @@ function smallDisk(bytes: number): { dir: string } | { reason: string } {
   }
 }
 
-const disk = smallDisk(24 * 1024 * 1024);
-t.test('uploads that do not fit: 507, nothing stored, logged; health degraded', { skip: 'reason' in disk ? `a small tmpfs cannot be mounted here (${disk.reason}); the full-disk uploads need one` : false }, async (t) => {
-  const dir = (disk as { dir: string }).dir;
+function unmount(dir: string): void {
+  // Lazy: a handle still closing (a worker's SQLite file) must not fail the teardown.
+  execFileSync('umount', ['-l', dir]);
+  rmSync(dir, { recursive: true, force: true });
+}
+
+const DISK_BYTES = 24 * 1024 * 1024;
+const probe = smallDisk(DISK_BYTES);
+if ('dir' in probe) unmount(probe.dir);
+const skip = 'reason' in probe ? `a small tmpfs cannot be mounted here (${probe.reason}); the full-disk tests need one` : false;
+
+/** A server whose DATA_DIR is a fresh 24 MiB filesystem of its own, unmounted after the test. */
+async function serverOnSmallDisk(t: Test): Promise<TestServer> {
+  const disk = smallDisk(DISK_BYTES);
+  if (!('dir' in disk)) throw new Error(disk.reason);
   let s: TestServer | undefined;
   t.teardown(async () => {
     await s?.close();
-    // Lazy: a handle still closing (a worker's SQLite file) must not fail the teardown.
-    execFileSync('umount', ['-l', dir]);
-    rmSync(dir, { recursive: true, force: true });
+    unmount(disk.dir);
   });
-  s = await startServer(t, { dataDir: dir });
+  s = await startServer(t, { dataDir: disk.dir, scoringConcurrency: 0 });
+  return s;
+}
+
+t.test('uploads that do not fit: 507, nothing stored, logged; health degraded', { skip }, async (t) => {
+  const s = await serverOnSmallDisk(t);
   const tree = await createTree(s);
   const lines = (s as TestServer & { logLines: string[] }).logLines;
   // What is left of 24 MiB after the database: a 32 MiB upload cannot fit.
@@ -93,7 +108,7 @@ t.test('uploads that do not fit: 507, nothing stored, logged; health degraded', 
   t.equal(health.status, 200);
   t.equal(health.body.status, 'degraded', 'short of room is degraded, not down');
   t.match(health.body.checks.storage, { ok: false, low_below_bytes: LOW_STORAGE_BYTES });
-  t.ok(health.body.checks.storage.total_bytes <= 24 * 1024 * 1024);
+  t.ok(health.body.checks.storage.total_bytes <= DISK_BYTES);
 
   // Room again: the same upload's smaller sibling goes through.
   const small = await s.request('POST', `${tree.cyclePath}/climate/ingest`, {
@@ -102,4 +117,39 @@ t.test('uploads that do not fit: 507, nothing stored, logged; health degraded', 
     headers: { 'content-type': 'text/csv', 'x-file-name': 'export.csv' },
   });
   t.not(small.status, 507, `with room the box answers as usual (${small.status})`);
+});
+
+t.test('a write SQLite cannot make room for: 507, nothing half written, and writes again once there is room', { skip }, async (t) => {
+  const s = await serverOnSmallDisk(t);
+  const tree = await createTree(s);
+  const db = s.app.services.db;
+  const post = (week: number) => s.request('POST', `${tree.cyclePath}/weeks/2026-W${String(week).padStart(2, '0')}`, { key: tree.adminKey, body: { week, text: 'x'.repeat(60_000) } });
+  const notes = async () => (await db.selectFrom('week_notes').select('week').where('cycle_id', '=', tree.cycleId).orderBy('week').execute()).map((r) => r.week);
+  const logged = async () => Number((await db.selectFrom('change_log').select((eb) => eb.fn.countAll<number>().as('n')).where('entity', '=', 'week_notes').executeTakeFirstOrThrow()).n);
+  t.equal((await post(1)).status, 201);
+
+  // The filesystem filled to its last byte. SQLite may still reuse room in its WAL file for a
+  // while, so notes of about 180 kB each (the row and its change-log entry) are written until one
+  // needs more.
+  const ballast = path.join(s.dataDir, 'ballast');
+  const free = (await storageOf(s.dataDir)).free_bytes;
+  try {
+    writeFileSync(ballast, Buffer.alloc(free));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
+  }
+  const statuses: number[] = [];
+  for (let week = 2; week <= 50 && !statuses.includes(507); week++) statuses.push((await post(week)).status);
+  t.equal(statuses.at(-1), 507, `a note SQLite has no room for (answers: ${statuses.join(', ')})`);
+  t.same(statuses.slice(0, -1).filter((x) => x !== 201), [], 'every other answer a 201, never an internal error');
+  const refused = statuses.length + 1;
+  const stored = await notes();
+  t.notOk(stored.includes(`2026-W${String(refused).padStart(2, '0')}`), 'the refused note is not stored');
+  t.equal(await logged(), stored.length, 'and not in the change log: one entry per stored note');
+  t.ok(((s as TestServer & { logLines: string[] }).logLines).some((l) => JSON.parse(l).msg === 'disk full'), 'logged');
+
+  rmSync(ballast);
+  const again = await post(refused);
+  t.equal(again.status, 201, 'with room again the same note is stored');
+  t.same(await notes(), [...stored, `2026-W${String(refused).padStart(2, '0')}`].sort());
 });
