@@ -33,6 +33,8 @@ export interface RunnerOptions {
   progressIntervalMs?: number;
   /** How long a stopping worker may take before it is terminated, ms. */
   stopTimeoutMs?: number;
+  /** After a failed claim (a full disk, say), how long until the queue is looked at again, ms. */
+  retryAfterFailureMs?: number;
 }
 
 interface Active {
@@ -59,6 +61,8 @@ export class WalkRunner {
   private pumpAgain = false;
   private readonly progressIntervalMs: number;
   private readonly stopTimeoutMs: number;
+  private readonly retryAfterFailureMs: number;
+  private retryTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly services: Services,
@@ -66,6 +70,7 @@ export class WalkRunner {
   ) {
     this.progressIntervalMs = options.progressIntervalMs ?? 250;
     this.stopTimeoutMs = options.stopTimeoutMs ?? 10_000;
+    this.retryAfterFailureMs = options.retryAfterFailureMs ?? 30_000;
   }
 
   get alive(): boolean {
@@ -125,7 +130,17 @@ export class WalkRunner {
       return;
     }
     this.pumping = this.pump()
-      .catch((err) => this.services.log.error('walk runner could not claim a walk', { error: err as Error }))
+      .catch((err) => {
+        this.services.log.error('walk runner could not claim a walk', { error: err as Error, retry_in_ms: this.retryAfterFailureMs });
+        // Nothing else may wake the runner (no upload comes while the disk is full): look again later.
+        if (!this.retryTimer) {
+          this.retryTimer = setTimeout(() => {
+            this.retryTimer = null;
+            this.wake();
+          }, this.retryAfterFailureMs);
+          this.retryTimer.unref();
+        }
+      })
       .finally(() => {
         this.pumping = null;
         if (this.pumpAgain && this.running) {
@@ -145,7 +160,14 @@ export class WalkRunner {
           await this.services.store.write(SYSTEM_ACTOR, (w) => requeueWalk(w, walk.id));
           break;
         }
-        await this.launch(walk);
+        try {
+          await this.launch(walk);
+        } catch (err) {
+          // Claimed but never started (no room for its frames folder, say): back to the queue, or
+          // if even that write fails, left running for the next start to queue again.
+          await this.services.store.write(SYSTEM_ACTOR, (w) => requeueWalk(w, walk.id)).catch(() => undefined);
+          throw err;
+        }
       }
     } while (this.pumpAgain && this.running);
   }
@@ -300,6 +322,8 @@ export class WalkRunner {
    */
   async stop(): Promise<void> {
     this.running = false;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
     await this.pumping;
     const all = [...this.active.values()];
     for (const a of all) {
