@@ -9,7 +9,9 @@ import path from 'node:path';
 import { insufficientStorage, isStorageFull } from '../../src/http/problem.js';
 import { LOW_STORAGE_BYTES, storageCheck, storageOf } from '../../src/health/routes.js';
 import { startServer, createTree, type TestServer } from '../helpers/server.js';
-import { leftovers, upload, walkCount } from '../helpers/walks.js';
+import { leftovers, poll, upload, walkCount } from '../helpers/walks.js';
+import { renderWalk } from '../../scripts/render/walk.js';
+import { WalkRunner, attachRunner } from '../../src/scoring/jobs/runner.js';
 
 t.test('what counts as a full disk', async (t) => {
   for (const code of ['ENOSPC', 'EDQUOT', 'SQLITE_FULL']) t.ok(isStorageFull(Object.assign(new Error('x'), { code })), code);
@@ -152,4 +154,34 @@ t.test('a write SQLite cannot make room for: 507, nothing half written, and writ
   const again = await post(refused);
   t.equal(again.status, 201, 'with room again the same note is stored');
   t.same(await notes(), [...stored, `2026-W${String(refused).padStart(2, '0')}`].sort());
+});
+
+t.test('a walk queued while the disk is full is scored once there is room again', { skip }, async (t) => {
+  const s = await serverOnSmallDisk(t);
+  const tree = await createTree(s);
+  const clip = (await renderWalk({ out: t.testdir(), seconds: 2, fps: 10, width: 320, height: 180, speed: 0.3, seed: 3 })).files[0]!;
+  const r = await upload(s, `${tree.cyclePath}/videos`, tree.adminKey, [{ field: 'file', file: clip }], { week: '2026-W07', sample_seconds: '0.5' });
+  t.equal(r.status, 201);
+  const ballast = path.join(s.dataDir, 'ballast');
+  try {
+    writeFileSync(ballast, Buffer.alloc((await storageOf(s.dataDir)).free_bytes));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
+  }
+  // The server's own runner is paused (concurrency 0); this one scores, and looks again 200 ms after a failed claim.
+  const runner = new WalkRunner(s.app.services, { concurrency: 1, retryAfterFailureMs: 200 });
+  attachRunner(s.app.services, runner);
+  s.app.services.onClose.unshift(() => runner.stop());
+  await runner.start();
+  const lines = (s as TestServer & { logLines: string[] }).logLines;
+  const failedClaims = () => lines.map((l) => JSON.parse(l)).filter((l) => l.msg === 'walk runner could not claim a walk');
+  for (let i = 0; i < 50 && failedClaims().length < 2; i++) await new Promise((res) => setTimeout(res, 100));
+  t.ok(failedClaims().length >= 2, `the claim failed and was tried again (${failedClaims().length} tries)`);
+  t.match(failedClaims()[0], { level: 'error', error: { message: /disk is full/ }, retry_in_ms: 200 });
+  t.equal((await s.request('GET', `/api/observations/${r.body.job_id}`, { key: tree.adminKey })).body.status, 'queued', 'still queued, nothing lost');
+
+  rmSync(ballast);
+  const done = (await poll(s, r.body.job_id, tree.adminKey, (w) => w.status === 'done' || w.status === 'failed', 60_000)).at(-1);
+  t.equal(done.status, 'done', done.error ?? 'scored without another upload or a restart');
+  t.equal(done.attempts, 1);
 });
