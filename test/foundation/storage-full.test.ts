@@ -76,6 +76,18 @@ async function serverOnSmallDisk(t: Test): Promise<TestServer> {
   return s;
 }
 
+/** Fills the filesystem under `dir` to its last byte with one file; answers its path, to remove it again. */
+async function fillDisk(dir: string): Promise<string> {
+  const ballast = path.join(dir, 'ballast');
+  try {
+    writeFileSync(ballast, Buffer.alloc((await storageOf(dir)).free_bytes));
+  } catch (err) {
+    // tmpfs counts in pages: the last partial page may not fit, and the disk is full either way.
+    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
+  }
+  return ballast;
+}
+
 t.test('uploads that do not fit: 507, nothing stored, logged; health degraded', { skip }, async (t) => {
   const s = await serverOnSmallDisk(t);
   const tree = await createTree(s);
@@ -133,13 +145,7 @@ t.test('a write SQLite cannot make room for: 507, nothing half written, and writ
   // The filesystem filled to its last byte. SQLite may still reuse room in its WAL file for a
   // while, so notes of about 180 kB each (the row and its change-log entry) are written until one
   // needs more.
-  const ballast = path.join(s.dataDir, 'ballast');
-  const free = (await storageOf(s.dataDir)).free_bytes;
-  try {
-    writeFileSync(ballast, Buffer.alloc(free));
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
-  }
+  const ballast = await fillDisk(s.dataDir);
   const statuses: number[] = [];
   for (let week = 2; week <= 50 && !statuses.includes(507); week++) statuses.push((await post(week)).status);
   t.equal(statuses.at(-1), 507, `a note SQLite has no room for (answers: ${statuses.join(', ')})`);
@@ -162,12 +168,7 @@ t.test('a walk queued while the disk is full is scored once there is room again'
   const clip = (await renderWalk({ out: t.testdir(), seconds: 2, fps: 10, width: 320, height: 180, speed: 0.3, seed: 3 })).files[0]!;
   const r = await upload(s, `${tree.cyclePath}/videos`, tree.adminKey, [{ field: 'file', file: clip }], { week: '2026-W07', sample_seconds: '0.5' });
   t.equal(r.status, 201);
-  const ballast = path.join(s.dataDir, 'ballast');
-  try {
-    writeFileSync(ballast, Buffer.alloc((await storageOf(s.dataDir)).free_bytes));
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
-  }
+  const ballast = await fillDisk(s.dataDir);
   // The server's own runner is paused (concurrency 0); this one scores, and looks again 200 ms after a failed claim.
   const runner = new WalkRunner(s.app.services, { concurrency: 1, retryAfterFailureMs: 200 });
   attachRunner(s.app.services, runner);
