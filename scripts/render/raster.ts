@@ -5,14 +5,19 @@ import type { Scene, SceneFruit, SceneLeaf, SceneStem, SceneTruss } from './scen
 import type { UsdaStage } from './truth.js';
 
 // Skin colours in bright diffuse light, after photos of greenhouse tomatoes: mature green
-// fruit are pale, whitish green, well apart from the darker, bluer leaves.
+// fruit are pale, whitish green, well apart from the darker, bluer leaves. Each stage's CIELAB
+// hue (D65) sits in the middle of the colorimetry ranges for the USDA stages (hue at the
+// circumference: mature green > 114°, breaker 101–114°, turning 85–101°, pink 64–85°,
+// light red 36–64°, red < 36°; "Classification of tomato ripeness and maturity by food
+// colorimetry"), so the truth's stage is the stage a colorimeter would give the skin.
+// Lightness and chroma are the photos'. In the comments: L*, C*, h°.
 const STAGE_RGB: Record<UsdaStage, [number, number, number]> = {
-  green: [150, 190, 110],
-  breaker: [188, 192, 104],
-  turning: [228, 166, 78],
-  pink: [236, 124, 80],
-  light_red: [232, 80, 55],
-  red: [212, 36, 28],
+  green: [150, 190, 110], // 72.5, 45.2, 127.1
+  breaker: [188, 192, 104], // 75.7, 45.9, 107.9
+  turning: [202, 177, 72], // 72.5, 55.4, 93.2
+  pink: [205, 143, 49], // 64.0, 58.5, 74.9
+  light_red: [221, 92, 31], // 55.2, 73.9, 49.8
+  red: [216, 24, 39], // 46.2, 81.8, 32.9
 };
 
 const LEAF_ID = -2;

