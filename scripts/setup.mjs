@@ -67,4 +67,18 @@ if (ffmpeg ? !existsSync(ffmpeg) : !has('ffmpeg') || !has('ffprobe')) {
   }
 }
 
+// 4. For the tests only: real ICC profiles (Adobe RGB, sRGB v2 and v4) that the photo colour tests
+// read; without them those tests skip and say so.
+const profiles = ['/usr/share/color/icc/colord/AdobeRGB1998.icc', '/usr/share/color/icc/sRGB.icc'];
+if (purpose === 'test' && !profiles.every((f) => existsSync(f))) {
+  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  if (isRoot && spawnSync('apt-get', ['--version'], { stdio: 'ignore' }).status === 0) {
+    say('ICC profiles for the colour tests are missing: installing the Debian packages colord-data and icc-profiles-free');
+    run('apt-get', ['update', '-qq']);
+    run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'colord-data', 'icc-profiles-free'], { DEBIAN_FRONTEND: 'noninteractive' });
+  } else {
+    say('ICC profiles for the colour tests are missing (apt-get install colord-data icc-profiles-free): those tests will skip.');
+  }
+}
+
 say(`ready for ${purpose}`);
