@@ -56,7 +56,7 @@ const idempotencyHeaders: ObjectSchema = {
 };
 
 const uploadLimit = (ctx: Context) => ctx.services.config.videoUploadLimit;
-const uploadErrors = `A file that is not a photo (JPEG, PNG, WebP, HEIC) or video (MP4, MOV, MKV, WebM, AVI) by its content gets 415; one above the size cap (VIDEO_UPLOAD_LIMIT, default 2 GiB) gets 413 while it streams. A clip that looks right but does not decode ends as a failed walk with the reason in \`error\`.`;
+const uploadErrors = `A file that is not a photo (JPEG, PNG, WebP, HEIC) or video (MP4, MOV, MKV, WebM, AVI) by its content gets 415; one above the size cap (VIDEO_UPLOAD_LIMIT, default 2 GiB) gets 413 while it streams. A clip that looks right but does not decode ends as a failed walk with the reason in \`error\`. A photo's embedded colour profile (Display P3, as iPhones store photos; Adobe RGB) is applied: the picture is converted to sRGB before ripeness is read.`;
 
 const walkResponse = (status: number, what: string) => ({
   [status]: { description: `${what} The walk (job) as stored now: poll GET /api/observations/{job_id} until status is done or failed.`, schema: walkSchema },

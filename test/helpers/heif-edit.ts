@@ -1,6 +1,6 @@
 // Edits a real HEIF file's boxes (ISO/IEC 23008-12) to make the variants phones and attackers send:
-// a rotation property, as an iPhone writes for a portrait photo, or a declared size far larger than
-// the picture. heif-enc writes neither.
+// a rotation property, as an iPhone writes for a portrait photo, a colour property (Display P3), or a
+// declared size far larger than the picture. heif-enc writes none of them.
 
 interface Box {
   type: string;
@@ -90,13 +90,33 @@ function shiftIloc(b: Buffer, iloc: Box, delta: number): void {
  * `quarterTurns` × 90° anticlockwise, as an iPhone's portrait photo is stored.
  */
 export function withRotation(file: Buffer, quarterTurns: 1 | 2 | 3): Buffer {
+  return withProperty(file, Buffer.from([0, 0, 0, 9, 0x69, 0x72, 0x6f, 0x74, quarterTurns]), true);
+}
+
+/**
+ * The file with a `colr` property on its primary image, as phones write it: `nclx` code points
+ * (H.273 primaries and transfer; BT.601 matrix and full range, as heif-enc encoded the picture),
+ * or an ICC profile (`prof`). libheif decodes the same pixels either way; the box reads the colour.
+ */
+export function withColour(file: Buffer, colour: { primaries: number; transfer: number } | { icc: Uint8Array }): Buffer {
+  const body = 'icc' in colour
+    ? Buffer.concat([Buffer.from('prof', 'latin1'), Buffer.from(colour.icc)])
+    : Buffer.from([0x6e, 0x63, 0x6c, 0x78, colour.primaries >> 8, colour.primaries & 255, colour.transfer >> 8, colour.transfer & 255, 0, 6, 0x80]);
+  const box = Buffer.alloc(8 + body.length);
+  box.writeUInt32BE(box.length, 0);
+  box.write('colr', 4, 'latin1');
+  body.copy(box, 8);
+  return withProperty(file, box, false);
+}
+
+/** The file with one more property in ipco, associated with the primary image. */
+function withProperty(file: Buffer, property: Buffer, essential: boolean): Buffer {
   const b = Buffer.from(file);
   const l = layout(b);
   const primary = b.readUInt16BE(l.pitm.start + l.pitm.header + 4);
   const properties = children(b, l.ipco).length;
-  const irot = Buffer.from([0, 0, 0, 9, 0x69, 0x72, 0x6f, 0x74, quarterTurns]);
 
-  // ipma: find the primary item's entry and add one association (index of the new irot, essential).
+  // ipma: find the primary item's entry and add one association (index of the new property).
   let at = l.ipma.start + l.ipma.header;
   const version = b[at]!, wide = (b.readUInt32BE(at) & 1) === 1;
   at += 4;
@@ -112,17 +132,18 @@ export function withRotation(file: Buffer, quarterTurns: 1 | 2 | 3): Buffer {
     if (item === primary) insertAt = at;
   }
   if (insertAt < 0) throw new Error('primary item has no property associations');
-  const assoc = wide ? Buffer.from([0x80 | ((properties + 1) >> 8), (properties + 1) & 255]) : Buffer.from([0x80 | (properties + 1)]);
-  const delta = irot.length + assoc.length;
+  const flag = essential ? 0x80 : 0;
+  const assoc = wide ? Buffer.from([flag | ((properties + 1) >> 8), (properties + 1) & 255]) : Buffer.from([flag | (properties + 1)]);
+  const delta = property.length + assoc.length;
 
   grow(b, l.meta, delta);
   grow(b, l.iprp, delta);
-  grow(b, l.ipco, irot.length);
+  grow(b, l.ipco, property.length);
   grow(b, l.ipma, assoc.length);
   b[countAt] = b[countAt]! + 1;
   shiftIloc(b, l.iloc, delta);
   const ipcoEnd = l.ipco.start + l.ipco.size;
-  return Buffer.concat([b.subarray(0, ipcoEnd), irot, b.subarray(ipcoEnd, insertAt), assoc, b.subarray(insertAt)]);
+  return Buffer.concat([b.subarray(0, ipcoEnd), property, b.subarray(ipcoEnd, insertAt), assoc, b.subarray(insertAt)]);
 }
 
 /** The file with its image spatial extent (`ispe`) claiming width × height, the picture itself unchanged. */

@@ -4,6 +4,8 @@ import { MediaError, tailReason } from './errors.js';
 import { canConvertColour, colourConversionFilters, colourConversionFor, type ColourConversion } from './colour-conversion.js';
 import { requireFfmpeg } from './ffmpeg-path.js';
 import { decodeHeif } from './heif.js';
+import { photoColour, type PhotoColour } from './colour-profile.js';
+import { convertToSrgb } from '../image/icc.js';
 import { fileUrl, LITERAL_IMAGE_PATH, MAX_PIXELS, probeMedia, type MediaInfo } from './probe.js';
 import { resizeArea } from '../image/resize.js';
 
@@ -27,8 +29,10 @@ export interface DecodedFrame {
   image: RgbImage;
   /**
    * How the clip's colours reached sRGB: 'as-recorded' (sRGB/BT.709 or untagged);
-   * 'converted' from HDR (PQ, HLG) or BT.2020; 'unconverted' when the clip needed that but this
-   * ffmpeg lacks the zscale filter, so its hues and chroma are off (see colour-conversion.ts).
+   * 'converted' from HDR (PQ, HLG) or BT.2020, or a photo's colour profile (Display P3, Adobe
+   * RGB); 'unconverted' when the clip needed that but this ffmpeg lacks the zscale filter, or the
+   * photo's profile cannot be applied, so its hues and chroma are off (see colour-conversion.ts,
+   * colour-profile.ts).
    */
   colour: 'as-recorded' | 'converted' | 'unconverted';
 }
@@ -81,7 +85,8 @@ export async function* decodeFrames(file: string, options: DecodeOptions = {}): 
   if (converting) {
     filters.push(...colourConversionFilters({ transfer: info.colourTransfer, primaries: info.colourPrimaries, matrix: info.colourMatrix, range: info.colourRange }));
   }
-  const colour: DecodedFrame['colour'] = conversion === null ? 'as-recorded' : converting ? 'converted' : 'unconverted';
+  const profile = photo ? await photoColour(file) : null;
+  const colour: DecodedFrame['colour'] = profile ? frameColour(profile) : conversion === null ? 'as-recorded' : converting ? 'converted' : 'unconverted';
   const args = [
     '-hide_banner', '-nostdin', '-v', 'error',
     '-protocol_whitelist', 'file',
@@ -125,7 +130,7 @@ export async function* decodeFrames(file: string, options: DecodeOptions = {}): 
           const out: DecodedFrame = {
             index,
             timeSeconds: photo ? 0 : index * sampleSeconds,
-            image: { width: size.width, height: size.height, data: frame },
+            image: inSrgb({ width: size.width, height: size.height, data: frame }, profile),
             colour,
           };
           index++;
@@ -158,8 +163,18 @@ export async function* decodeFrames(file: string, options: DecodeOptions = {}): 
 /** A HEIF photo's one frame at the working size (ffmpeg 5.1 cannot read HEIF; see heif.ts). */
 async function heifFrame(file: string, maxLongSide: number): Promise<DecodedFrame> {
   const full = await decodeHeif(file, MAX_PIXELS);
+  const profile = await photoColour(file);
   const size = workingSize(full.width, full.height, maxLongSide);
-  return { index: 0, timeSeconds: 0, image: resizeArea(full, size.width, size.height), colour: 'as-recorded' };
+  return { index: 0, timeSeconds: 0, image: inSrgb(resizeArea(full, size.width, size.height), profile), colour: frameColour(profile) };
+}
+
+/** A photo's pixels in sRGB: converted at the working size (per pixel, so the same as before scaling but for rounding). */
+function inSrgb(image: RgbImage, profile: PhotoColour | null): RgbImage {
+  return profile?.kind === 'convert' ? convertToSrgb(image, profile.conversion) : image;
+}
+
+function frameColour(profile: PhotoColour): DecodedFrame['colour'] {
+  return profile.kind === 'convert' ? 'converted' : profile.kind === 'unreadable' ? 'unconverted' : 'as-recorded';
 }
 
 /** Convenience for a photo: its one frame at the working size. */

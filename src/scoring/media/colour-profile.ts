@@ -1,0 +1,260 @@
+import { open, type FileHandle } from 'node:fs/promises';
+import { inflateSync } from 'node:zlib';
+import { conversionToSrgb, parseRgbProfile, profileFromH273, ProfileError, MAX_PROFILE_BYTES, type SrgbConversion } from '../image/icc.js';
+
+/**
+ * The colour space a photo was stored in, read from the file: an ICC profile embedded in a JPEG
+ * (APP2 segments), PNG (iCCP), WebP (ICCP) or HEIF (colr box), or a HEIF photo's nclx code points.
+ * Only the headers are read, never the picture; every read is bounded, since the file is an upload.
+ *
+ * - `srgb`: no profile, an sRGB profile, or a grey one (no hue to get wrong): used as decoded.
+ * - `convert`: another RGB space (an iPhone's Display P3, Adobe RGB): the frame is converted.
+ * - `unreadable`: a profile the box cannot apply (LUT-based, CMYK, broken): used as decoded, and
+ *   the walk says its colours are uncertain.
+ */
+export type PhotoColour = { kind: 'srgb' } | { kind: 'convert'; conversion: SrgbConversion } | { kind: 'unreadable'; reason: string };
+
+/** Headers are near the start; a file whose profile is not found within this much is read as untagged. */
+const MAX_SCAN_BYTES = 16 * 1024 * 1024;
+/**
+ * Segments, chunks or boxes looked at before the picture: a camera writes a few dozen. A file of
+ * thousands of empty segments is not a photo's header, and each one costs a read.
+ */
+const MAX_STEPS = 1000;
+
+function tooMany(steps: number, what: string): void {
+  if (steps > MAX_STEPS) throw new ProfileError(`more than ${MAX_STEPS} ${what} before the picture`);
+}
+
+export async function photoColour(file: string): Promise<PhotoColour> {
+  const fh = await open(file, 'r');
+  try {
+    const head = await readAt(fh, 0, 16);
+    let found: Found;
+    if (head[0] === 0xff && head[1] === 0xd8) found = await jpegProfile(fh);
+    else if (ascii(head, 1, 3) === 'PNG') found = await pngProfile(fh);
+    else if (ascii(head, 0, 4) === 'RIFF' && ascii(head, 8, 4) === 'WEBP') found = await webpProfile(fh);
+    else if (ascii(head, 4, 4) === 'ftyp') found = await heifProfile(fh);
+    else found = null;
+    return interpret(found);
+  } catch (err) {
+    if (err instanceof ProfileError) return { kind: 'unreadable', reason: err.message };
+    throw err;
+  } finally {
+    await fh.close();
+  }
+}
+
+/** An ICC profile's bytes, nclx code points, a declaration of sRGB, or nothing. */
+type Found = { icc: Uint8Array } | { nclx: { primaries: number; transfer: number } } | 'srgb' | null;
+
+function interpret(found: Found): PhotoColour {
+  if (found === null || found === 'srgb') return { kind: 'srgb' };
+  if ('nclx' in found) {
+    const conversion = conversionToSrgb(profileFromH273(found.nclx.primaries, found.nclx.transfer));
+    return conversion ? { kind: 'convert', conversion } : { kind: 'srgb' };
+  }
+  const icc = found.icc;
+  // A grey photo has no hue to get wrong; read as it is.
+  if (icc.length >= 20 && ascii(icc, 16, 4) === 'GRAY') return { kind: 'srgb' };
+  const conversion = conversionToSrgb(parseRgbProfile(icc));
+  return conversion ? { kind: 'convert', conversion } : { kind: 'srgb' };
+}
+
+async function readAt(fh: FileHandle, position: number, length: number): Promise<Uint8Array> {
+  const buf = new Uint8Array(length);
+  const { bytesRead } = await fh.read(buf, 0, length, position);
+  return buf.subarray(0, bytesRead);
+}
+
+function ascii(b: Uint8Array, at: number, n: number): string {
+  return String.fromCharCode(...b.subarray(at, at + n));
+}
+
+const u16 = (b: Uint8Array, at: number) => (b[at]! << 8) | b[at + 1]!;
+const u32 = (b: Uint8Array, at: number) => ((b[at]! << 24) >>> 0) + (b[at + 1]! << 16) + (b[at + 2]! << 8) + b[at + 3]!;
+
+/** JPEG: markers up to the start of the scan; the profile may be split over numbered APP2 segments. */
+async function jpegProfile(fh: FileHandle): Promise<Found> {
+  const chunks = new Map<number, Uint8Array>();
+  let expected = 0, total = 0, at = 2, steps = 0;
+  while (at < MAX_SCAN_BYTES) {
+    tooMany(++steps, 'JPEG segments');
+    const h = await readAt(fh, at, 4);
+    if (h.length < 4 || h[0] !== 0xff) break;
+    const marker = h[1]!;
+    if (marker === 0xff) {
+      at += 1; // fill byte
+      continue;
+    }
+    if (marker === 0xda || marker === 0xd9) break;
+    if (marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7)) {
+      at += 2;
+      continue;
+    }
+    const length = u16(h, 2);
+    if (length < 2) throw new ProfileError('JPEG segment with a length under 2');
+    if (marker === 0xe2 && length >= 16) {
+      const seg = await readAt(fh, at + 4, length - 2);
+      if (seg.length === length - 2 && ascii(seg, 0, 12) === 'ICC_PROFILE\0') {
+        const seq = seg[12]!, count = seg[13]!;
+        if (seq < 1 || count < 1 || seq > count || (expected && count !== expected)) throw new ProfileError('JPEG colour profile segments are numbered inconsistently');
+        expected = count;
+        total += seg.length - 14;
+        if (total > MAX_PROFILE_BYTES) throw new ProfileError('JPEG colour profile larger than any camera writes');
+        if (chunks.has(seq)) throw new ProfileError('JPEG colour profile segment given twice');
+        chunks.set(seq, seg.subarray(14));
+      }
+    }
+    at += 2 + length;
+  }
+  if (!expected) return null;
+  if (chunks.size !== expected) throw new ProfileError(`JPEG colour profile in ${expected} segments, ${chunks.size} found`);
+  return { icc: concat(Array.from({ length: expected }, (_, i) => chunks.get(i + 1)!)) };
+}
+
+/** PNG: chunks up to the first image data; iCCP is compressed, sRGB declares sRGB. */
+async function pngProfile(fh: FileHandle): Promise<Found> {
+  let at = 8, steps = 0;
+  while (at < MAX_SCAN_BYTES) {
+    tooMany(++steps, 'PNG chunks');
+    const h = await readAt(fh, at, 8);
+    if (h.length < 8) break;
+    const length = u32(h, 0), type = ascii(h, 4, 4);
+    if (type === 'IDAT' || type === 'IEND') break;
+    if (type === 'sRGB') return 'srgb';
+    if (type === 'iCCP') {
+      if (length > MAX_PROFILE_BYTES) throw new ProfileError('PNG colour profile larger than any camera writes');
+      const data = await readAt(fh, at + 8, length);
+      const nul = data.indexOf(0);
+      if (nul < 1 || nul > 79 || data[nul + 1] !== 0) throw new ProfileError('PNG colour profile chunk is malformed');
+      try {
+        // Bounded: a small chunk that inflates to gigabytes is refused, not unpacked.
+        return { icc: new Uint8Array(inflateSync(data.subarray(nul + 2), { maxOutputLength: MAX_PROFILE_BYTES })) };
+      } catch (err) {
+        throw new ProfileError(`PNG colour profile cannot be unpacked: ${(err as Error).message}`);
+      }
+    }
+    at += 12 + length;
+  }
+  return null;
+}
+
+/** WebP: RIFF chunks (little-endian sizes, padded to even) up to the image data. */
+async function webpProfile(fh: FileHandle): Promise<Found> {
+  let at = 12, steps = 0;
+  while (at < MAX_SCAN_BYTES) {
+    tooMany(++steps, 'WebP chunks');
+    const h = await readAt(fh, at, 8);
+    if (h.length < 8) break;
+    const type = ascii(h, 0, 4), size = (h[4]! | (h[5]! << 8) | (h[6]! << 16)) + h[7]! * 0x1000000;
+    if (type === 'ICCP') {
+      if (size > MAX_PROFILE_BYTES) throw new ProfileError('WebP colour profile larger than any camera writes');
+      return { icc: await readAt(fh, at + 8, size) };
+    }
+    if (type === 'VP8 ' || type === 'VP8L' || type === 'ANIM') break;
+    at += 8 + size + (size & 1);
+  }
+  return null;
+}
+
+interface Box {
+  type: string;
+  /** Content after the header. */
+  body: Uint8Array;
+}
+
+function boxes(b: Uint8Array): Box[] {
+  const out: Box[] = [];
+  let at = 0;
+  while (at + 8 <= b.length) {
+    let size = u32(b, at), header = 8;
+    const type = ascii(b, at + 4, 4);
+    if (size === 1) {
+      if (at + 16 > b.length) break;
+      size = u32(b, at + 8) * 0x100000000 + u32(b, at + 12);
+      header = 16;
+    } else if (size === 0) size = b.length - at;
+    if (size < header || at + size > b.length) throw new ProfileError(`HEIF box ${type} runs past its parent`);
+    out.push({ type, body: b.subarray(at + header, at + size) });
+    at += size;
+  }
+  return out;
+}
+
+/** HEIF: the meta box's colour property of the primary image (or the one colour every image shares). */
+async function heifProfile(fh: FileHandle): Promise<Found> {
+  let at = 0, steps = 0;
+  let meta: Uint8Array | null = null;
+  while (at < MAX_SCAN_BYTES) {
+    tooMany(++steps, 'HEIF boxes');
+    const h = await readAt(fh, at, 16);
+    if (h.length < 8) break;
+    let size = u32(h, 0), header = 8;
+    if (size === 1 && h.length >= 16) {
+      size = u32(h, 8) * 0x100000000 + u32(h, 12);
+      header = 16;
+    }
+    if (ascii(h, 4, 4) === 'meta') {
+      if (size < header + 4 || size > MAX_PROFILE_BYTES * 2) throw new ProfileError(`HEIF meta box of ${size} bytes`);
+      meta = await readAt(fh, at + header + 4, size - header - 4); // a full box: version and flags first
+      break;
+    }
+    if (size < header) break;
+    at += size;
+  }
+  if (!meta) return null;
+  const children = boxes(meta);
+  const pitm = children.find((x) => x.type === 'pitm')?.body;
+  const primary = pitm ? (pitm[0] === 0 ? u16(pitm, 4) : u32(pitm, 4)) : -1;
+  const iprp = children.find((x) => x.type === 'iprp');
+  if (!iprp) return null;
+  const inner = boxes(iprp.body);
+  const properties = boxes(inner.find((x) => x.type === 'ipco')?.body ?? new Uint8Array(0));
+  const colours = properties.map((p, i) => (p.type === 'colr' ? i : -1)).filter((i) => i >= 0);
+  if (colours.length === 0) return null;
+  let chosen = -1;
+  const ipma = inner.find((x) => x.type === 'ipma')?.body;
+  if (ipma && primary >= 0) {
+    const version = ipma[0]!, wide = (ipma[3]! & 1) === 1;
+    let p = 8;
+    for (let n = u32(ipma, 4); n > 0 && p < ipma.length; n--) {
+      const item = version < 1 ? u16(ipma, p) : u32(ipma, p);
+      p += version < 1 ? 2 : 4;
+      const count = ipma[p++]!;
+      for (let k = 0; k < count; k++) {
+        const index = wide ? u16(ipma, p) & 0x7fff : ipma[p]! & 0x7f;
+        p += wide ? 2 : 1;
+        if (item === primary && index >= 1 && properties[index - 1]?.type === 'colr') chosen = index - 1;
+      }
+    }
+  }
+  if (chosen < 0) {
+    // An iPhone's grid may carry the colour on its tiles only: taken when all of them agree.
+    const first = properties[colours[0]!]!.body;
+    if (!colours.every((i) => equal(properties[i]!.body, first))) throw new ProfileError('HEIF images carry different colour profiles, none on the primary image');
+    chosen = colours[0]!;
+  }
+  const colr = properties[chosen]!.body;
+  const kind = ascii(colr, 0, 4);
+  if (kind === 'nclx') {
+    if (colr.length < 11) throw new ProfileError('HEIF nclx colour box is cut short');
+    return { nclx: { primaries: u16(colr, 4), transfer: u16(colr, 6) } };
+  }
+  if (kind === 'prof' || kind === 'rICC') return { icc: colr.subarray(4) };
+  throw new ProfileError(`HEIF colour box of type ${kind.trim()}`);
+}
+
+function equal(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((v, i) => v === b[i]);
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((s, p) => s + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
