@@ -1,14 +1,16 @@
 // Photo decoding: a HEIC photo (libheif in WebAssembly, then the area resize) against ffmpeg
-// decoding the same picture as a JPEG, at an iPhone's 12 megapixels and at the fixture's size.
+// decoding the same picture as a JPEG, at an iPhone's 12 megapixels and at the fixture's size;
+// and a JPEG carrying a Display P3 profile (converted to sRGB) against the same JPEG without it.
 //   node --import tsx bench/media-photo.ts
 // The 12-megapixel HEIC is made with heif-enc (Debian: libheif-examples); without it only the
 // fixture is timed.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { decodeFrames, resolveFfmpeg } from '../src/scoring/media/index.js';
 import { decodeHeif } from '../src/scoring/media/heif.js';
+import { displayP3Profile, jpegWithProfile } from '../test/helpers/icc.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const RUNS = 7;
@@ -50,7 +52,13 @@ export async function runPhotoDecodeBench(): Promise<Record<string, unknown>> {
       rows.push({ picture: p.name, jpeg_ffmpeg_ms: jpegMs, heic_ms: heicMs, heic_libheif_only_ms: libheifMs, ratio: heicMs / jpegMs });
       console.log(`${p.name}: JPEG through ffmpeg ${jpegMs.toFixed(0)} ms (baseline); HEIC ${heicMs.toFixed(0)} ms = ${(heicMs / jpegMs).toFixed(2)}× (libheif decode ${libheifMs.toFixed(0)} ms, the rest the resize to 1280 px)`);
     }
-    return { runs: RUNS, rows };
+    // The colour profile: read from the file's headers, then one pass over the working-size frame.
+    const p3 = path.join(dir, 'big-p3.jpg');
+    writeFileSync(p3, jpegWithProfile(readFileSync(big), displayP3Profile()));
+    const plainMs = await median(big);
+    const p3Ms = await median(p3);
+    console.log(`4032×3024 JPEG: without a profile ${plainMs.toFixed(0)} ms (baseline); with a Display P3 profile, converted to sRGB, ${p3Ms.toFixed(0)} ms = ${(p3Ms / plainMs).toFixed(2)}×`);
+    return { runs: RUNS, rows, display_p3: { plain_ms: plainMs, p3_ms: p3Ms, ratio: p3Ms / plainMs } };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

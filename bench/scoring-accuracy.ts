@@ -3,7 +3,11 @@
  * ../shared/data/tomato-photos (not part of the project; absent on a fresh
  * clone, in which case this says so and reports nothing).
  *
- *   node --import tsx bench/scoring-accuracy.ts [--conf 0.35] [--json]
+ *   node --import tsx bench/scoring-accuracy.ts [--conf 0.35] [--json] [--display-p3]
+ *
+ * --display-p3: each photo re-expressed in Display P3 (ffmpeg's zscale), as an iPhone stores
+ * it, and scored twice: with its profile embedded (the box converts it back to sRGB) and
+ * without (read as sRGB, as before the box read profiles); against the photos as they are.
  *
  * Per photo: count errors (total, green, red), detections matched to labels
  * greedily by IoU ≥ 0.3, precision/recall, ripeness agreement of matched
@@ -12,11 +16,14 @@
  * odd ones). Speed is printed as a ratio against the ffmpeg decode of the
  * same photos measured in the same run.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createBuiltinDetector } from '../src/scoring/builtin/index.js';
-import { decodeImage } from '../src/scoring/media/index.js';
+import { decodeImage, requireFfmpeg } from '../src/scoring/media/index.js';
+import { displayP3Profile, pngWithProfile } from '../test/helpers/icc.js';
 import type { Box, Detection, Detector, Ripeness } from '../src/scoring/types.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -185,6 +192,19 @@ export interface AccuracyOptions {
   detector?: Detector;
   /** Only these photo names (e.g. ["0011.jpg"]), for quick runs. */
   only?: string[];
+  /** Re-express each photo in Display P3 first, with its profile embedded ('p3') or not ('p3-untagged'). */
+  colour?: 'as-is' | 'p3' | 'p3-untagged';
+}
+
+/** The photo's colours in Display P3 (zscale, lossless PNG), tagged with the profile or not. */
+async function inDisplayP3(file: string, dir: string, tagged: boolean): Promise<string> {
+  const { ffmpeg } = await requireFfmpeg();
+  const bare = path.join(dir, 'p3.png');
+  execFileSync(ffmpeg, ['-v', 'error', '-y', '-i', file, '-vf', 'zscale=pin=709:tin=iec61966-2-1:min=470bg:rin=full:p=smpte432:t=iec61966-2-1,format=rgb24', bare]);
+  if (!tagged) return bare;
+  const out = path.join(dir, 'p3-tagged.png');
+  writeFileSync(out, pngWithProfile(readFileSync(bare), displayP3Profile()));
+  return out;
 }
 
 export const DEFAULT_BENCH_CONF = 0.35;
@@ -198,17 +218,21 @@ export async function runPhotoAccuracy(options: AccuracyOptions = {}): Promise<S
   const detector = options.detector ?? createBuiltinDetector();
   const names = readdirSync(PHOTO_DIR).filter((f) => f.endsWith('.jpg')).sort();
   const photos: PhotoResult[] = [];
+  const colour = options.colour ?? 'as-is';
+  const scratch = colour === 'as-is' ? null : mkdtempSync(path.join(tmpdir(), 'cropwalk-p3-'));
   for (const [k, name] of names.entries()) {
     if (options.only && !options.only.includes(name)) continue;
     const labelled = JSON.parse(readFileSync(path.join(PHOTO_DIR, name.replace(/\.jpg$/, '.json')), 'utf8')) as { fruit: LabelledFruit[] };
+    const source = scratch ? await inDisplayP3(path.join(PHOTO_DIR, name), scratch, colour === 'p3') : path.join(PHOTO_DIR, name);
     const t0 = performance.now();
     // Full resolution, so boxes are in the labels' pixel grid; the detector scales down itself.
-    const image = await decodeImage(path.join(PHOTO_DIR, name), { maxLongSide: 4096 });
+    const image = await decodeImage(source, { maxLongSide: 4096 });
     const t1 = performance.now();
     const dets = await detector.detect(image, { conf });
     const t2 = performance.now();
     photos.push(scorePhoto(name, k % 2 === 0 ? 'tune' : 'check', dets, labelled.fruit, t2 - t1, t1 - t0));
   }
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
   const meanDetectMs = mean(photos.map((p) => p.detectMs));
   // Walk frames: the job runner decodes at 1280 px long side; time detection on such frames.
   const walkTimes: number[] = [];
@@ -258,7 +282,20 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const args = process.argv.slice(2);
   const confAt = args.indexOf('--conf');
   const conf = confAt >= 0 ? Number(args[confAt + 1]) : undefined;
-  const summary = await runPhotoAccuracy({ conf });
-  if (args.includes('--json')) console.log(JSON.stringify(summary, null, 2));
-  else console.log(formatSummary(summary));
+  if (args.includes('--display-p3')) {
+    for (const [colour, what] of [['as-is', 'as they are (sRGB)'], ['p3', 'in Display P3 with the profile (converted by the box)'], ['p3-untagged', 'in Display P3 read as sRGB (no profile)']] as const) {
+      const r = await runPhotoAccuracy({ conf, colour });
+      if (!r.available) {
+        console.log(r.reason);
+        break;
+      }
+      const red = median(r.photos.map((p) => Math.abs(p.countError.red ?? 0)));
+      const predicted = r.photos.reduce((n, p) => n + p.predicted.red + p.predicted.turning, 0);
+      console.log(`photos ${what}: median |count error| ${pct(r.all.medianCountError)}, median |red error| ${pct(red)}, red+turning found ${predicted}, ripeness agreement strict ${pct(r.all.ripenessStrict)}`);
+    }
+  } else {
+    const summary = await runPhotoAccuracy({ conf });
+    if (args.includes('--json')) console.log(JSON.stringify(summary, null, 2));
+    else console.log(formatSummary(summary));
+  }
 }
