@@ -8,30 +8,47 @@ import { parseArgs } from 'node:util';
 import { renderStill, renderWalk } from './render/walk.js';
 import { countableFruit, sampledEvery } from './compare/countable.js';
 
-const { values } = parseArgs({
-  options: {
-    out: { type: 'string' },
-    seconds: { type: 'string', default: '10' },
-    fps: { type: 'string', default: '30' },
-    width: { type: 'string', default: '1280' },
-    height: { type: 'string', default: '720' },
-    speed: { type: 'string', default: '0.3' },
-    seed: { type: 'string', default: '1' },
-    clips: { type: 'string', default: '1' },
-    gap: { type: 'string' },
-    spacing: { type: 'string' },
-    'view-width': { type: 'string' },
-    dark: { type: 'boolean', default: false },
-    blur: { type: 'string' },
-    noise: { type: 'string' },
-    name: { type: 'string' },
-    still: { type: 'string' },
-  },
-});
+const USAGE =
+  'usage: render-walk.ts --out DIR [--seconds 10 --fps 30 --width 1280 --height 720 --speed 0.3 --seed 1 --clips 1 --gap 0 ' +
+  '--spacing 0.4 --view-width 1.2 --dark --blur 0.5 --noise 2 --name walk] | [--out DIR --still N]';
+
+let parsed;
+try {
+  parsed = parseArgs({
+    options: {
+      out: { type: 'string' },
+      seconds: { type: 'string', default: '10' },
+      fps: { type: 'string', default: '30' },
+      width: { type: 'string', default: '1280' },
+      height: { type: 'string', default: '720' },
+      speed: { type: 'string', default: '0.3' },
+      seed: { type: 'string', default: '1' },
+      clips: { type: 'string', default: '1' },
+      gap: { type: 'string' },
+      spacing: { type: 'string' },
+      'view-width': { type: 'string' },
+      dark: { type: 'boolean', default: false },
+      blur: { type: 'string' },
+      noise: { type: 'string' },
+      name: { type: 'string' },
+      still: { type: 'string' },
+      help: { type: 'boolean', default: false },
+    },
+  });
+} catch (err) {
+  // An unknown or malformed option: say which, and how the script is called.
+  console.error(`${(err as Error).message}\n${USAGE}`);
+  process.exit(2);
+}
+const { values } = parsed;
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
 
 const num = (s: string | undefined) => (s === undefined ? undefined : Number(s));
 if (!values.out) {
-  console.error('usage: render-walk.ts --out DIR [--seconds 10 --fps 30 --width 1280 --height 720 --speed 0.3 --seed 1 --clips 1 --dark --blur 0.5 --still N]');
+  console.error(USAGE);
   process.exit(2);
 }
 

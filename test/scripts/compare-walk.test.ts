@@ -81,3 +81,11 @@ t.test('the CLI reads a render and a finished job', { skip: ffmpeg.available ? f
   t.equal(failed?.code, 1, 'an unfinished job is refused');
   t.match(failed?.stderr, 'the job is running');
 });
+
+t.test('render-walk.ts says how it is called: --help, and an unknown option', async (t) => {
+  const cli = (...args: string[]) => run(process.execPath, ['--import', 'tsx', 'scripts/render-walk.ts', ...args], { cwd: ROOT });
+  const help = await cli('--help');
+  t.match(help.stdout, /^usage: render-walk\.ts --out DIR/, '--help prints the usage');
+  await t.rejects(cli('--no-such-option'), { code: 2, stderr: /Unknown option '--no-such-option'\nusage: render-walk\.ts/ }, 'an unknown option names it and exits 2, without a stack trace');
+  await t.rejects(cli(), { code: 2, stderr: /^usage: / }, 'no --out: the usage');
+});
