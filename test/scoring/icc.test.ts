@@ -73,6 +73,12 @@ t.test('hostile and broken profiles are refused with a reason, never read past t
     f(b);
     return b;
   };
+  // A gamma profile whose red curve tag says one entry but is 12 bytes long.
+  const gammaCut = () => {
+    const b = Buffer.from(rgbProfile(DISPLAY_P3_D50, { gamma: 2.2 }));
+    b.writeUInt32BE(12, 132 + 4 * 12 + 8);
+    return b;
+  };
   const cases: [string, Uint8Array, RegExp][] = [
     ['shorter than a header', good.subarray(0, 100), /shorter/],
     ['no acsp signature', edit((b) => b.write('xxxx', 36, 'latin1')), /acsp/],
@@ -84,6 +90,7 @@ t.test('hostile and broken profiles are refused with a reason, never read past t
     ['a tag pointing past the end', edit((b) => b.writeUInt32BE(0xfffffff0, 132 + 4)), /outside/],
     ['a colorant of the wrong type', edit((b) => b.write('curv', b.readUInt32BE(132 + 12 + 4), 'latin1')), /XYZ/],
     ['a curve table longer than its tag', edit((b) => { const at = b.readUInt32BE(132 + 4 * 12 + 4); b.write('curv', at, 'latin1'); b.writeUInt32BE(60000, at + 8); }), /does not fit/],
+    ['a one-entry curve cut before its gamma', gammaCut(), /cut short/],
     ['a parametric curve of kind 9', edit((b) => b.writeUInt16BE(9, b.readUInt32BE(132 + 4 * 12 + 4) + 8)), /unknown kind/],
     ['colorants that are all zero', rgbProfile([[0, 0, 0], [0, 0, 0], [0, 0, 0]]), /span/],
     ['larger than any camera writes', Buffer.alloc(5 * 1024 * 1024), /bytes/],
@@ -92,4 +99,28 @@ t.test('hostile and broken profiles are refused with a reason, never read past t
   // Without its rXYZ tag the profile is not a matrix/TRC one.
   const noRed = edit((b) => b.write('xXYZ', 132 + 12, 'latin1'));
   t.throws(() => parseRgbProfile(noRed), /rXYZ/, 'a tag missing');
+});
+
+t.test('fuzzed profiles: every broken byte pattern either parses or is refused as a profile error', async (t) => {
+  // Seeded, so a failure names a case that can be replayed.
+  let seed = 12345;
+  const rnd = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
+  const base = [displayP3Profile(), rgbProfile(DISPLAY_P3_D50, { gamma: 2.2 })];
+  let refused = 0, parsed = 0;
+  const other: string[] = [];
+  for (let i = 0; i < 3000; i++) {
+    const b = Buffer.from(base[i % 2]!);
+    for (let k = 1 + Math.floor(rnd() * 4); k > 0; k--) b[Math.floor(rnd() * b.length)] = Math.floor(rnd() * 256);
+    const cut = rnd() < 0.2 ? b.subarray(0, Math.floor(rnd() * b.length)) : b;
+    try {
+      const p = parseRgbProfile(cut);
+      conversionToSrgb(p);
+      parsed++;
+    } catch (err) {
+      if ((err as Error).name === 'ProfileError') refused++;
+      else other.push(`case ${i}: ${(err as Error).name}: ${(err as Error).message}`);
+    }
+  }
+  t.same(other, [], `${refused} refused, ${parsed} parsed, nothing else thrown`);
+  t.ok(refused > 500 && parsed > 100, 'both outcomes are reached');
 });

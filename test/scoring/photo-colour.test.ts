@@ -150,6 +150,28 @@ t.test('hostile containers: refused as unreadable or read as untagged, never pas
   }
 });
 
+t.test('fuzzed headers: a photo with broken bytes in its headers gets an answer, never an exception', async (t) => {
+  let seed = 4242;
+  const rnd = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
+  const sources = [files.jpegP3Split, files.pngP3, files.webpP3, files.heicP3Icc].map((f) => readFileSync(f));
+  const kinds = new Map<string, number>();
+  const thrown: string[] = [];
+  for (let i = 0; i < 800; i++) {
+    const src = sources[i % sources.length]!;
+    // The profile and the boxes around it sit in the first few kB.
+    const b = Buffer.from(src.subarray(0, Math.min(src.length, 16_384)));
+    for (let k = 1 + Math.floor(rnd() * 6); k > 0; k--) b[Math.floor(rnd() * Math.min(b.length, 4096))] = Math.floor(rnd() * 256);
+    try {
+      const c = await photoColour(write('fuzz.bin', b));
+      kinds.set(c.kind, (kinds.get(c.kind) ?? 0) + 1);
+    } catch (err) {
+      thrown.push(`case ${i}: ${(err as Error).name}: ${(err as Error).message}`);
+    }
+  }
+  t.same(thrown, [], `answers: ${JSON.stringify(Object.fromEntries(kinds))}`);
+  t.ok((kinds.get('unreadable') ?? 0) > 50 && (kinds.get('convert') ?? 0) > 50, 'broken profiles are refused, intact ones still read');
+});
+
 t.test('through the API: a P3 photo is counted as its sRGB original; a profile the box cannot read raises the colour warning', async (t) => {
   const s = await startServer(t);
   const { adminKey } = await createTree(s);

@@ -92,7 +92,10 @@ function readCurve(tag: Uint8Array, sig: string): ToneCurve {
     if (tag.length < 12) throw new ProfileError(`ICC ${sig} is cut short`);
     const n = v.getUint32(8);
     if (n === 0) return { kind: 'gamma', gamma: 1 };
-    if (n === 1) return { kind: 'gamma', gamma: v.getUint16(12) / 256 };
+    if (n === 1) {
+      if (tag.length < 14) throw new ProfileError(`ICC ${sig} is cut short`);
+      return { kind: 'gamma', gamma: v.getUint16(12) / 256 };
+    }
     if (n > MAX_TABLE || tag.length < 12 + 2 * n) throw new ProfileError(`ICC ${sig} table of ${n} entries does not fit`);
     const table = new Float64Array(n);
     for (let i = 0; i < n; i++) table[i] = v.getUint16(12 + 2 * i) / 65535;
