@@ -168,7 +168,10 @@ async function heifFrame(file: string, maxLongSide: number): Promise<DecodedFram
   return { index: 0, timeSeconds: 0, image: inSrgb(resizeArea(full, size.width, size.height), profile), colour: frameColour(profile) };
 }
 
-/** A photo's pixels in sRGB: converted at the working size (per pixel, so the same as before scaling but for rounding). */
+/**
+ * A photo's pixels in sRGB, converted after scaling to the working size: a tenth of the pixels of a
+ * phone photo. Where scaling averaged two colours the result differs a little from converting first.
+ */
 function inSrgb(image: RgbImage, profile: PhotoColour | null): RgbImage {
   return profile?.kind === 'convert' ? convertToSrgb(image, profile.conversion) : image;
 }
