@@ -151,9 +151,8 @@ export function conversionToSrgb(profile: RgbProfile): SrgbConversion | null {
     for (let i = 0; i < 256; i++) lut[i] = Math.min(1, Math.max(0, evalCurve(c, i / 255)));
     return lut;
   }) as unknown as [Float32Array, Float32Array, Float32Array];
-  const srgbLut = new Float32Array(256);
-  for (let i = 0; i < 256; i++) srgbLut[i] = evalCurve(SRGB_CURVE, i / 255);
-  const sameCurves = toLinear.every((lut) => lut.every((v, i) => Math.abs(encodeSrgb(v) - encodeSrgb(srgbLut[i]!)) <= 0.5));
+  // sRGB's own curve: encoding the linear value gives the code back.
+  const sameCurves = toLinear.every((lut) => lut.every((v, i) => Math.abs(encodeSrgb(v) - i) <= 0.5));
   const sameColorants = profile.colorants.every((v, i) => Math.abs(v - SRGB_COLORANTS_D50[i]!) <= 0.002);
   if (sameCurves && sameColorants) return null;
   return { toLinear, matrix: multiply(invert(SRGB_COLORANTS_D50), profile.colorants) };

@@ -1,5 +1,6 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { inflateSync } from 'node:zlib';
+import { jpegSegments } from './jpeg-segments.js';
 import { conversionToSrgb, parseRgbProfile, profileFromH273, ProfileError, MAX_PROFILE_BYTES, type SrgbConversion } from '../image/icc.js';
 
 /**
@@ -30,11 +31,12 @@ export async function photoColour(file: string): Promise<PhotoColour> {
   const fh = await open(file, 'r');
   try {
     const head = await readAt(fh, 0, 16);
+    const { size } = await fh.stat();
     let found: Found;
-    if (head[0] === 0xff && head[1] === 0xd8) found = await jpegProfile(fh);
+    if (head[0] === 0xff && head[1] === 0xd8) found = await jpegProfile(fh, size);
     else if (ascii(head, 1, 3) === 'PNG') found = await pngProfile(fh);
     else if (ascii(head, 0, 4) === 'RIFF' && ascii(head, 8, 4) === 'WEBP') found = await webpProfile(fh);
-    else if (ascii(head, 4, 4) === 'ftyp') found = await heifProfile(fh);
+    else if (ascii(head, 4, 4) === 'ftyp') found = await heifProfile(fh, size);
     else found = null;
     return interpret(found);
   } catch (err) {
@@ -74,41 +76,44 @@ function ascii(b: Uint8Array, at: number, n: number): string {
 const u16 = (b: Uint8Array, at: number) => (b[at]! << 8) | b[at + 1]!;
 const u32 = (b: Uint8Array, at: number) => ((b[at]! << 24) >>> 0) + (b[at + 1]! << 16) + (b[at + 2]! << 8) + b[at + 3]!;
 
-/** JPEG: markers up to the start of the scan; the profile may be split over numbered APP2 segments. */
-async function jpegProfile(fh: FileHandle): Promise<Found> {
-  const chunks = new Map<number, Uint8Array>();
-  let expected = 0, total = 0, at = 2, steps = 0;
-  while (at < MAX_SCAN_BYTES) {
-    tooMany(++steps, 'JPEG segments');
-    const h = await readAt(fh, at, 4);
-    if (h.length < 4 || h[0] !== 0xff) break;
-    const marker = h[1]!;
-    if (marker === 0xff) {
-      at += 1; // fill byte
-      continue;
-    }
-    if (marker === 0xda || marker === 0xd9) break;
-    if (marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7)) {
-      at += 2;
-      continue;
-    }
-    const length = u16(h, 2);
-    if (length < 2) throw new ProfileError('JPEG segment with a length under 2');
-    if (marker === 0xe2 && length >= 16) {
-      const seg = await readAt(fh, at + 4, length - 2);
-      if (seg.length === length - 2 && ascii(seg, 0, 12) === 'ICC_PROFILE\0') {
-        const seq = seg[12]!, count = seg[13]!;
-        if (seq < 1 || count < 1 || seq > count || (expected && count !== expected)) throw new ProfileError('JPEG colour profile segments are numbered inconsistently');
-        expected = count;
-        total += seg.length - 14;
-        if (total > MAX_PROFILE_BYTES) throw new ProfileError('JPEG colour profile larger than any camera writes');
-        if (chunks.has(seq)) throw new ProfileError('JPEG colour profile segment given twice');
-        chunks.set(seq, seg.subarray(14));
-      }
-    }
-    at += 2 + length;
+/** A JPEG's header is read this far first: its profile sits in the first few kB. */
+const JPEG_HEAD_BYTES = 1024 * 1024;
+
+/** JPEG: segments up to the start of the scan; the profile may be split over numbered APP2 segments. */
+async function jpegProfile(fh: FileHandle, size: number): Promise<Found> {
+  // A header longer than the first read (a large XMP, say) is read again, up to the scan bound.
+  for (const limit of [JPEG_HEAD_BYTES, MAX_SCAN_BYTES]) {
+    const bytes = await readAt(fh, 0, Math.min(size, limit));
+    const found = jpegProfileIn(bytes);
+    if (found !== 'cut') return found;
+    if (bytes.length === size) break;
   }
-  if (!expected) return null;
+  return null;
+}
+
+/** The profile in a JPEG's first bytes, or 'cut' when they end before its segments do. */
+function jpegProfileIn(bytes: Uint8Array): Found | 'cut' {
+  const chunks = new Map<number, Uint8Array>();
+  let expected = 0, total = 0, steps = 0;
+  const walk = jpegSegments(bytes);
+  let step = walk.next();
+  for (; !step.done; step = walk.next()) {
+    tooMany(++steps, 'JPEG segments');
+    const { marker, length, body } = step.value;
+    if (marker !== 0xe2 || length < 14) continue;
+    if (body.length < length) return 'cut';
+    if (ascii(body, 0, 12) !== 'ICC_PROFILE\0') continue;
+    const seq = body[12]!, count = body[13]!;
+    if (seq < 1 || count < 1 || seq > count || (expected && count !== expected)) throw new ProfileError('JPEG colour profile segments are numbered inconsistently');
+    expected = count;
+    total += length - 14;
+    if (total > MAX_PROFILE_BYTES) throw new ProfileError('JPEG colour profile larger than any camera writes');
+    if (chunks.has(seq)) throw new ProfileError('JPEG colour profile segment given twice');
+    chunks.set(seq, body.subarray(14));
+  }
+  if (step.value === 'bad-length') throw new ProfileError('JPEG segment with a length under 2');
+  if (step.value === 'cut' && chunks.size < expected) return 'cut';
+  if (!expected) return step.value === 'cut' ? 'cut' : null;
   if (chunks.size !== expected) throw new ProfileError(`JPEG colour profile in ${expected} segments, ${chunks.size} found`);
   return { icc: concat(Array.from({ length: expected }, (_, i) => chunks.get(i + 1)!)) };
 }
@@ -164,44 +169,43 @@ interface Box {
   body: Uint8Array;
 }
 
+/**
+ * A box header at `at`: its type, whole size and header length (16 with a 64-bit size). Size 0
+ * means "to the end of the parent", `rest` bytes from `at`. Null when the header itself is cut.
+ */
+function boxHeader(b: Uint8Array, at: number, rest: number): { type: string; size: number; header: number } | null {
+  if (at + 8 > b.length) return null;
+  const type = ascii(b, at + 4, 4);
+  const size = u32(b, at);
+  if (size === 0) return { type, size: rest, header: 8 };
+  if (size !== 1) return { type, size, header: 8 };
+  if (at + 16 > b.length) return null;
+  return { type, size: u32(b, at + 8) * 0x100000000 + u32(b, at + 12), header: 16 };
+}
+
 function boxes(b: Uint8Array): Box[] {
   const out: Box[] = [];
-  let at = 0;
-  while (at + 8 <= b.length) {
-    let size = u32(b, at), header = 8;
-    const type = ascii(b, at + 4, 4);
-    if (size === 1) {
-      if (at + 16 > b.length) break;
-      size = u32(b, at + 8) * 0x100000000 + u32(b, at + 12);
-      header = 16;
-    } else if (size === 0) size = b.length - at;
-    if (size < header || at + size > b.length) throw new ProfileError(`HEIF box ${type} runs past its parent`);
-    out.push({ type, body: b.subarray(at + header, at + size) });
-    at += size;
+  for (let at = 0, h = boxHeader(b, 0, b.length); h; at += h.size, h = boxHeader(b, at, b.length - at)) {
+    if (h.size < h.header || at + h.size > b.length) throw new ProfileError(`HEIF box ${h.type} runs past its parent`);
+    out.push({ type: h.type, body: b.subarray(at + h.header, at + h.size) });
   }
   return out;
 }
 
 /** HEIF: the meta box's colour property of the primary image (or the one colour every image shares). */
-async function heifProfile(fh: FileHandle): Promise<Found> {
+async function heifProfile(fh: FileHandle, fileSize: number): Promise<Found> {
   let at = 0, steps = 0;
   let meta: Uint8Array | null = null;
   while (at < MAX_SCAN_BYTES) {
     tooMany(++steps, 'HEIF boxes');
-    const h = await readAt(fh, at, 16);
-    if (h.length < 8) break;
-    let size = u32(h, 0), header = 8;
-    if (size === 1 && h.length >= 16) {
-      size = u32(h, 8) * 0x100000000 + u32(h, 12);
-      header = 16;
-    }
-    if (ascii(h, 4, 4) === 'meta') {
-      if (size < header + 4 || size > MAX_PROFILE_BYTES * 2) throw new ProfileError(`HEIF meta box of ${size} bytes`);
-      meta = await readAt(fh, at + header + 4, size - header - 4); // a full box: version and flags first
+    const h = boxHeader(await readAt(fh, at, 16), 0, fileSize - at);
+    if (!h || h.size < h.header) break;
+    if (h.type === 'meta') {
+      if (h.size < h.header + 4 || h.size > MAX_PROFILE_BYTES * 2) throw new ProfileError(`HEIF meta box of ${h.size} bytes`);
+      meta = await readAt(fh, at + h.header + 4, h.size - h.header - 4); // a full box: version and flags first
       break;
     }
-    if (size < header) break;
-    at += size;
+    at += h.size;
   }
   if (!meta) return null;
   const children = boxes(meta);

@@ -1,3 +1,5 @@
+import { jpegSegments } from './jpeg-segments.js';
+
 /**
  * The EXIF orientation tag of a JPEG (1–8), read from its first bytes. Phone
  * photos are stored sideways with this tag; ffmpeg turns them upright when
@@ -5,26 +7,11 @@
  * know the displayed size. Hostile input gives null, never an exception.
  */
 export function readJpegOrientation(bytes: Uint8Array): number | null {
-  if (bytes.length < 4 || bytes[0] !== 0xff || bytes[1] !== 0xd8) return null;
-  let at = 2;
-  while (at + 4 <= bytes.length) {
-    if (bytes[at] !== 0xff) return null;
-    const marker = bytes[at + 1]!;
-    // Start of scan or end of image: no more metadata segments.
-    if (marker === 0xda || marker === 0xd9) return null;
-    if (marker === 0xff) {
-      at++;
-      continue;
-    }
-    const length = (bytes[at + 2]! << 8) | bytes[at + 3]!;
-    if (length < 2) return null;
-    const start = at + 4;
-    const end = Math.min(bytes.length, at + 2 + length);
-    if (marker === 0xe1 && end - start >= 14 && ascii(bytes, start, 6) === 'Exif\0\0') {
-      const o = orientationInTiff(bytes.subarray(start + 6, end));
+  for (const { marker, body } of jpegSegments(bytes)) {
+    if (marker === 0xe1 && body.length >= 14 && ascii(body, 0, 6) === 'Exif\0\0') {
+      const o = orientationInTiff(body.subarray(6));
       if (o !== null) return o;
     }
-    at += 2 + length;
   }
   return null;
 }
