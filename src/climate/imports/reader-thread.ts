@@ -107,6 +107,9 @@ export function readHourlyOnThread(input: ExportInput, options: AnalyseOptions):
     const queue: ReaderMessage[] = [];
     let wake: (() => void) | null = null;
     t.handlers.set(id, (m) => {
+      // A read that failed (the thread stopped, or the file could not be read) fails at once:
+      // hours still queued belong to a read that cannot finish.
+      if (m.type === 'error') queue.length = 0;
       queue.push(m);
       wake?.();
     });

@@ -75,6 +75,8 @@ t.test('a row for an hour already handed over: NotInTimeOrder, and the import re
 t.test('a thread that stops mid-read fails that read; the next read starts a new thread', async (t) => {
   // A year of five-minute rows (44 batches of hours): the thread is surely still reading when it is
   // stopped after the first batch. With 300 hours it could finish first, and the read then rightly succeeded.
+  // Batches it sent before it stopped may already be queued here; the stop must fail the read
+  // at once all the same (with two cores kept busy, 3 runs in 12 got a queued batch instead).
   const long = file('long.csv', climateCsv(105_120, { start: '2026-01-01T00:00' }));
   const r = readHourlyOnThread({ path: long }, { timeZone: ZONE });
   const it = r.batches[Symbol.asyncIterator]();
