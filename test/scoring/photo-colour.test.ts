@@ -41,12 +41,19 @@ ffmpeg('-i', at('p3-bare.png'), '-q:v', '2', at('p3-bare.jpg'));
 ffmpeg('-i', at('srgb.png'), '-q:v', '2', at('srgb.jpg'));
 ffmpeg('-i', at('p3-bare.png'), '-c:v', 'libwebp', '-quality', '95', at('p3-bare.webp'));
 const P3 = displayP3Profile();
+const cicp = (primaries: number, transfer: number, matrix = 0, fullRange = 1) => pngChunk('cICP', Buffer.from([primaries, transfer, matrix, fullRange]));
+writeFileSync(at('p3.png'), pngWithProfile(readFileSync(at('p3-bare.png')), P3));
 const files = {
-  pngP3: write('p3.png', pngWithProfile(readFileSync(at('p3-bare.png')), P3)),
+  pngP3: at('p3.png'),
   jpegP3: write('p3.jpg', jpegWithProfile(readFileSync(at('p3-bare.jpg')), P3)),
   jpegP3Split: write('p3-split.jpg', jpegWithProfile(readFileSync(at('p3-bare.jpg')), P3, 3)),
   webpP3: write('p3.webp', webpWithProfile(readFileSync(at('p3-bare.webp')), P3, 800, 600)),
   pngSrgbChunk: write('srgb-chunk.png', pngWithChunk(readFileSync(at('srgb.png')), pngChunk('sRGB', Buffer.from([0])))),
+  // cICP (PNG's third edition): Display P3 as H.273 code points, primaries 12 and sRGB's curve 13.
+  pngP3Cicp: write('p3-cicp.png', pngWithChunk(readFileSync(at('p3-bare.png')), cicp(12, 13))),
+  // The same pixels with a P3 profile and a cICP of sRGB: cICP ranks first, before or after the profile.
+  pngCicpFirst: write('cicp-first.png', pngWithChunk(readFileSync(at('p3.png')), cicp(1, 13))),
+  pngCicpAfter: write('cicp-after.png', pngWithChunk(pngWithChunk(readFileSync(at('p3-bare.png')), cicp(1, 13)), pngChunk('iCCP', Buffer.concat([Buffer.from('P3\0\0', 'latin1'), deflateSync(P3)])))),
   heicP3Nclx: write('p3-nclx.heic', withColour(HEIC, { primaries: 12, transfer: 13 })),
   heicP3Icc: write('p3-icc.heic', withColour(HEIC, { icc: P3 })),
   heicPq: write('pq.heic', withColour(HEIC, { primaries: 9, transfer: 16 })),
@@ -73,7 +80,9 @@ t.test('the profile is found in each container', async (t) => {
   for (const f of [SOURCE, at('srgb.png'), at('p3-bare.webp'), files.pngSrgbChunk, files.heic709, path.join(ROOT, 'test/fixtures/heic/row-mixed.heic')]) {
     t.same(await photoColour(f), { kind: 'srgb' }, `${path.basename(f)}: sRGB, nothing to do`);
   }
-  for (const f of [files.pngP3, files.jpegP3, files.jpegP3Split, files.webpP3, files.heicP3Nclx, files.heicP3Icc]) {
+  t.same(await photoColour(files.pngCicpFirst), { kind: 'srgb' }, 'PNG: cICP (sRGB) ranks over the P3 profile after it');
+  t.same(await photoColour(files.pngCicpAfter), { kind: 'srgb' }, 'and over a P3 profile before it');
+  for (const f of [files.pngP3, files.pngP3Cicp, files.jpegP3, files.jpegP3Split, files.webpP3, files.heicP3Nclx, files.heicP3Icc]) {
     const c = await photoColour(f);
     t.equal(c.kind, 'convert', `${path.basename(f)}: Display P3, converted`);
     if (c.kind === 'convert') t.ok(Math.abs(c.conversion.matrix[0] - 1.2249) < 0.002, 'by the P3 matrix');
@@ -92,6 +101,9 @@ t.test('decoded pixels of a Display P3 photo are the sRGB original\'s', async (t
   // photo of leaves and fruit; the saturated fruit move most).
   t.ok(dPng < 1, `PNG with its profile: ${dPng.toFixed(2)} levels from the original`);
   t.ok(dBare > 1.5, `read as sRGB it is ${dBare.toFixed(2)} levels off`);
+  const cicpFrame = await frame(files.pngP3Cicp);
+  t.equal(cicpFrame.colour, 'converted');
+  t.ok(maxAbsDiff(cicpFrame.image.data, png.image.data) <= 1, 'PNG tagged by cICP: the same pixels as by its ICC profile, within a level');
   const jpeg = await frame(files.jpegP3), jpegOriginal = await frame(at('srgb.jpg'));
   const dJpeg = meanAbsDiff(jpeg.image.data, jpegOriginal.image.data);
   t.ok(dJpeg < 1.5, `JPEG with its profile: ${dJpeg.toFixed(2)} levels from the sRGB JPEG`);
@@ -142,6 +154,12 @@ t.test('hostile containers: refused as unreadable or read as untagged, never pas
     ['PNG: a profile chunk without a name', pngWithChunk(png, pngChunk('iCCP', Buffer.from([0, 0, 1, 2]))), /malformed/],
     ['PNG: a profile chunk of 4 GiB declared', pngWithChunk(png, Buffer.from([0xff, 0xff, 0xff, 0xf0, 0x69, 0x43, 0x43, 0x50])), /larger than any camera/],
     ['WebP: a profile chunk of 4 GiB declared', hugeIccp, /larger than any camera/],
+    ['PNG: a cICP chunk of 3 bytes', pngWithChunk(png, pngChunk('cICP', Buffer.from([12, 13, 0]))), /cICP chunk of 3 bytes/],
+    ['PNG: a cICP chunk declaring a YCbCr matrix', pngWithChunk(png, cicp(12, 13, 1)), /matrix coefficients 1/],
+    ['PNG: a cICP chunk declaring narrow range', pngWithChunk(png, cicp(12, 13, 0, 0)), /narrow-range/],
+    ['PNG: a cICP chunk of an HDR (PQ) picture', pngWithChunk(png, cicp(9, 16)), /transfer characteristics 16/],
+    ['PNG: a cICP chunk of unknown primaries', pngWithChunk(png, cicp(200, 13)), /primaries 200/],
+    ['PNG: a cICP chunk of 4 GiB declared', pngWithChunk(png, Buffer.from([0xff, 0xff, 0xff, 0xf0, 0x63, 0x49, 0x43, 0x50])), /cICP chunk of 4294967280 bytes/],
   ];
   for (const [name, bytes, want] of cases) {
     const c = await photoColour(write('hostile.bin', bytes));
@@ -153,7 +171,7 @@ t.test('hostile containers: refused as unreadable or read as untagged, never pas
 t.test('fuzzed headers: a photo with broken bytes in its headers gets an answer, never an exception', async (t) => {
   let seed = 4242;
   const rnd = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
-  const sources = [files.jpegP3Split, files.pngP3, files.webpP3, files.heicP3Icc].map((f) => readFileSync(f));
+  const sources = [files.jpegP3Split, files.pngP3, files.webpP3, files.heicP3Icc, files.pngP3Cicp].map((f) => readFileSync(f));
   const kinds = new Map<string, number>();
   const thrown: string[] = [];
   for (let i = 0; i < 800; i++) {

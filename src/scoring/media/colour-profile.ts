@@ -5,7 +5,8 @@ import { conversionToSrgb, parseRgbProfile, profileFromH273, ProfileError, MAX_P
 
 /**
  * The colour space a photo was stored in, read from the file: an ICC profile embedded in a JPEG
- * (APP2 segments), PNG (iCCP), WebP (ICCP) or HEIF (colr box), or a HEIF photo's nclx code points.
+ * (APP2 segments), PNG (iCCP), WebP (ICCP) or HEIF (colr box), or H.273 code points (a HEIF
+ * photo's nclx, a PNG's cICP).
  * Only the headers are read, never the picture; every read is bounded, since the file is an upload.
  *
  * - `srgb`: no profile, an sRGB profile, or a grey one (no hue to get wrong): used as decoded.
@@ -118,31 +119,50 @@ function jpegProfileIn(bytes: Uint8Array): Found | 'cut' {
   return { icc: concat(Array.from({ length: expected }, (_, i) => chunks.get(i + 1)!)) };
 }
 
-/** PNG: chunks up to the first image data; iCCP is compressed, sRGB declares sRGB. */
+/**
+ * PNG: chunks up to the first image data. The third edition of the PNG standard ranks them:
+ * cICP (H.273 code points, which ffmpeg 6.1 and later write for a tagged frame) over iCCP (a
+ * compressed ICC profile) over sRGB, wherever each sits before the data.
+ */
 async function pngProfile(fh: FileHandle): Promise<Found> {
   let at = 8, steps = 0;
+  let iccp: { at: number; length: number } | null = null, srgb = false;
   while (at < MAX_SCAN_BYTES) {
     tooMany(++steps, 'PNG chunks');
     const h = await readAt(fh, at, 8);
     if (h.length < 8) break;
     const length = u32(h, 0), type = ascii(h, 4, 4);
     if (type === 'IDAT' || type === 'IEND') break;
-    if (type === 'sRGB') return 'srgb';
-    if (type === 'iCCP') {
+    if (type === 'cICP') return pngCodePoints(await readAt(fh, at + 8, Math.min(length, 8)), length);
+    if (type === 'sRGB') srgb = true;
+    if (type === 'iCCP' && !iccp) {
       if (length > MAX_PROFILE_BYTES) throw new ProfileError('PNG colour profile larger than any camera writes');
-      const data = await readAt(fh, at + 8, length);
-      const nul = data.indexOf(0);
-      if (nul < 1 || nul > 79 || data[nul + 1] !== 0) throw new ProfileError('PNG colour profile chunk is malformed');
-      try {
-        // Bounded: a small chunk that inflates to gigabytes is refused, not unpacked.
-        return { icc: new Uint8Array(inflateSync(data.subarray(nul + 2), { maxOutputLength: MAX_PROFILE_BYTES })) };
-      } catch (err) {
-        throw new ProfileError(`PNG colour profile cannot be unpacked: ${(err as Error).message}`);
-      }
+      iccp = { at: at + 8, length };
     }
     at += 12 + length;
   }
-  return null;
+  if (iccp) return pngIcc(await readAt(fh, iccp.at, iccp.length));
+  return srgb ? 'srgb' : null;
+}
+
+function pngIcc(data: Uint8Array): Found {
+  const nul = data.indexOf(0);
+  if (nul < 1 || nul > 79 || data[nul + 1] !== 0) throw new ProfileError('PNG colour profile chunk is malformed');
+  try {
+    // Bounded: a small chunk that inflates to gigabytes is refused, not unpacked.
+    return { icc: new Uint8Array(inflateSync(data.subarray(nul + 2), { maxOutputLength: MAX_PROFILE_BYTES })) };
+  } catch (err) {
+    throw new ProfileError(`PNG colour profile cannot be unpacked: ${(err as Error).message}`);
+  }
+}
+
+/** cICP: primaries, transfer, matrix (0: PNG samples are RGB) and the full-range flag, a byte each. */
+function pngCodePoints(data: Uint8Array, length: number): Found {
+  if (length !== 4 || data.length < 4) throw new ProfileError(`PNG cICP chunk of ${length} bytes, not 4`);
+  if (data[2] !== 0) throw new ProfileError(`PNG cICP chunk with matrix coefficients ${data[2]}: PNG samples are RGB`);
+  // Narrow-range samples (16–235) would need stretching first; no camera writes a PNG that way.
+  if (data[3] !== 1) throw new ProfileError('PNG cICP chunk declares narrow-range samples');
+  return { nclx: { primaries: data[0]!, transfer: data[1]! } };
 }
 
 /** WebP: RIFF chunks (little-endian sizes, padded to even) up to the image data. */
