@@ -236,6 +236,17 @@ t.test('sniffMediaType recognises the accepted containers by content', async (t)
   }
   t.equal(sniffMediaType(new Uint8Array([0xff, 0xd8])), null, 'too short to tell');
   t.equal(sniffMediaType(Buffer.from('RIFF\0\0\0\0WAVEfmt ')), null, 'a RIFF that is no picture');
+  // JPEG XL (bare codestream, FF 0A) is not read by the detector's decoders: refused, not half-read.
+  let jxl: Buffer | null = null;
+  try {
+    ff('-i', at('photo.jpg'), '-c:v', 'libjxl', '-f', 'image2', at('photo.jxl'));
+    jxl = readFileSync(at('photo.jxl'));
+  } catch {
+    // An ffmpeg without libjxl cannot make one; the container form below is still checked.
+  }
+  if (jxl) t.equal(sniffMediaType(jxl.subarray(0, 4096)), null, 'JPEG XL is refused');
+  else t.skip('JPEG XL codestream: this ffmpeg has no libjxl encoder to make one', () => {});
+  t.equal(sniffMediaType(Buffer.from('\0\0\0\x0cJXL \r\n\x87\n', 'latin1')), null, 'JPEG XL in its box container too');
 });
 
 t.test('encodeJpeg round-trips an image through ffmpeg', async (t) => {
