@@ -52,6 +52,32 @@ export interface PhotoResult {
   ripenessLenient: number;
   detectMs: number;
   decodeMs: number;
+  /** CIELAB hue after white balance (degrees, magenta read as negative) of matched non-difficult fruit, by label. */
+  hues: { green: number[]; red: number[] };
+}
+
+/**
+ * The USDA stages' hue bands from a colorimetry study of tomato skins ("Classification of tomato
+ * ripeness and maturity by food colorimetry"), the reference the detector's classes are read
+ * against: lower bound of each band, degrees.
+ */
+export const COLORIMETRY_BANDS = [
+  { stage: 'red', from: -Infinity },
+  { stage: 'light red', from: 36 },
+  { stage: 'pink', from: 64 },
+  { stage: 'turning', from: 85 },
+  { stage: 'breaker', from: 101 },
+  { stage: 'green', from: 114 },
+] as const;
+
+export interface HueSpread {
+  fruit: number;
+  /** 2nd, 50th and 98th percentiles. */
+  p2: number;
+  median: number;
+  p98: number;
+  /** Fruit in each colorimetry band, in COLORIMETRY_BANDS order. */
+  bands: number[];
 }
 
 export interface SplitSummary {
@@ -80,6 +106,8 @@ export interface Summary {
   walkFrameCpuMs: number;
   /** That over the 500 ms between default samples: below 1 scores a walk faster than real time on one core. */
   walkRealTimeRatio: number;
+  /** Where the labelled fruit's measured hues fall, all photos: what the ripeness bounds can and cannot separate. */
+  hueByLabel: { green: HueSpread; red: HueSpread };
 }
 
 /** CPU time (user + system) of a synchronous-enough async call, in ms; steadier than wall time on a shared box. */
@@ -132,7 +160,10 @@ function scorePhoto(photo: string, split: 'tune' | 'check', dets: Detection[], f
   const pairs = matchGreedy(dets.map((d) => d.box), fruit.map((f) => f.box));
   let strict = 0;
   let lenient = 0;
+  const hues: PhotoResult['hues'] = { green: [], red: [] };
   for (const [i, j] of pairs) {
+    const hue = dets[i]!.hue;
+    if (hue !== undefined && !fruit[j]!.difficult) hues[fruit[j]!.ripeness].push(hue > 300 ? hue - 360 : hue);
     const p = dets[i]!.ripeness;
     const l = fruit[j]!.ripeness;
     if (p === l) {
@@ -160,7 +191,18 @@ function scorePhoto(photo: string, split: 'tune' | 'check', dets: Detection[], f
     ripenessLenient: pairs.length ? lenient / pairs.length : 1,
     detectMs,
     decodeMs,
+    hues,
   };
+}
+
+function hueSpread(hues: number[]): HueSpread {
+  const s = [...hues].sort((a, b) => a - b);
+  const at = (p: number) => (s.length ? s[Math.round(p * (s.length - 1))]! : NaN);
+  const bands = COLORIMETRY_BANDS.map((b, k) => {
+    const to = COLORIMETRY_BANDS[k + 1]?.from ?? Infinity;
+    return s.filter((h) => h >= b.from && h < to).length;
+  });
+  return { fruit: s.length, p2: at(0.02), median: at(0.5), p98: at(0.98), bands };
 }
 
 const median = (xs: number[]) => {
@@ -213,7 +255,7 @@ export async function runPhotoAccuracy(options: AccuracyOptions = {}): Promise<S
   const conf = options.conf ?? DEFAULT_BENCH_CONF;
   const empty = summarise([]);
   if (!existsSync(PHOTO_DIR)) {
-    return { available: false, reason: `labelled photos not found at ${PHOTO_DIR}`, conf, photos: [], all: empty, tune: empty, check: empty, speedRatioVsDecode: NaN, meanDetectMs: NaN, walkFrameCpuMs: NaN, walkRealTimeRatio: NaN };
+    return { available: false, reason: `labelled photos not found at ${PHOTO_DIR}`, conf, photos: [], all: empty, tune: empty, check: empty, speedRatioVsDecode: NaN, meanDetectMs: NaN, walkFrameCpuMs: NaN, walkRealTimeRatio: NaN, hueByLabel: { green: hueSpread([]), red: hueSpread([]) } };
   }
   const detector = options.detector ?? createBuiltinDetector();
   const names = readdirSync(PHOTO_DIR).filter((f) => f.endsWith('.jpg')).sort();
@@ -253,6 +295,7 @@ export async function runPhotoAccuracy(options: AccuracyOptions = {}): Promise<S
     meanDetectMs,
     walkFrameCpuMs,
     walkRealTimeRatio: walkFrameCpuMs / 500,
+    hueByLabel: { green: hueSpread(photos.flatMap((p) => p.hues.green)), red: hueSpread(photos.flatMap((p) => p.hues.red)) },
   };
 }
 
@@ -275,6 +318,11 @@ export function formatSummary(s: Summary): string {
   lines.push(line('all', s.all));
   lines.push(`speed: detect ${s.meanDetectMs.toFixed(0)} ms per 1600-px photo = ${s.speedRatioVsDecode.toFixed(2)}× the ffmpeg decode of the same photo (conf ${s.conf})`);
   lines.push(`walk frames (1280 px): ${s.walkFrameCpuMs.toFixed(0)} CPU ms per frame = ${s.walkRealTimeRatio.toFixed(2)}× the 0.5 s sample interval (below 1: faster than real time on one core)`);
+  lines.push(`hue after white balance of matched fruit (not difficult), by label, against the colorimetry bands (${COLORIMETRY_BANDS.map((b) => b.stage).join(' / ')}):`);
+  for (const label of ['green', 'red'] as const) {
+    const h = s.hueByLabel[label];
+    lines.push(`  ${label.padEnd(5)} ${h.fruit} fruit: p2 ${h.p2.toFixed(0)}°, median ${h.median.toFixed(0)}°, p98 ${h.p98.toFixed(0)}°; by band ${h.bands.join(' / ')}`);
+  }
   return lines.join('\n');
 }
 
