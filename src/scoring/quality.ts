@@ -305,9 +305,10 @@ const MESSAGES: Record<QualityWarningCode, (n: number, total: number) => string>
   out_of_focus: (n, total) => `out of focus: ${n} of ${total} frames are blurred; hold the camera steady and let it focus`,
   walked_too_fast: (n, total) => `walked too fast: the camera moved too far between samples in ${n} of ${total} frames; walk slower`,
   colours_unconverted: (n, total) =>
-    `colours uncertain: ${n} of ${total} frames come from an HDR video that this box's ffmpeg cannot convert (it lacks the zscale filter) ` +
-    'or from a photo whose colour profile it cannot apply, so ripeness may be wrong; turn HDR video off on the phone or install an ffmpeg ' +
-    'built with zimg, and save photos in sRGB or Display P3',
+    `colours uncertain: ${n} of ${total} frames come from an HDR video that this box's ffmpeg cannot convert (it lacks the zscale filter, ` +
+    'or the clip is Dolby Vision profile 5, which has no standard picture without Dolby\'s processing) or from a photo whose colour ' +
+    'profile it cannot apply, so ripeness may be wrong; turn HDR video off on the phone or install an ffmpeg built with zimg, and save ' +
+    'photos in sRGB or Display P3',
 };
 
 /** Summary of a walk's frames: a score and the warnings a person can act on. */

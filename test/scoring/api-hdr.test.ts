@@ -4,14 +4,15 @@
 // cannot convert (no zscale), the walk says its colours are uncertain.
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { renderWalk } from '../../scripts/render/walk.js';
-import { decodeFrames, resolveFfmpeg } from '../../src/scoring/media/index.js';
+import { decodeFrames, probeMedia, resolveFfmpeg } from '../../src/scoring/media/index.js';
 import { hueAngle, srgbToLab } from '../../src/scoring/image/colour.js';
 import type { RgbImage } from '../../src/scoring/types.js';
 import { canConvertColour } from '../../src/scoring/media/colour-conversion.js';
 import { upload, poll } from '../helpers/walks.js';
+import { withDolbyVision } from '../helpers/mp4-edit.js';
 import { startServer, createTree, type TestServer } from '../helpers/server.js';
 
 const resolution = await resolveFfmpeg();
@@ -129,6 +130,32 @@ t.test('HLG and PQ clips are counted, by ripeness, as their SDR copy', async (t)
     }
     t.ok(Math.abs(hdr.counts.total - sdr.counts.total) <= 0.08 * sdr.counts.total, `${name} total: ${hdr.counts.total} against ${sdr.counts.total} (within 8 %)`);
   }
+});
+
+t.test('Dolby Vision: profile 8.4 is read as its HLG base layer; profile 5, which has no standard picture, is scored with the colour warning', async (t) => {
+  // An iPhone's Dolby Vision is profile 8.4: an HLG clip with Dolby's metadata beside it.
+  const p84 = path.join(dir, 'dv-8.4.mp4');
+  writeFileSync(p84, withDolbyVision(readFileSync(HLG), { profile: 8, compatibility: 4 }));
+  // Profile 5's base layer is IPTPQc2. ffmpeg cannot make one, so the declaration is put on the
+  // SDR copy: the box must go by the declaration, since it cannot see the difference in the pixels.
+  const p5 = path.join(dir, 'dv-5.mp4');
+  writeFileSync(p5, withDolbyVision(readFileSync(SDR), { profile: 5, compatibility: 0 }));
+  t.match(await probeMedia(p84), { dolbyVision: { profile: 8, compatibility: 4 }, colourTransfer: 'arib-std-b67' }, 'probe: profile 8.4, HLG tags');
+  t.match(await probeMedia(p5), { dolbyVision: { profile: 5, compatibility: 0 } }, 'probe: profile 5');
+  t.match(await probeMedia(HLG), { dolbyVision: null }, 'probe: a plain HLG clip declares none');
+
+  const s = await startServer(t);
+  const { adminKey } = await createTree(s);
+  const hlg = await score(s, adminKey, HLG);
+  const dv84 = await score(s, adminKey, p84);
+  t.same(dv84.counts, hlg.counts, `profile 8.4 counts as the HLG clip it carries (${JSON.stringify(dv84.counts)})`);
+  t.same(dv84.quality.warnings.filter((w: { code: string }) => w.code === 'colours_unconverted'), [], 'and is converted, no warning');
+  const dv5 = await score(s, adminKey, p5);
+  const warning = dv5.quality.warnings.find((w: { code: string }) => w.code === 'colours_unconverted');
+  t.ok(warning, 'profile 5: the walk says its colours are uncertain');
+  t.match(warning?.message, /Dolby Vision profile 5/);
+  t.equal(warning?.frames.length, dv5.frames.length, 'for every frame');
+  t.ok(dv5.counts.total > 0, 'and is still counted');
 });
 
 t.test('without zscale an HDR clip is still scored, and the walk says its colours are uncertain', async (t) => {

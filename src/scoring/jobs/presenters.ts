@@ -224,7 +224,7 @@ export const walkSchema: JsonSchema = {
                   type: 'array',
                   description:
                     'Things the person filming can do better; raised when at least 20% of the frames (or the one photo) are concerned. ' +
-                    'colours_unconverted is raised for any frame of an HDR (PQ, HLG) or BT.2020 clip that the box could not convert to sRGB (its ffmpeg lacks the zscale filter), and for a photo whose embedded colour profile it cannot apply (not a matrix/TRC RGB profile, or broken): ripeness is then uncertain. ' +
+                    'colours_unconverted is raised for any frame of an HDR (PQ, HLG) or BT.2020 clip that the box could not convert to sRGB (its ffmpeg lacks the zscale filter), for any frame of a Dolby Vision clip without a standard base layer (profile 5: its colours exist only after Dolby\'s reshaping, which the box does not apply), and for a photo whose embedded colour profile it cannot apply (not a matrix/TRC RGB profile, or broken): ripeness is then uncertain. ' +
                     'Photos in Display P3 (an iPhone\'s default), Adobe RGB or another RGB profile, and HEIF (nclx) or PNG (cICP) photos tagged with BT.709, BT.2020 or P3 primaries, are converted to sRGB before detection.',
                   items: {
                     type: 'object',

@@ -10,6 +10,17 @@ import { execFile } from 'node:child_process';
  */
 export type ColourConversion = 'pq' | 'hlg' | 'bt2020';
 
+/**
+ * Whether a clip's colours are Dolby Vision's own: a base layer with no compatible standard
+ * picture (compatibility id 0, as in profile 5), stored in IPTPQc2 and made viewable only by the
+ * reshaping in its metadata, which ffmpeg 5.1 does not apply. Decoded, its skins come out in
+ * false colours, so such a clip cannot be converted. Profiles 8.1, 8.2 and 8.4 (an iPhone's)
+ * carry an HDR10, SDR or HLG base layer tagged as such, and are read by those tags.
+ */
+export function isDolbyVisionOnly(dolbyVision: { compatibility: number } | null | undefined): boolean {
+  return dolbyVision != null && dolbyVision.compatibility === 0;
+}
+
 /** What conversion a stream's colour tags (ffprobe's color_transfer, color_primaries) call for; null for sRGB/BT.709 and untagged video. */
 export function colourConversionFor(transfer: string | null, primaries: string | null): ColourConversion | null {
   if (transfer === 'smpte2084') return 'pq';

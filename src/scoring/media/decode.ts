@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import type { RgbImage } from '../types.js';
 import { MediaError, tailReason } from './errors.js';
-import { canConvertColour, colourConversionFilters, colourConversionFor, type ColourConversion } from './colour-conversion.js';
+import { canConvertColour, colourConversionFilters, colourConversionFor, isDolbyVisionOnly, type ColourConversion } from './colour-conversion.js';
 import { requireFfmpeg } from './ffmpeg-path.js';
 import { decodeHeif } from './heif.js';
 import { photoColour, type PhotoColour } from './colour-profile.js';
@@ -30,8 +30,9 @@ export interface DecodedFrame {
   /**
    * How the clip's colours reached sRGB: 'as-recorded' (sRGB/BT.709 or untagged);
    * 'converted' from HDR (PQ, HLG) or BT.2020, or a photo's colour profile (Display P3, Adobe
-   * RGB); 'unconverted' when the clip needed that but this ffmpeg lacks the zscale filter, or the
-   * photo's profile cannot be applied, so its hues and chroma are off (see colour-conversion.ts,
+   * RGB); 'unconverted' when the clip needed that but this ffmpeg lacks the zscale filter, the clip
+   * is Dolby Vision without a standard base layer (profile 5), or the photo's profile cannot be
+   * applied, so its hues and chroma are off (see colour-conversion.ts,
    * colour-profile.ts).
    */
   colour: 'as-recorded' | 'converted' | 'unconverted';
@@ -81,12 +82,13 @@ export async function* decodeFrames(file: string, options: DecodeOptions = {}): 
   if (!photo) filters.push(`fps=fps=1/${sampleSeconds}:round=up:eof_action=pass`);
   filters.push(`scale=${size.width}:${size.height}:flags=area`);
   const conversion: ColourConversion | null = photo ? null : colourConversionFor(info.colourTransfer, info.colourPrimaries);
-  const converting = conversion !== null && (await canConvertColour(ffmpeg));
+  const dolbyOnly = !photo && isDolbyVisionOnly(info.dolbyVision);
+  const converting = !dolbyOnly && conversion !== null && (await canConvertColour(ffmpeg));
   if (converting) {
     filters.push(...colourConversionFilters({ transfer: info.colourTransfer, primaries: info.colourPrimaries, matrix: info.colourMatrix, range: info.colourRange }));
   }
   const profile = photo ? await photoColour(file) : null;
-  const colour: DecodedFrame['colour'] = profile ? frameColour(profile) : conversion === null ? 'as-recorded' : converting ? 'converted' : 'unconverted';
+  const colour: DecodedFrame['colour'] = profile ? frameColour(profile) : dolbyOnly ? 'unconverted' : conversion === null ? 'as-recorded' : converting ? 'converted' : 'unconverted';
   const args = [
     '-hide_banner', '-nostdin', '-v', 'error',
     '-protocol_whitelist', 'file',

@@ -30,6 +30,12 @@ export interface MediaInfo {
   colourPrimaries: string | null;
   colourMatrix: string | null;
   colourRange: string | null;
+  /**
+   * The Dolby Vision configuration the container declares (dvcC/dvvC), or null: its profile and
+   * the base layer's compatibility id (0 none, 1 HDR10, 2 SDR, 4 HLG), which says whether the
+   * picture without Dolby's reshaping is a standard one.
+   */
+  dolbyVision: { profile: number; compatibility: number } | null;
 }
 
 interface ProbeStream {
@@ -42,7 +48,7 @@ interface ProbeStream {
   duration?: string;
   nb_frames?: string;
   tags?: Record<string, string>;
-  side_data_list?: Array<{ side_data_type?: string; rotation?: number }>;
+  side_data_list?: Array<{ side_data_type?: string; rotation?: number; dv_profile?: number; dv_bl_signal_compatibility_id?: number }>;
   color_transfer?: string;
   color_primaries?: string;
   color_space?: string;
@@ -159,10 +165,17 @@ export function interpretProbe(parsed: ProbeOutput): MediaInfo {
     colourPrimaries: colourTag(video.color_primaries),
     colourMatrix: colourTag(video.color_space),
     colourRange: colourTag(video.color_range),
+    dolbyVision: dolbyVisionOf(video),
   };
 }
 
-const UNTAGGED = { colourTransfer: null, colourPrimaries: null, colourMatrix: null, colourRange: null } as const;
+const UNTAGGED = { colourTransfer: null, colourPrimaries: null, colourMatrix: null, colourRange: null, dolbyVision: null } as const;
+
+function dolbyVisionOf(s: ProbeStream): MediaInfo['dolbyVision'] {
+  const record = s.side_data_list?.find((d) => d.side_data_type === 'DOVI configuration record');
+  if (!record || typeof record.dv_profile !== 'number') return null;
+  return { profile: record.dv_profile, compatibility: record.dv_bl_signal_compatibility_id ?? 0 };
+}
 
 function colourTag(tag: string | undefined): string | null {
   return tag && tag !== 'unknown' && tag !== 'reserved' ? tag : null;
