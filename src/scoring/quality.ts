@@ -248,7 +248,7 @@ export function frameQuality(image: RgbImage, previous?: RgbImage | null, interv
   };
 }
 
-export type QualityWarningCode = 'too_dark' | 'overexposed' | 'out_of_focus' | 'walked_too_fast' | 'colours_unconverted';
+export type QualityWarningCode = 'too_dark' | 'overexposed' | 'out_of_focus' | 'walked_too_fast' | 'colours_unconverted' | 'clip_cut_short';
 
 export interface QualityWarning {
   code: QualityWarningCode;
@@ -299,7 +299,7 @@ function frameScore(q: FrameQuality, width: number): number {
   return exposure * focus * motion;
 }
 
-const MESSAGES: Record<QualityWarningCode, (n: number, total: number) => string> = {
+const MESSAGES: Record<Exclude<QualityWarningCode, 'clip_cut_short'>, (n: number, total: number) => string> = {
   too_dark: (n, total) => `too dark: ${n} of ${total} frames are underexposed; switch on the lights or film at a brighter time`,
   overexposed: (n, total) => `overexposed: ${n} of ${total} frames are washed out; avoid filming into lamps or direct sun`,
   out_of_focus: (n, total) => `out of focus: ${n} of ${total} frames are blurred; hold the camera steady and let it focus`,
@@ -324,7 +324,7 @@ export function walkQuality(frames: readonly WalkFrameInput[]): WalkQuality {
   });
   const total = frames.length;
   const warnings: QualityWarning[] = [];
-  const order: QualityWarningCode[] = ['too_dark', 'overexposed', 'out_of_focus', 'walked_too_fast', 'colours_unconverted'];
+  const order = ['too_dark', 'overexposed', 'out_of_focus', 'walked_too_fast', 'colours_unconverted'] as const;
   for (const code of order) {
     const list = concerned.get(code);
     if (!list) continue;
@@ -335,4 +335,32 @@ export function walkQuality(frames: readonly WalkFrameInput[]): WalkQuality {
   }
   const score = total === 0 ? 0 : frameScores.reduce((a, b) => a + b, 0) / total;
   return { score, warnings, frameScores };
+}
+
+export interface ClipRead {
+  /** 1-based, as a person counts the clips of a batch. */
+  number: number;
+  durationSeconds: number;
+  readSeconds: number;
+  /** Walk-wide index of the clip's last scored frame, or null when none was. */
+  lastFrame: number | null;
+}
+
+/**
+ * The warning for clips longer than the stretch scoring reads (max_frames × sample_seconds):
+ * the counts then cover only the start of the row, which nobody would guess from the numbers.
+ * A clip counts as cut when at least one more sample would have been taken.
+ */
+export function clipCutShortWarning(clips: readonly ClipRead[], settings: { maxFrames: number; sampleSeconds: number }): QualityWarning | null {
+  const cut = clips.filter((c) => c.durationSeconds - c.readSeconds >= settings.sampleSeconds);
+  if (cut.length === 0) return null;
+  const s = (x: number) => `${Math.round(x)} s`;
+  const what = cut.map((c) => `${clips.length > 1 ? `clip ${c.number}: ` : ''}the first ${s(c.readSeconds)} of ${s(c.durationSeconds)}`).join('; ');
+  return {
+    code: 'clip_cut_short',
+    message:
+      `not all of the walk was scored: ${what} (max_frames ${settings.maxFrames} at sample_seconds ${settings.sampleSeconds}); ` +
+      'the counts cover only that stretch; upload again with a larger max_frames (up to 2000) or as several clips in a batch',
+    frames: cut.flatMap((c) => (c.lastFrame === null ? [] : [c.lastFrame])),
+  };
 }

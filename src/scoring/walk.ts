@@ -124,7 +124,16 @@ export interface WalkResult {
   stems: ObjectCount;
   plants: ObjectCount;
   counts: RipenessCounts;
-  clips: { index: number; frames: number; done: boolean }[];
+  clips: WalkClip[];
+}
+
+export interface WalkClip {
+  index: number;
+  frames: number;
+  done: boolean;
+  /** The clip's length and the seconds of it read from its start (`readStretchSeconds`); null without a probe. */
+  duration_seconds: number | null;
+  read_seconds: number | null;
 }
 
 const KINDS: DetectionKind[] = ['fruit', 'stem', 'plant'];
@@ -163,10 +172,16 @@ export async function scoreWalk(input: ScoreWalkInput): Promise<WalkResult> {
   };
 
   const frames: WalkFrame[] = [];
-  const clips = input.clips.map((_, index) => ({ index, frames: 0, done: false }));
   const probes = input.probe ? await Promise.all(input.clips.map((f) => input.probe!(f))) : null;
   // Progress goes by time into the clip (the stretch read), since adaptive sampling makes the frame count unknown ahead.
   const stretch = probes?.map((p) => readStretchSeconds(options, p.durationSeconds));
+  const clips: WalkClip[] = input.clips.map((_, index) => ({
+    index,
+    frames: 0,
+    done: false,
+    duration_seconds: probes ? probes[index]!.durationSeconds : null,
+    read_seconds: stretch ? stretch[index]! : null,
+  }));
   const clipTime = clips.map(() => 0);
   const progress = async (clip: number) => {
     if (!input.onProgress) return;
@@ -295,7 +310,7 @@ export function decodePlan(options: Pick<WalkOptions, 'sampleSeconds' | 'fastSam
 }
 
 /** Seconds of a clip that are read: all of it, or up to maxFrames samples at sampleSeconds. */
-function readStretchSeconds(options: Pick<WalkOptions, 'sampleSeconds' | 'maxFrames'>, durationSeconds: number): number {
+export function readStretchSeconds(options: Pick<WalkOptions, 'sampleSeconds' | 'maxFrames'>, durationSeconds: number): number {
   return Math.min(durationSeconds, options.maxFrames * options.sampleSeconds);
 }
 

@@ -181,6 +181,30 @@ t.test('defaults follow what was uploaded: conf by kind, adaptive sampling unles
   for (const j of [photo, fixed]) await poll(s, j.body.job_id, KEY);
 });
 
+t.test('a clip longer than max_frames × sample_seconds: read_s says how much is scored, and the walk warns that the counts cover only that', async (t) => {
+  // The 4 s clip read for 4 samples at 0.5 s: its first 2 s.
+  const cut = await upload(s, '/api/observations', KEY, [{ field: 'file', file: CLIP }], { sample_seconds: '0.5', max_frames: '4' });
+  t.equal(cut.status, 202, cut.text);
+  t.match(cut.body.clips, [{ duration_s: 4, read_s: 2 }], 'read_s is known at upload');
+  const whole = await upload(s, '/api/observations', KEY, [{ field: 'file', file: CLIP }], { sample_seconds: '0.5', max_frames: '8' });
+  t.match(whole.body.clips, [{ duration_s: 4, read_s: 4 }], 'eight samples at 0.5 s read the whole clip');
+  const photo = await upload(s, '/api/observations', KEY, [{ field: 'file', file: PHOTO }], { max_frames: '1' });
+  t.match(photo.body.clips, [{ duration_s: 0, read_s: 0 }]);
+
+  const cutDone = (await poll(s, cut.body.job_id, KEY)).at(-1);
+  t.equal(cutDone.status, 'done', cutDone.error ?? '');
+  t.same(cutDone.result.frames.map((f: any) => f.time_s), [0, 0.5, 1, 1.5], 'four frames, from the first 2 s');
+  const warning = cutDone.result.quality.warnings.find((w: any) => w.code === 'clip_cut_short');
+  t.ok(warning, 'the walk says it was cut short');
+  t.match(warning?.message, /not all of the walk was scored: the first 2 s of 4 s \(max_frames 4 at sample_seconds 0.5\)/);
+  t.same(warning?.frames, [3], 'at the last frame scored');
+  for (const job of [whole, photo]) {
+    const done = (await poll(s, job.body.job_id, KEY)).at(-1);
+    t.equal(done.status, 'done', done.error ?? '');
+    t.notOk(done.result.quality.warnings.some((w: any) => w.code === 'clip_cut_short'), `${done.clips[0].kind}: read whole, no warning`);
+  }
+});
+
 t.test('a clip that passes the checks but does not decode ends as a failed walk with the reason', async (t) => {
   const r = await upload(s, '/api/observations', KEY, [{ field: 'file', file: CORRUPT }]);
   t.equal(r.status, 202, 'it looks like an mp4 and ffprobe reads its container');

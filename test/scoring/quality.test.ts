@@ -1,5 +1,5 @@
 import t from 'tap';
-import { frameQuality, walkQuality, QUALITY_THRESHOLDS, type FrameQuality } from '../../src/scoring/quality.js';
+import { clipCutShortWarning, frameQuality, walkQuality, QUALITY_THRESHOLDS, type FrameQuality } from '../../src/scoring/quality.js';
 import type { RgbImage } from '../../src/scoring/types.js';
 
 /** A deterministic scene with structure at several scales, wider than the frame so it can be panned. */
@@ -125,4 +125,24 @@ t.test('colours read unconverted are a warning for any share of the walk, and le
   t.match(walk.warnings[0]!.message, /^colours uncertain: 2 of 10 frames .*HDR.*zscale/);
   t.same(walk.frameScores, walkQuality(frames.map((f) => ({ ...f, colourUnconverted: false }))).frameScores, 'the footage itself is no worse');
   t.same(walkQuality(frames.map((f) => ({ ...f, colourUnconverted: false }))).warnings, []);
+});
+
+t.test('clip_cut_short: raised when a clip runs at least one sample past the stretch read, naming each clip cut', async (t) => {
+  const settings = { maxFrames: 240, sampleSeconds: 0.5 };
+  t.equal(clipCutShortWarning([{ number: 1, durationSeconds: 60, readSeconds: 60, lastFrame: 119 }], settings), null, 'read whole');
+  t.equal(clipCutShortWarning([{ number: 1, durationSeconds: 120.4, readSeconds: 120, lastFrame: 239 }], settings), null, 'less than one sample past: nothing left to score');
+  t.equal(clipCutShortWarning([{ number: 1, durationSeconds: 0, readSeconds: 0, lastFrame: 0 }], settings), null, 'a photo');
+  const one = clipCutShortWarning([{ number: 1, durationSeconds: 320, readSeconds: 120, lastFrame: 239 }], settings);
+  t.match(one, { code: 'clip_cut_short', frames: [239] });
+  t.match(one?.message, /^not all of the walk was scored: the first 120 s of 320 s \(max_frames 240 at sample_seconds 0\.5\).*max_frames \(up to 2000\)/);
+  const batch = clipCutShortWarning(
+    [
+      { number: 1, durationSeconds: 90, readSeconds: 90, lastFrame: 179 },
+      { number: 2, durationSeconds: 200, readSeconds: 120, lastFrame: 419 },
+      { number: 3, durationSeconds: 130, readSeconds: 120, lastFrame: null },
+    ],
+    settings,
+  );
+  t.match(batch?.message, /clip 2: the first 120 s of 200 s; clip 3: the first 120 s of 130 s/, 'a batch names its clips');
+  t.same(batch?.frames, [419], 'frames: where each cut clip stopped, when it had one');
 });

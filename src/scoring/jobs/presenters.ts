@@ -1,6 +1,7 @@
 import { presentInstant } from '../../time/instants.js';
 import { countsSchema, instantSchema } from '../../http/schemas.js';
 import type { JsonSchema } from '../../http/route.js';
+import { readStretchSeconds } from '../walk.js';
 import { DEFAULT_OPTIONS, type ScoringOptions } from './options.js';
 import type { StoredResult } from './result.js';
 import type { WalkClipTable, WalkTable } from './tables.js';
@@ -42,6 +43,7 @@ export function presentWalk(walk: WalkTable, clips: WalkClipTable[], zone = 'UTC
       width: c.width,
       height: c.height,
       duration_s: c.duration_s,
+      read_s: Math.round(readStretchSeconds({ sampleSeconds: options.sample_seconds, maxFrames: options.max_frames }, c.duration_s) * 1000) / 1000,
       status: c.status,
       progress: c.status === 'done' ? 1 : Math.round(c.progress * 1000) / 1000,
       frames: c.frames,
@@ -130,7 +132,7 @@ export const walkSchema: JsonSchema = {
       description: 'The uploaded clips (or photos) in walking order, with per-clip progress.',
       items: {
         type: 'object',
-        required: ['position', 'name', 'kind', 'format', 'size_bytes', 'sha256', 'width', 'height', 'duration_s', 'status', 'progress', 'frames', 'error'],
+        required: ['position', 'name', 'kind', 'format', 'size_bytes', 'sha256', 'width', 'height', 'duration_s', 'read_s', 'status', 'progress', 'frames', 'error'],
         additionalProperties: false,
         properties: {
           position: { type: 'integer', description: '0-based walking order.' },
@@ -142,6 +144,7 @@ export const walkSchema: JsonSchema = {
           width: { type: 'integer', description: 'Displayed width in pixels (rotation applied).' },
           height: { type: 'integer', description: 'Displayed height in pixels.' },
           duration_s: num('Length in seconds; 0 for a photo.', { 'x-unit': 's' }),
+          read_s: num('Seconds of the clip, from its start, that scoring reads: all of it, or max_frames × sample_seconds when the clip is longer (the walk then carries the warning clip_cut_short). 0 for a photo.', { 'x-unit': 's' }),
           status: statusSchema,
           progress: num('Share of this clip scored, 0 to 1.'),
           frames: { type: 'integer', description: 'Frames of this clip scored so far.' },
@@ -225,13 +228,14 @@ export const walkSchema: JsonSchema = {
                   description:
                     'Things the person filming can do better; raised when at least 20% of the frames (or the one photo) are concerned. ' +
                     'colours_unconverted is raised for any frame of an HDR (PQ, HLG) or BT.2020 clip that the box could not convert to sRGB (its ffmpeg lacks the zscale filter), for any frame of a Dolby Vision clip without a standard base layer (profile 5: its colours exist only after Dolby\'s reshaping, which the box does not apply), and for a photo whose embedded colour profile it cannot apply (not a matrix/TRC RGB profile, or broken): ripeness is then uncertain. ' +
+                    'clip_cut_short is raised when a clip is longer than the stretch scoring reads (max_frames × sample_seconds, clips[].read_s): the counts then cover only the start of it; its frames are the last frame scored of each such clip. ' +
                     'Photos in Display P3 (an iPhone\'s default), Adobe RGB or another RGB profile, and HEIF (nclx) or PNG (cICP) photos tagged with BT.709, BT.2020 or P3 primaries, are converted to sRGB before detection.',
                   items: {
                     type: 'object',
                     required: ['code', 'message', 'frames'],
                     additionalProperties: false,
                     properties: {
-                      code: { enum: ['too_dark', 'overexposed', 'out_of_focus', 'walked_too_fast', 'colours_unconverted'] },
+                      code: { enum: ['too_dark', 'overexposed', 'out_of_focus', 'walked_too_fast', 'colours_unconverted', 'clip_cut_short'] },
                       message: { type: 'string' },
                       frames: { type: 'array', items: { type: 'integer' }, description: 'Frames concerned.' },
                     },

@@ -2,7 +2,7 @@ import { setPriority } from 'node:os';
 import { decodeFrames, type DecodedFrame } from '../media/decode.js';
 import { MediaError } from '../media/errors.js';
 import { drawOverlay, type OverlayBox } from '../overlay.js';
-import { frameQuality, walkQuality, type FrameQuality as MeasuredQuality } from '../quality.js';
+import { clipCutShortWarning, frameQuality, walkQuality, type FrameQuality as MeasuredQuality, type QualityWarning } from '../quality.js';
 import { iou } from '../track/index.js';
 import type { RgbImage } from '../types.js';
 import { scoreWalk, type WalkFrameInfo, type WalkResult } from '../walk.js';
@@ -95,6 +95,16 @@ const round = (x: number, k = 1000) => Math.round(x * k) / k;
 
 function toStored(result: WalkResult, fallbackReason: string | null): StoredResult {
   const walk = walkQuality(qualities);
+  const cut = clipCutShortWarning(
+    result.clips.map((c) => ({
+      number: job.clips[c.index]!.position + 1,
+      durationSeconds: c.duration_seconds ?? 0,
+      readSeconds: c.read_seconds ?? 0,
+      lastFrame: result.frames.findLast((f) => f.clip === c.index)?.frame ?? null,
+    })),
+    { maxFrames: walkOptions.maxFrames, sampleSeconds: walkOptions.sampleSeconds },
+  );
+  const warnings: QualityWarning[] = cut ? [...walk.warnings, cut] : walk.warnings;
   const frameQualityOf = (i: number): FrameQuality => {
     const q = qualities[i]!.quality;
     return {
@@ -131,7 +141,7 @@ function toStored(result: WalkResult, fallbackReason: string | null): StoredResu
     })),
     stems: { count: result.stems.count, reason: result.stems.reason ?? null },
     plants: { count: result.plants.count, reason: result.plants.reason ?? null },
-    quality: { score: round(walk.score), warnings: walk.warnings.map((w) => ({ code: w.code, message: w.message, frames: w.frames })) },
+    quality: { score: round(walk.score), warnings: warnings.map((w) => ({ code: w.code, message: w.message, frames: w.frames })) },
     counts: result.counts,
     clips: result.clips.map((c) => ({ position: job.clips[c.index]!.position, frames: c.frames })),
   };
