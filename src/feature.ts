@@ -25,6 +25,12 @@ export interface RecordKind {
    */
   count?(db: Db, ownerIds: readonly string[]): Promise<number>;
   remove?(w: Writer, ownerIds: readonly string[]): Promise<number>;
+  /**
+   * Called with the ids of the rows a cascade removed, once its transaction has committed, for
+   * what the feature keeps outside the database (a walk's clips and frames). Never called for a
+   * delete that rolled back, so no file goes before its row.
+   */
+  afterRemove?(services: Services, ids: readonly string[]): Promise<void>;
 }
 
 /** A feature module: its routes, its record kinds, and what it runs beside the API. */

@@ -1,6 +1,7 @@
 import type { Db } from '../db/database.js';
 import type { Writer } from '../db/store.js';
 import type { RecordKind } from '../feature.js';
+import type { Services } from '../services.js';
 import { conflict, fieldError, notFound } from '../http/problem.js';
 import { LEVELS, LEVEL_ORDER, type Level, type LevelName } from './levels.js';
 
@@ -100,23 +101,46 @@ function deletionOrder(kinds: RecordKind[]): RecordKind[] {
   return out;
 }
 
+/** What a delete removed: counts per kind, and the row ids of the kinds that keep files beside their rows. */
+export interface Deleted {
+  counts: Record<string, number>;
+  removed: Map<RecordKind, string[]>;
+}
+
+/**
+ * After a delete has committed: each kind that lost rows tidies what it keeps outside the
+ * database (walk files). It runs after the answer, since stopping a walk being scored takes a
+ * moment; a failure there is logged and the delete stands.
+ */
+export function afterDelete(services: Services, deleted: Deleted): void {
+  for (const [kind, ids] of deleted.removed) {
+    if (ids.length === 0) continue;
+    kind.afterRemove?.(services, ids).catch((err) => services.log.error('tidying up after a delete failed', { kind: kind.name, error: err as Error }));
+  }
+}
+
 /**
  * Deletes a level. While it holds anything the answer is 409 with the counts;
  * with `cascade` everything under it goes too, each row leaving a tombstone,
  * all inside the caller's single transaction.
  */
-export async function deleteLevel(w: Writer, kinds: RecordKind[], level: Level, id: string, cascade: boolean): Promise<Record<string, number>> {
+export async function deleteLevel(w: Writer, kinds: RecordKind[], level: Level, id: string, cascade: boolean): Promise<Deleted> {
   const db = w.trx as unknown as Db;
   const counts = await levelContents(db, kinds, level, id);
   const holds = Object.values(counts).some((n) => n > 0);
   if (holds && !cascade) {
     throw conflict(`The ${level.label} is not empty; delete with cascade=true to remove it and everything it holds.`, { counts });
   }
+  const removed = new Map<RecordKind, string[]>();
   if (holds) {
     const cycles = await idsUnder(db, level, id, 'cycles');
     const greenhouses = await idsUnder(db, level, id, 'greenhouses');
     for (const kind of deletionOrder(kinds)) {
       const owners = kind.scope === 'cycle' ? cycles : greenhouses;
+      if (kind.afterRemove) {
+        const rows: { id: string }[] = owners.length ? await (db as any).selectFrom(kind.table).select('id').where(kind.column, 'in', owners).execute() : [];
+        removed.set(kind, rows.map((r) => r.id));
+      }
       if (kind.remove) await kind.remove(w, owners);
       else await w.removeWhereIn(kind.table, kind.column, owners);
     }
@@ -125,7 +149,6 @@ export async function deleteLevel(w: Writer, kinds: RecordKind[], level: Level, 
       await w.removeWhereIn(below.table, 'id', rows.map((r: { id: string }) => r.id));
     }
   }
-  const removed = await w.remove(level.table, id);
-  if (!removed) throw notFound(level.label);
-  return counts;
+  if (!(await w.remove(level.table, id))) throw notFound(level.label);
+  return { counts, removed };
 }

@@ -4,7 +4,7 @@ import { cascadeQuery, deletedSchema, listOf, pathParams } from '../http/schemas
 import { actorOf } from '../http/pipeline.js';
 import { notFound } from '../http/problem.js';
 import { LEVELS, LEVEL_ORDER, createSchema, patchSchema, responseSchema, type Level } from './levels.js';
-import { createLevel, deleteLevel, levelContents, updateLevel } from './commands.js';
+import { afterDelete, createLevel, deleteLevel, levelContents, updateLevel } from './commands.js';
 import { presentLevel } from './presenters.js';
 import { organizationTree } from './tree.js';
 import { ORG } from './paths.js';
@@ -115,7 +115,7 @@ function levelRoutes(level: Level): RouteSpec[] {
       path: level.itemPath,
       operationId: `delete_${level.name}`,
       summary: `Delete a ${level.label}`,
-      description: `409 with \`counts\` while the ${level.label} holds anything; with cascade=true it is removed with all it holds in one transaction.`,
+      description: `409 with \`counts\` while the ${level.label} holds anything; with cascade=true it is removed with all it holds in one transaction. Once it has committed, the clips and frames of the walks that went with it are removed from disk, and a walk being scored is stopped.`,
       tags: [TAG],
       auth: 'key',
       params: itemParams,
@@ -124,8 +124,9 @@ function levelRoutes(level: Level): RouteSpec[] {
       errors: [404, 409],
       handler: async (ctx, { params, query }) => {
         await load(ctx, level, params);
-        const counts = await ctx.services.store.write(actorOf(ctx.state.principal), (w) => deleteLevel(w, ctx.services.recordKinds, level, params[level.idName]!, query.cascade === true));
-        return { deleted: true, counts };
+        const deleted = await ctx.services.store.write(actorOf(ctx.state.principal), (w) => deleteLevel(w, ctx.services.recordKinds, level, params[level.idName]!, query.cascade === true));
+        afterDelete(ctx.services, deleted);
+        return { deleted: true, counts: deleted.counts };
       },
     }),
     defineRoute({

@@ -96,6 +96,40 @@ t.test('shutting down stops the running walk and puts it back in the queue', asy
   t.equal(done.result.frames.length, 16);
 });
 
+t.test('deleting a crop cycle with its walks stops the one being scored and removes their files, without a restart', async (t) => {
+  const dataDir = t.testdir();
+  const s = await startServer(t, { dataDir, scoringConcurrency: 1 });
+  const tree = await createTree(s);
+  const walkFolder = (id: string) => path.join(dataDir, 'walks', id);
+  const scored = await upload(s, `${tree.cyclePath}/videos`, tree.adminKey, { week: '2026-W10', sample_seconds: '0.5' });
+  t.equal(scored.status, 201);
+  await poll(s, scored.body.job_id, tree.adminKey, (w) => w.status === 'done');
+  // A quick score outside any crop cycle: not under the cycle, so it stays.
+  const other = await upload(s, '/api/observations', tree.adminKey, { sample_seconds: '0.5' });
+  await poll(s, other.body.job_id, tree.adminKey, (w) => w.status === 'done');
+  const running = await upload(s, `${tree.cyclePath}/videos`, tree.adminKey, { week: '2026-W11', sample_seconds: '0.1' });
+  await poll(s, running.body.job_id, tree.adminKey, (w) => w.status === 'running' && w.clips[0].frames >= 1);
+
+  const refused = await s.request('DELETE', tree.cyclePath, { key: tree.adminKey });
+  t.equal(refused.status, 409, 'without cascade the cycle is not deleted');
+  t.ok(existsSync(walkFolder(scored.body.job_id)), 'and its walk files stay');
+
+  const deleted = await s.request('DELETE', `${tree.cyclePath}?cascade=true`, { key: tree.adminKey });
+  t.equal(deleted.status, 200, deleted.text);
+  t.match(deleted.body.counts, { walks: 2, walk_clips: 2 });
+  const deadline = Date.now() + 60_000;
+  while ((existsSync(walkFolder(scored.body.job_id)) || existsSync(walkFolder(running.body.job_id))) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  t.notOk(existsSync(walkFolder(scored.body.job_id)), 'the scored walk\'s clips and frames are removed');
+  t.notOk(existsSync(walkFolder(running.body.job_id)), 'so are those of the walk that was being scored');
+  t.ok(existsSync(path.join(walkFolder(other.body.job_id), 'clips', '00.mp4')), 'a walk outside the cycle keeps its files');
+  const health = await s.request('GET', '/api/health');
+  t.match(health.body.checks.scoring, { queue: { running: 0 }, runner: { alive: true, scoring: [] } }, 'the runner is idle again, not scoring a walk that is gone');
+  const lines = ((s as any).logLines as string[]).map((l) => JSON.parse(l));
+  t.ok(lines.some((l) => l.msg === 'walk stopped' && l.job_id === running.body.job_id), 'the stop is logged');
+  t.notOk(lines.some((l) => l.job_id === running.body.job_id && l.step === 'done'), 'and no result was stored for it');
+  t.equal((await s.request('GET', `/api/observations/${running.body.job_id}`, { key: tree.adminKey })).status, 404);
+});
+
 t.test('progress reaches the database at most once per progress interval', async (t) => {
   // The app without its own runner; a runner whose interval is longer than the walk takes.
   const s = await startServer(t, {}, { startBackground: false });

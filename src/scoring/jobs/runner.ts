@@ -101,9 +101,9 @@ export class WalkRunner {
   }
 
   /**
-   * Removes walk folders with no walk row: files moved in by an upload whose
-   * transaction never committed (a crash in between), or left by a crop cycle
-   * deleted with its walks.
+   * Removes walk folders with no walk row, at start only (no upload is under way then): files
+   * moved in by an upload whose transaction never committed (a crash in between), or left by a
+   * crop cycle deleted with its walks while the box went down before removing them.
    */
   private async sweepOrphans(): Promise<void> {
     const { db, config, log } = this.services;
@@ -325,7 +325,26 @@ export class WalkRunner {
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = null;
     await this.pumping;
-    const all = [...this.active.values()];
+    await this.stopWorkers([...this.active.values()]);
+  }
+
+  /**
+   * After walks were deleted (a crop cycle removed with everything in it): a walk being scored
+   * is stopped, since its result has nowhere to go, and the deleted walks' folders are removed,
+   * clips and frames with them; left, they would fill the box's disk until its next start. By id,
+   * not by sweeping every folder without a row: an upload places its clips before its row commits.
+   */
+  async forgetWalks(ids: readonly string[]): Promise<void> {
+    const { config, log } = this.services;
+    const gone = ids.flatMap((id) => this.active.get(id) ?? []);
+    for (const a of gone) log.info('walk stopped', { job_id: a.walk.id, why: 'the walk was deleted while it was scored' });
+    await this.stopWorkers(gone);
+    for (const id of ids) await rm(walkDir(config.dataDir, id), { recursive: true, force: true });
+    log.info('walk files removed', { walks: ids.length, why: 'the walks were deleted' });
+  }
+
+  /** Tells workers to stop and waits for them; one that does not stop in time is terminated. */
+  private async stopWorkers(all: Active[]): Promise<void> {
     for (const a of all) {
       a.stopRequested = true;
       if (a.worker.connected) a.worker.send({ type: 'stop' } satisfies RunnerMessage);
