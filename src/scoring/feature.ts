@@ -2,7 +2,7 @@ import type { Feature } from '../feature.js';
 import type { Services } from '../services.js';
 import { BUILTIN_DETECTOR_NAME } from './builtin/index.js';
 import { scoringHealthCheck } from './jobs/health.js';
-import { attachRunner, runnerOf, WalkRunner } from './jobs/runner.js';
+import { attachRunner, forgetWalks, WalkRunner } from './jobs/runner.js';
 import { scoringRoutes } from './routes.js';
 
 /**
@@ -13,7 +13,7 @@ export const scoringFeature: Feature = {
   name: 'scoring',
   routes: scoringRoutes,
   recordKinds: [
-    { name: 'walks', table: 'walks', scope: 'cycle', column: 'cycle_id', afterRemove: async (services, ids) => runnerOf(services)?.forgetWalks(ids) },
+    { name: 'walks', table: 'walks', scope: 'cycle', column: 'cycle_id', afterRemove: forgetWalks },
     { name: 'walk_clips', table: 'walk_clips', scope: 'cycle', column: 'cycle_id', dependsOn: ['walks'] },
   ],
   async start(services: Services) {

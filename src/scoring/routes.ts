@@ -8,10 +8,10 @@ import { fieldError, notFound } from '../http/problem.js';
 import { CYCLE, CYCLE_PARAMS } from '../registry/paths.js';
 import { resolveCycle, type CyclePath } from '../registry/scope.js';
 import { parseWeek, WEEK_FORMS } from '../time/weeks.js';
-import { clipsOf, listCycleWalks, loadWalk } from './jobs/commands.js';
+import { clipsOf, deleteWalk, listCycleWalks, loadWalk } from './jobs/commands.js';
 import { DEFAULT_CONF, DEFAULT_FAST_SAMPLE_SECONDS, DEFAULT_OPTIONS, LIMITS, MODE_TEXT, SCORING_MODES } from './jobs/options.js';
 import { presentWalk, presentWalkSummary, walkSchema, walkSummarySchema } from './jobs/presenters.js';
-import { runnerOf } from './jobs/runner.js';
+import { forgetWalks, runnerOf } from './jobs/runner.js';
 import { FRAME_NAMES, framePath } from './jobs/storage.js';
 import { submitWalk, type ScoringFields, type SubmitInput, type Submitter } from './jobs/submit.js';
 import type { WalkTable } from './jobs/tables.js';
@@ -121,6 +121,27 @@ export const scoringRoutes: RouteSpec[] = [
     responses: { 200: { description: 'The walk.', schema: walkSchema } },
     errors: [404],
     handler: async (ctx, { params }) => present(ctx, await loadWalk(ctx.services.db, params.id, organizationOf(ctx))),
+  }),
+  defineRoute<{ id: string }>({
+    method: 'delete',
+    path: '/api/observations/{id}',
+    operationId: 'delete_observation',
+    summary: 'Delete a walk with its clips, frames and result',
+    description:
+      'For a walk uploaded by mistake (the wrong row, week or file), or to free the disk: the walk leaves its crop cycle\'s walks and weeks, ' +
+      'its clips and frames are removed from the disk, and a walk being scored is stopped first. Any key of the organization may delete; ' +
+      'a walk of another organization is a 404. The Idempotency-Key it was made with makes a new walk afterwards.',
+    tags: [TAG],
+    auth: 'key',
+    params: { type: 'object', required: ['id'], properties: { id: idSchema('The job id (job_id).') } },
+    responses: { 200: { description: 'Deleted.', schema: { type: 'object', required: ['deleted', 'job_id'], additionalProperties: false, properties: { deleted: { type: 'boolean', const: true }, job_id: { type: 'string' } } } } },
+    errors: [404],
+    handler: async (ctx, { params }) => {
+      const walk = await loadWalk(ctx.services.db, params.id, organizationOf(ctx));
+      await ctx.services.store.write(actorOf(ctx.state.principal), (w) => deleteWalk(w, walk.id));
+      await forgetWalks(ctx.services, [walk.id]);
+      return { deleted: true, job_id: walk.id };
+    },
   }),
   defineRoute<{ id: string; frame: number; name: string }>({
     method: 'get',

@@ -5,7 +5,7 @@ import t from 'tap';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { renderWalk } from '../../scripts/render/walk.js';
-import { startServer, createTree, type TestServer } from '../helpers/server.js';
+import { startServer, createOrg, createTree, type TestServer } from '../helpers/server.js';
 
 const media = t.testdir();
 const rendered = await renderWalk({ out: media, seconds: 4, fps: 10, width: 480, height: 270, seed: 11 });
@@ -128,6 +128,51 @@ t.test('deleting a crop cycle with its walks stops the one being scored and remo
   t.ok(lines.some((l) => l.msg === 'walk stopped' && l.job_id === running.body.job_id), 'the stop is logged');
   t.notOk(lines.some((l) => l.job_id === running.body.job_id && l.step === 'done'), 'and no result was stored for it');
   t.equal((await s.request('GET', `/api/observations/${running.body.job_id}`, { key: tree.adminKey })).status, 404);
+});
+
+t.test('DELETE a walk: gone from the cycle with its files, a walk being scored stopped first, 404 for another organization', async (t) => {
+  const dataDir = t.testdir();
+  const s = await startServer(t, { dataDir, scoringConcurrency: 1 });
+  const tree = await createTree(s);
+  const stranger = await createOrg(s, 'Other Growers');
+  const walkFolder = (id: string) => path.join(dataDir, 'walks', id);
+  const key = tree.adminKey;
+  const done = await upload(s, `${tree.cyclePath}/videos`, key, { week: '2026-W10', sample_seconds: '0.5' });
+  await poll(s, done.body.job_id, key, (w) => w.status === 'done');
+  const kept = await upload(s, `${tree.cyclePath}/videos`, key, { week: '2026-W11', sample_seconds: '0.5' });
+  await poll(s, kept.body.job_id, key, (w) => w.status === 'done');
+  t.equal((await s.request('GET', `${tree.cyclePath}/walks`, { key })).body.total, 2);
+
+  const foreign = await s.request('DELETE', `/api/observations/${done.body.job_id}`, { key: stranger.adminKey });
+  t.equal(foreign.status, 404, 'another organization\'s key cannot delete it');
+  t.ok(existsSync(path.join(walkFolder(done.body.job_id), 'clips', '00.mp4')), 'and its files stay');
+
+  const r = await s.request('DELETE', `/api/observations/${done.body.job_id}`, { key });
+  t.equal(r.status, 200, r.text);
+  t.same(r.body, { deleted: true, job_id: done.body.job_id });
+  t.notOk(existsSync(walkFolder(done.body.job_id)), 'clips and frames are removed before the answer');
+  t.equal((await s.request('GET', `/api/observations/${done.body.job_id}`, { key })).status, 404);
+  t.equal((await s.request('GET', `/api/observations/${done.body.job_id}/frames/0/image.jpg`, { key })).status, 404);
+  const list = await s.request('GET', `${tree.cyclePath}/walks`, { key });
+  t.same(list.body.items.map((w: any) => w.job_id), [kept.body.job_id], 'the cycle lists only the walk left');
+  t.ok(existsSync(path.join(walkFolder(kept.body.job_id), 'clips', '00.mp4')), 'whose files stay');
+  t.equal((await s.request('DELETE', `/api/observations/${done.body.job_id}`, { key })).status, 404, 'deleting again: 404');
+  const bad = await s.request('DELETE', '/api/observations/..%2F..%2Fcropwalk.sqlite', { key });
+  t.equal(bad.status, 422, 'an id that is no id: 422, before anything is touched');
+  t.match(bad.headers.get('content-type'), /^application\/problem\+json/);
+  t.equal((await s.request('DELETE', `/api/observations/${kept.body.job_id}`)).status, 401, 'no key: 401');
+  t.ok(existsSync(path.join(walkFolder(kept.body.job_id), 'clips', '00.mp4')), 'and nothing was removed');
+  const log = await s.app.services.sqlite.prepare("select op, actor_key_id from change_log where entity = 'walks' and entity_id = ? and op = 'delete'").all(done.body.job_id);
+  t.equal(log.length, 1, 'the delete is in the change log once');
+  t.ok((log[0] as { actor_key_id: string | null } | undefined)?.actor_key_id, 'with the key that made it');
+
+  const running = await upload(s, `${tree.cyclePath}/videos`, key, { week: '2026-W12', sample_seconds: '0.1' });
+  await poll(s, running.body.job_id, key, (w) => w.status === 'running' && w.clips[0].frames >= 1);
+  const stop = await s.request('DELETE', `/api/observations/${running.body.job_id}`, { key });
+  t.equal(stop.status, 200, stop.text);
+  t.notOk(existsSync(walkFolder(running.body.job_id)), 'a walk being scored: stopped, then its files removed');
+  const health = await s.request('GET', '/api/health');
+  t.match(health.body.checks.scoring, { queue: { running: 0, queued: 0 }, runner: { scoring: [] } }, 'the runner is idle');
 });
 
 t.test('progress reaches the database at most once per progress interval', async (t) => {

@@ -211,6 +211,15 @@ export async function failWalk(w: Writer, walkId: string, reason: string, clip?:
 }
 
 /** Puts a running walk back in the queue (stopped by shutdown, or found running after a crash). */
+/**
+ * Deletes a walk and its clip rows, each leaving a tombstone in the change log, in the caller's
+ * transaction; its files go once that has committed (`forgetWalks`).
+ */
+export async function deleteWalk(w: Writer, walkId: string): Promise<void> {
+  await w.removeWhereIn('walk_clips', 'walk_id', [walkId]);
+  await w.remove('walks', walkId);
+}
+
 export async function requeueWalk(w: Writer, walkId: string): Promise<boolean> {
   const walk = await w.trx.selectFrom('walks').select(['status']).where('id', '=', walkId).executeTakeFirst();
   if (walk?.status !== 'running') return false;

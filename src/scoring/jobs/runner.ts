@@ -373,3 +373,10 @@ export function attachRunner(services: Services, runner: WalkRunner): void {
 export function runnerOf(services: Services): WalkRunner | undefined {
   return runners.get(services);
 }
+
+/** After walks were deleted: their files go, through the runner (which stops one being scored) where there is one. */
+export async function forgetWalks(services: Services, ids: readonly string[]): Promise<void> {
+  const runner = runnerOf(services);
+  if (runner) return runner.forgetWalks(ids);
+  for (const id of ids) await rm(walkDir(services.config.dataDir, id), { recursive: true, force: true });
+}
