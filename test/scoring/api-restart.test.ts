@@ -18,6 +18,13 @@ async function upload(s: TestServer, url: string, key: string, fields: Record<st
   return s.request('POST', url, { key, raw: form });
 }
 
+async function uploadWithKey(s: TestServer, url: string, key: string, idempotencyKey: string, fields: Record<string, string>) {
+  const form = new FormData();
+  for (const [k, v] of Object.entries(fields)) form.append(k, v);
+  form.append('file', new Blob([readFileSync(CLIP)]), 'walk.mp4');
+  return s.request('POST', url, { key, raw: form, headers: { 'idempotency-key': idempotencyKey } });
+}
+
 async function poll(s: TestServer, id: string, key: string, until: (w: any) => boolean, timeoutMs = 240_000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -165,6 +172,16 @@ t.test('DELETE a walk: gone from the cycle with its files, a walk being scored s
   const log = await s.app.services.sqlite.prepare("select op, actor_key_id from change_log where entity = 'walks' and entity_id = ? and op = 'delete'").all(done.body.job_id);
   t.equal(log.length, 1, 'the delete is in the change log once');
   t.ok((log[0] as { actor_key_id: string | null } | undefined)?.actor_key_id, 'with the key that made it');
+
+  // A retry of a deleted walk's upload, same Idempotency-Key: a new walk, since the one it named is gone.
+  const first = await uploadWithKey(s, `${tree.cyclePath}/videos`, key, 'row-1-w13', { week: '2026-W13', sample_seconds: '0.5' });
+  t.equal((await uploadWithKey(s, `${tree.cyclePath}/videos`, key, 'row-1-w13', { week: '2026-W13', sample_seconds: '0.5' })).body.job_id, first.body.job_id, 'a retry answers the same walk');
+  await poll(s, first.body.job_id, key, (w) => w.status === 'done');
+  t.equal((await s.request('DELETE', `/api/observations/${first.body.job_id}`, { key })).status, 200);
+  const again = await uploadWithKey(s, `${tree.cyclePath}/videos`, key, 'row-1-w13', { week: '2026-W13', sample_seconds: '0.5' });
+  t.equal(again.status, 201, again.text);
+  t.not(again.body.job_id, first.body.job_id, 'after the delete the same key makes a new walk');
+  await poll(s, again.body.job_id, key, (w) => w.status === 'done');
 
   const running = await upload(s, `${tree.cyclePath}/videos`, key, { week: '2026-W12', sample_seconds: '0.1' });
   await poll(s, running.body.job_id, key, (w) => w.status === 'running' && w.clips[0].frames >= 1);
