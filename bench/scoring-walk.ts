@@ -24,7 +24,10 @@
  * merging tracks of one fruit seen twice (WalkOptions.merge false). --accuracy-only: skip the
  * clip-join and speed parts. Options are a video upload's defaults (conf 0.5, adaptive sampling);
  * --fixed-sampling scores every 0.5 s whatever the pace (sample_seconds 0.5 given). --pace 0.6 times
- * a 60 s walk at 0.6 m/s (seed 22) instead of the 0.3 m/s one.
+ * a 60 s walk at 0.6 m/s (seed 22) instead of the 0.3 m/s one. --speed-only skips the accuracy and clip-join parts. --phone-hlg times the same walk as an
+ * iPhone films by default (HEVC Main 10, BT.2020, HLG), re-encoded once with libx265 and cached:
+ * the baseline is then ffmpeg decoding that clip as the walk reads it, its conversion to sRGB
+ * included, and the plain decode of it (no conversion) is printed beside it.
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -35,7 +38,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { renderWalk, type RenderedWalk } from '../scripts/render/walk.js';
 import type { WalkTruth } from '../scripts/render/truth.js';
-import { decodeFrames } from '../src/scoring/media/index.js';
+import { decodeFrames, resolveFfmpeg } from '../src/scoring/media/index.js';
 import type { Detector } from '../src/scoring/types.js';
 import { optionsFrom, walkOptionsFrom } from '../src/scoring/jobs/options.js';
 import { decodePlan, scoreWalk, type WalkDecoder, type WalkOptions } from '../src/scoring/walk.js';
@@ -101,6 +104,10 @@ export interface AccuracyRow {
 export interface SpeedResult {
   /** Walking speed of the rendered walk, m/s. */
   pace: number;
+  /** What the clip is: the render's H.264, or its phone-style HLG copy. */
+  clip: string;
+  /** With --phone-hlg: ffmpeg decoding the same frames without the conversion to sRGB. */
+  rawDecode?: { ms: number; frames: number };
   videoSeconds: number;
   sampledFrames: number;
   detector: string;
@@ -170,9 +177,10 @@ async function boundary(): Promise<NonNullable<WalkBenchResult['boundary']>> {
 }
 
 interface PhaseOut { ms: number; frames: number; maxRssMB: number; detector: string }
+type PhaseKind = 'decode' | 'decode-raw' | 'score';
 
 /** One phase in this process (run as a child by `speed`). */
-async function phase(kind: 'decode' | 'score', file: string): Promise<PhaseOut> {
+async function phase(kind: PhaseKind, file: string): Promise<PhaseOut> {
   const t0 = performance.now();
   let frames = 0;
   let detector = 'none';
@@ -181,6 +189,11 @@ async function phase(kind: 'decode' | 'score', file: string): Promise<PhaseOut> 
       frames++;
       void f;
     }
+  } else if (kind === 'decode-raw') {
+    // ffmpeg alone on the same frames, without the colour conversion: what the conversion costs.
+    const { ffmpeg } = await resolveFfmpeg();
+    execFileSync(ffmpeg!.path, ['-v', 'error', '-i', file, '-vf', `fps=fps=1/${DECODE.sampleSeconds}:round=up,scale=1280:-2:flags=area`, '-frames:v', String(DECODE.maxFrames), '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-y', '/dev/null']);
+    frames = DECODE.maxFrames;
   } else {
     const det = await builtinDetector();
     if (!det) throw new Error('no detector to time: src/scoring/builtin is missing');
@@ -191,7 +204,7 @@ async function phase(kind: 'decode' | 'score', file: string): Promise<PhaseOut> 
   return { ms: performance.now() - t0, frames, maxRssMB: process.resourceUsage().maxRSS / 1024, detector };
 }
 
-function child(kind: 'decode' | 'score', file: string): PhaseOut {
+function child(kind: PhaseKind, file: string): PhaseOut {
   const out = execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--phase', kind, file], { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 24 });
   return JSON.parse(out.trim().split('\n').at(-1)!) as PhaseOut;
 }
@@ -202,11 +215,15 @@ async function speed(quick: boolean): Promise<SpeedResult> {
   const k = process.argv.indexOf('--pace');
   const pace = k > 0 ? Number(process.argv[k + 1]) : 0.3;
   const r = await cachedWalk(pace === 0.3 ? `speed-${seconds}s-1080p` : `speed-${seconds}s-1080p-${pace}`, { out: OUT, seconds, fps: 30, width: 1920, height: 1080, speed: pace, seed: pace === 0.3 ? 21 : 22 });
-  const file = r.files[0]!;
+  const hlg = process.argv.includes('--phone-hlg');
+  const file = hlg ? await phoneHlg(r.files[0]!) : r.files[0]!;
   const dec = child('decode', file);
+  const raw = hlg ? child('decode-raw', file) : null;
   const sc = child('score', file);
   return {
     pace,
+    clip: hlg ? 'HEVC 10-bit HLG (iPhone default), converted to sRGB' : 'H.264 8-bit SDR',
+    ...(raw ? { rawDecode: { ms: raw.ms, frames: raw.frames } } : {}),
     videoSeconds: seconds,
     sampledFrames: sc.frames,
     detector: sc.detector,
@@ -217,8 +234,23 @@ async function speed(quick: boolean): Promise<SpeedResult> {
   };
 }
 
-export async function runWalkBench(options: { quick?: boolean; seeds?: number[]; accuracyOnly?: boolean } = {}): Promise<WalkBenchResult> {
+/** The walk as an iPhone films it by default: HEVC Main 10, BT.2020 primaries, HLG, reference white at 203 cd/m². Cached. */
+async function phoneHlg(sdr: string): Promise<string> {
+  const out = sdr.replace(/\.mp4$/, '-hlg.mp4');
+  if (existsSync(out)) return out;
+  const { ffmpeg } = await resolveFfmpeg();
+  execFileSync(ffmpeg!.path, [
+    '-v', 'error', '-y', '-i', sdr,
+    '-vf', 'zscale=tin=iec61966-2-1:min=709:pin=709:rin=limited:transfer=arib-std-b67:primaries=2020:matrix=2020_ncl:range=limited:npl=203,format=yuv420p10le',
+    '-c:v', 'libx265', '-preset', 'fast', '-x265-params', 'log-level=error:crf=20:colorprim=bt2020:transfer=arib-std-b67:colormatrix=bt2020nc:range=limited',
+    '-color_primaries', 'bt2020', '-color_trc', 'arib-std-b67', '-colorspace', 'bt2020nc', '-color_range', 'tv', '-tag:v', 'hvc1', out,
+  ]);
+  return out;
+}
+
+export async function runWalkBench(options: { quick?: boolean; seeds?: number[]; accuracyOnly?: boolean; speedOnly?: boolean } = {}): Promise<WalkBenchResult> {
   const quick = options.quick ?? false;
+  if (options.speedOnly) return { accuracy: [], speed: await speed(quick) };
   const acc = await accuracy(quick, options.seeds);
   if (options.accuracyOnly) return { accuracy: acc };
   return { accuracy: acc, boundary: await boundary(), speed: await speed(quick) };
@@ -229,6 +261,7 @@ function pct(x: number): string {
 }
 
 function print(r: WalkBenchResult): void {
+  if (r.accuracy.length === 0) return printSpeed(r.speed);
   const sampling = OPTIONS.fastSampleSeconds ? `adaptive: every ${OPTIONS.sampleSeconds} s, ${OPTIONS.fastSampleSeconds} s while fast` : `every ${OPTIONS.sampleSeconds} s`;
   console.log(`walk counting accuracy (640×360, 20 s, conf ${OPTIONS.conf}, sampled ${sampling}; truth: fruit seen well in 2+ scored frames; goal within 5%)`);
   console.log('seed speed detector        counted truth  error   | grid truth error  | detected≥2 tracker-error | g/t/r counted vs truth');
@@ -265,11 +298,15 @@ function print(r: WalkBenchResult): void {
     console.log(`  by class, all walks: green ${cg} for ${tg} (${pct(cg! / tg! - 1)}), turning ${ct} for ${tt} (${pct(ct! / tt! - 1)}), red ${cr} for ${tr} (${pct(cr! / tr! - 1)})`);
   }
   const b = r.boundary;
-  if (!b || !r.speed) return;
-  console.log(`clip joins (18 s as 1 clip vs 3 clips, noise-free oracle, truth ${b.truth}): one clip ${b.oneClip}, three clips carried ${b.carry} (${pct(b.carry / b.oneClip - 1)} vs one clip), three clips reset ${b.reset} (${pct(b.reset / b.oneClip - 1)})`);
-  const s = r.speed;
-  console.log(`speed: ${s.videoSeconds} s 1080p30 walk at ${s.pace} m/s, ${s.sampledFrames} scored frames, detector ${s.detector}`);
+  if (b) console.log(`clip joins (18 s as 1 clip vs 3 clips, noise-free oracle, truth ${b.truth}): one clip ${b.oneClip}, three clips carried ${b.carry} (${pct(b.carry / b.oneClip - 1)} vs one clip), three clips reset ${b.reset} (${pct(b.reset / b.oneClip - 1)})`);
+  printSpeed(r.speed);
+}
+
+function printSpeed(s: SpeedResult | undefined): void {
+  if (!s) return;
+  console.log(`speed: ${s.videoSeconds} s 1080p30 walk at ${s.pace} m/s (${s.clip}), ${s.sampledFrames} scored frames, detector ${s.detector}`);
   console.log(`  ffmpeg decode alone ${(s.decode.ms / 1000).toFixed(1)} s (every ${DECODE.sampleSeconds} s as the walk reads it, ${s.decode.fps.toFixed(1)} frames/s, node peak RSS ${s.decode.maxRssMB.toFixed(0)} MB)`);
+  if (s.rawDecode) console.log(`  of which the conversion to sRGB: ffmpeg decoding the same frames without it ${(s.rawDecode.ms / 1000).toFixed(1)} s (conversion ${(s.decode.ms / s.rawDecode.ms).toFixed(2)}× plain decode)`);
   console.log(`  scoring             ${(s.score.ms / 1000).toFixed(1)} s (${s.score.fps.toFixed(1)} frames/s, node peak RSS ${s.score.maxRssMB.toFixed(0)} MB)`);
   console.log(`  scoring / decode-only = ${s.vsDecode.toFixed(2)}×; real time / scoring = ${s.realTime.toFixed(2)}× (goal > 1)`);
 }
@@ -278,10 +315,10 @@ const self = process.argv[1] && pathToFileURL(path.resolve(process.argv[1])).hre
 if (self) {
   const i = process.argv.indexOf('--phase');
   if (i > 0) {
-    console.log(JSON.stringify(await phase(process.argv[i + 1] as 'decode' | 'score', process.argv[i + 2]!)));
+    console.log(JSON.stringify(await phase(process.argv[i + 1] as PhaseKind, process.argv[i + 2]!)));
   } else {
     const k = process.argv.indexOf('--seeds');
     const seeds = k > 0 ? process.argv[k + 1]!.split(',').map(Number) : undefined;
-    print(await runWalkBench({ quick: process.argv.includes('--quick'), seeds, accuracyOnly: process.argv.includes('--accuracy-only') }));
+    print(await runWalkBench({ quick: process.argv.includes('--quick'), seeds, accuracyOnly: process.argv.includes('--accuracy-only'), speedOnly: process.argv.includes('--speed-only') }));
   }
 }
