@@ -192,6 +192,25 @@ t.test('DELETE a walk: gone from the cycle with its files, a walk being scored s
   t.match(health.body.checks.scoring, { queue: { running: 0, queued: 0 }, runner: { scoring: [] } }, 'the runner is idle');
 });
 
+t.test('a walk whose row goes while its worker runs, unseen by the runner, leaves no files when the worker ends', async (t) => {
+  const dataDir = t.testdir();
+  const s = await startServer(t, { dataDir, scoringConcurrency: 1 });
+  const tree = await createTree(s);
+  const r = await upload(s, '/api/observations', tree.adminKey, { sample_seconds: '0.1' });
+  const id = r.body.job_id;
+  await poll(s, id, tree.adminKey, (w) => w.status === 'running' && w.clips[0].frames >= 1);
+  // What a delete racing the claim looks like to the runner: the rows are gone, nobody told it.
+  s.app.services.sqlite.prepare('delete from walk_clips where walk_id = ?').run(id);
+  s.app.services.sqlite.prepare('delete from walks where id = ?').run(id);
+  const folder = path.join(dataDir, 'walks', id);
+  const deadline = Date.now() + 120_000;
+  while (existsSync(folder) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+  t.notOk(existsSync(folder), 'the folder goes when the worker ends');
+  const lines = ((s as any).logLines as string[]).map((l) => JSON.parse(l));
+  t.ok(lines.some((l) => l.msg === 'walk result dropped' && l.job_id === id), 'its result was dropped');
+  t.ok(lines.some((l) => l.msg === 'walk files removed' && l.job_id === id), 'and its files removed');
+});
+
 t.test('progress reaches the database at most once per progress interval', async (t) => {
   // The app without its own runner; a runner whose interval is longer than the walk takes.
   const s = await startServer(t, {}, { startBackground: false });

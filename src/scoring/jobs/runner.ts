@@ -5,7 +5,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { SYSTEM_ACTOR } from '../../db/store.js';
 import type { Services } from '../../services.js';
 import { HttpProblem } from '../../http/problem.js';
-import { claimNextWalk, clipsOf, failWalk, finishWalk, recordProgress, recoverInterrupted, requeueWalk } from './commands.js';
+import { claimNextWalk, clipsOf, failWalk, findWalk, finishWalk, recordProgress, recoverInterrupted, requeueWalk } from './commands.js';
 import { chooseDetector, configuredDetector } from './detector-choice.js';
 import type { RunnerMessage, WorkerJob, WorkerMessage } from './messages.js';
 import { DEFAULT_OPTIONS, type ScoringMode, type ScoringOptions } from './options.js';
@@ -229,6 +229,7 @@ export class WalkRunner {
     });
     worker.once('exit', (code, signal) => {
       handle(() => this.onExit(active, code ?? (signal ? 128 : 1)));
+      handle(() => this.dropIfDeleted(walk.id));
       void active.chain.then(() => {
         this.active.delete(walk.id);
         resolveFinished();
@@ -292,6 +293,16 @@ export class WalkRunner {
     const reason = `the scoring worker stopped unexpectedly (exit code ${code})${a.workerError ? `: ${a.workerError.message}` : ''}`;
     await this.services.store.write(SYSTEM_ACTOR, (w) => failWalk(w, a.walk.id, reason));
     this.services.log.error('walk failed', { job_id: a.walk.id, step: 'failed', duration_ms: Date.now() - a.startedAt, reason });
+  }
+
+  /**
+   * A walk deleted while its worker ran, at a moment `forgetWalks` did not see it (claimed but
+   * not yet started, say): its folder, which the worker may have written to since, goes now.
+   */
+  private async dropIfDeleted(id: string): Promise<void> {
+    if (await findWalk(this.services.db, id)) return;
+    await rm(walkDir(this.services.config.dataDir, id), { recursive: true, force: true });
+    this.services.log.info('walk files removed', { job_id: id, why: 'the walk was deleted while it was scored' });
   }
 
   private async requeue(a: Active): Promise<void> {
