@@ -8,7 +8,7 @@ import { fieldError, notFound } from '../http/problem.js';
 import { CYCLE, CYCLE_PARAMS } from '../registry/paths.js';
 import { resolveCycle, type CyclePath } from '../registry/scope.js';
 import { parseWeek, WEEK_FORMS } from '../time/weeks.js';
-import { clipsOf, deleteWalk, listCycleWalks, loadWalk } from './jobs/commands.js';
+import { clipsOf, deleteWalk, listCycleWalks, loadWalk, moveWalkToWeek } from './jobs/commands.js';
 import { DEFAULT_CONF, DEFAULT_FAST_SAMPLE_SECONDS, DEFAULT_OPTIONS, LIMITS, MODE_TEXT, SCORING_MODES } from './jobs/options.js';
 import { presentWalk, presentWalkSummary, walkSchema, walkSummarySchema } from './jobs/presenters.js';
 import { forgetWalks, runnerOf } from './jobs/runner.js';
@@ -121,6 +121,23 @@ export const scoringRoutes: RouteSpec[] = [
     responses: { 200: { description: 'The walk.', schema: walkSchema } },
     errors: [404],
     handler: async (ctx, { params }) => present(ctx, await loadWalk(ctx.services.db, params.id, organizationOf(ctx))),
+  }),
+  defineRoute<{ id: string }, unknown, { week: string }>({
+    method: 'patch',
+    path: '/api/observations/{id}',
+    operationId: 'move_observation',
+    summary: 'Move a crop-cycle walk to another week',
+    description: `For a walk saved to the wrong week: \`week\` (${WEEK_FORMS}) is the only field; the walk keeps its counts, result and files, and the change log has the move. A walk that is in no crop cycle (POST /api/observations, an example) has no week: 422. Any key of the organization; a walk of another organization is a 404.`,
+    tags: [TAG],
+    auth: 'key',
+    params: { type: 'object', required: ['id'], properties: { id: idSchema('The job id (job_id).') } },
+    body: { type: 'object', required: ['week'], additionalProperties: false, properties: { week: { ...weekSchema, description: `The week the walk belongs to: ${WEEK_FORMS}. Answered as a label.` } } },
+    responses: { 200: { description: 'The walk, in its new week.', schema: walkSchema } },
+    errors: [404],
+    handler: async (ctx, { params, body }) => {
+      const week = weekOf(body);
+      return present(ctx, await ctx.services.store.write(actorOf(ctx.state.principal), (w) => moveWalkToWeek(w, params.id, organizationOf(ctx), week)));
+    },
   }),
   defineRoute<{ id: string }>({
     method: 'delete',

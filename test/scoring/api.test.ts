@@ -216,6 +216,42 @@ t.test('a clip that passes the checks but does not decode ends as a failed walk 
   t.equal(failed.counts, null);
 });
 
+t.test('PATCH a walk\'s week: moved with its counts kept, in the change log; 422 for a bad week or a walk in no cycle, 404 for another organization', async (t) => {
+  const r = await upload(s, `${tree.cyclePath}/videos`, KEY, [{ field: 'file', file: PHOTO }], { week: '2026-W10' });
+  t.equal(r.status, 201, r.text);
+  const id = r.body.job_id;
+  const done = (await poll(s, id, KEY)).at(-1);
+  const moved = await s.request('PATCH', `/api/observations/${id}`, { key: KEY, body: { week: '2026-03-11' } });
+  t.equal(moved.status, 200, moved.text);
+  t.equal(moved.body.week, '2026-W11', 'a date is read as its ISO week');
+  t.same(moved.body.counts, done.counts, 'the counts stand');
+  t.equal(moved.body.result.fruit.length, done.result.fruit.length, 'and the result');
+  const inWeek = async (week: string) => (await s.request('GET', `${tree.cyclePath}/walks?week=${week}`, { key: KEY })).body.items.map((w: any) => w.job_id);
+  t.ok((await inWeek('2026-W11')).includes(id), 'listed in its new week');
+  t.notOk((await inWeek('2026-W10')).includes(id), 'and not in the old one');
+  const log = s.app.services.sqlite.prepare("select op, before, after from change_log where entity = 'walks' and entity_id = ? and op = 'update' and after like '%2026-W11%'").all(id);
+  t.equal(log.length, 1, 'the move is in the change log');
+
+  const unchanged = async (why: string, body: unknown, status: number, key = KEY) => {
+    const bad = await s.request('PATCH', `/api/observations/${id}`, { key, body });
+    t.equal(bad.status, status, `${why}: ${status}`);
+    t.match(bad.headers.get('content-type'), /^application\/problem\+json/);
+    t.equal((await s.request('GET', `/api/observations/${id}`, { key: KEY })).body.week, '2026-W11', `${why}: the week is unchanged`);
+    return bad.body;
+  };
+  t.match(await unchanged('a week that is none', { week: '2026-W54' }, 422), { errors: [{ name: 'week' }] });
+  await unchanged('no week', {}, 422);
+  await unchanged('another field', { week: '2026-W12', counts: { red: 5 } }, 422);
+  await unchanged('another organization\'s key', { week: '2026-W12' }, 404, (await createOrg(s, 'Strangers')).adminKey);
+
+  const quick = await upload(s, '/api/observations', KEY, [{ field: 'file', file: PHOTO }]);
+  await poll(s, quick.body.job_id, KEY);
+  const noCycle = await s.request('PATCH', `/api/observations/${quick.body.job_id}`, { key: KEY, body: { week: '2026-W12' } });
+  t.equal(noCycle.status, 422, 'a quick score has no week to move');
+  t.match(noCycle.body.errors, [{ name: 'week', message: /no crop cycle/ }]);
+  t.equal((await s.request('GET', `/api/observations/${quick.body.job_id}`, { key: KEY })).body.week, null, 'and stays without one');
+});
+
 t.test('refused uploads answer a clear 4xx and store nothing', async (t) => {
   const before = await walkCount(s);
   const refusals: [string, Promise<any>, number, RegExp | null][] = [

@@ -1,7 +1,7 @@
 import type { Db } from '../../db/database.js';
 import type { Store, Writer } from '../../db/store.js';
 import { SYSTEM_ACTOR } from '../../db/store.js';
-import { notFound } from '../../http/problem.js';
+import { fieldError, notFound } from '../../http/problem.js';
 import type { ScoringOptions } from './options.js';
 import type { StoredResult } from './result.js';
 import type { WalkClipTable, WalkSource, WalkTable } from './tables.js';
@@ -211,6 +211,17 @@ export async function failWalk(w: Writer, walkId: string, reason: string, clip?:
 }
 
 /** Puts a running walk back in the queue (stopped by shutdown, or found running after a crash). */
+/**
+ * Moves a crop-cycle walk to another week (saved to the wrong one): only the week changes, the
+ * counts stand, and the change log has the move. A quick score is in no crop cycle: 422.
+ */
+export async function moveWalkToWeek(w: Writer, walkId: string, organizationId: string, week: string): Promise<WalkTable> {
+  const walk = await loadWalk(w.trx as unknown as Db, walkId, organizationId);
+  if (!walk.cycle_id) throw fieldError('body', 'week', 'this walk is in no crop cycle (a quick score); only a walk uploaded to a crop cycle has a week');
+  if (walk.week === week) return walk;
+  return (await w.update<WalkTable>('walks', walk.id, { week })).after;
+}
+
 /**
  * Deletes a walk and its clip rows, each leaving a tombstone in the change log, in the caller's
  * transaction; its files go once that has committed (`forgetWalks`).
