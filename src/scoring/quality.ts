@@ -360,7 +360,7 @@ export function clipCutShortWarning(clips: readonly ClipRead[], settings: { maxF
     code: 'clip_cut_short',
     message:
       `not all of the walk was scored: ${what} (max_frames ${settings.maxFrames} at sample_seconds ${settings.sampleSeconds}); ` +
-      'the counts cover only that stretch; upload again with a larger max_frames (up to 2000) or as several clips in a batch',
+      'the counts cover only that stretch; score it again with a larger max_frames (POST /api/observations/{id}/rescore, up to 2000), or film long rows as several clips in a batch',
     frames: cut.flatMap((c) => (c.lastFrame === null ? [] : [c.lastFrame])),
   };
 }

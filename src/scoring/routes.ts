@@ -1,5 +1,5 @@
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import type { Context } from 'koa';
 import { defineRoute, type JsonSchema, type ObjectSchema, type RouteSpec } from '../http/route.js';
 import { idSchema, listOf, pageOf, pagingQuery, pathParams, weekSchema } from '../http/schemas.js';
@@ -8,11 +8,12 @@ import { fieldError, notFound } from '../http/problem.js';
 import { CYCLE, CYCLE_PARAMS } from '../registry/paths.js';
 import { resolveCycle, type CyclePath } from '../registry/scope.js';
 import { parseWeek, WEEK_FORMS } from '../time/weeks.js';
-import { clipsOf, deleteWalk, listCycleWalks, loadWalk, moveWalkToWeek } from './jobs/commands.js';
+import { clipsOf, deleteWalk, listCycleWalks, loadWalk, moveWalkToWeek, rescoreWalk, type RescoreFields } from './jobs/commands.js';
+import { chooseDetector, configuredDetector } from './jobs/detector-choice.js';
 import { DEFAULT_CONF, DEFAULT_FAST_SAMPLE_SECONDS, DEFAULT_OPTIONS, LIMITS, MODE_TEXT, SCORING_MODES } from './jobs/options.js';
 import { presentWalk, presentWalkSummary, walkSchema, walkSummarySchema } from './jobs/presenters.js';
 import { forgetWalks, runnerOf } from './jobs/runner.js';
-import { FRAME_NAMES, framePath } from './jobs/storage.js';
+import { FRAME_NAMES, framePath, framesDir } from './jobs/storage.js';
 import { submitWalk, type ScoringFields, type SubmitInput, type Submitter } from './jobs/submit.js';
 import type { WalkTable } from './jobs/tables.js';
 import { examplePath, loadExamples } from './examples/catalogue.js';
@@ -137,6 +138,33 @@ export const scoringRoutes: RouteSpec[] = [
     handler: async (ctx, { params, body }) => {
       const week = weekOf(body);
       return present(ctx, await ctx.services.store.write(actorOf(ctx.state.principal), (w) => moveWalkToWeek(w, params.id, organizationOf(ctx), week)));
+    },
+  }),
+  defineRoute<{ id: string }, unknown, RescoreFields>({
+    method: 'post',
+    path: '/api/observations/{id}/rescore',
+    operationId: 'rescore_observation',
+    summary: 'Score a finished walk again from its kept clips, with other options',
+    description:
+      'For a walk whose clip was cut short (warning clip_cut_short: send a larger max_frames), or to score it with a model installed since (mode model), a threshold or sampling of its own, or mm_per_pixel. ' +
+      'The optional JSON body takes the scoring options of an upload; those left out keep the walk\'s (a given sample_seconds is exact, as at upload). ' +
+      'Answers 202 with the walk queued again under the same job_id: its result and counts are cleared until it is done, its clips are not uploaded again, its week and crop cycle stay. ' +
+      'A walk still queued or being scored is a 409; mode photo or video against what the walk holds, or mode model with no usable model, is a 422; another organization\'s walk is a 404.',
+    tags: [TAG],
+    auth: 'key',
+    params: { type: 'object', required: ['id'], properties: { id: idSchema('The job id (job_id).') } },
+    body: optionsSchema,
+    responses: walkResponse(202, 'Queued again.'),
+    errors: [404, 409],
+    handler: async (ctx, { params, body }) => {
+      const fields = body ?? {};
+      if (fields.mode) chooseDetector(configuredDetector(ctx.services.config.detector, ctx.services.config.modelsDir), fields.mode);
+      const walk = await ctx.services.store.write(actorOf(ctx.state.principal), (w) => rescoreWalk(w, params.id, organizationOf(ctx), fields));
+      // The old result's frames are not served beside a cleared result; the runner would remove them at start anyway.
+      await rm(framesDir(ctx.services.config.dataDir, walk.id), { recursive: true, force: true });
+      runnerOf(ctx.services)?.wake();
+      ctx.status = 202;
+      return present(ctx, walk);
     },
   }),
   defineRoute<{ id: string }>({

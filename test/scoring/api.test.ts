@@ -216,6 +216,45 @@ t.test('a clip that passes the checks but does not decode ends as a failed walk 
   t.equal(failed.counts, null);
 });
 
+t.test('rescore: a walk cut short is scored again whole from its kept clips; 409 while scoring, 422 for options that cannot apply, 404 for another organization', async (t) => {
+  const cut = await upload(s, '/api/observations', KEY, [{ field: 'file', file: CLIP }], { sample_seconds: '0.5', max_frames: '4' });
+  const id = cut.body.job_id;
+  const early = await s.request('POST', `/api/observations/${id}/rescore`, { key: KEY, body: { max_frames: 8 } });
+  t.equal(early.status, 409, 'queued or scoring: 409');
+  t.equal(early.body.job_id, id);
+  const first = (await poll(s, id, KEY)).at(-1);
+  t.equal(first.result.frames.length, 4);
+  t.ok(first.result.quality.warnings.some((w: any) => w.code === 'clip_cut_short'));
+  t.ok(existsSync(path.join(s.dataDir, 'walks', id, 'frames')), 'frames of the first scoring on disk');
+
+  const refused = async (why: string, body: unknown, status: number, key = KEY) => {
+    const r = await s.request('POST', `/api/observations/${id}/rescore`, { key, body });
+    t.equal(r.status, status, `${why}: ${status}`);
+    const now = (await s.request('GET', `/api/observations/${id}`, { key: KEY })).body;
+    t.match(now, { status: 'done', counts: first.counts, options: first.options }, `${why}: the walk is as it was`);
+  };
+  await refused('max_frames 0', { max_frames: 0 }, 422);
+  await refused('an unknown option', { frames: 8 }, 422);
+  await refused('mode photo for a video clip', { mode: 'photo' }, 422);
+  await refused('mode model without a model', { mode: 'model' }, 422);
+  await refused('another organization\'s key', { max_frames: 8 }, 404, (await createOrg(s, 'Others')).adminKey);
+
+  const again = await s.request('POST', `/api/observations/${id}/rescore`, { key: KEY, body: { max_frames: 8 } });
+  t.equal(again.status, 202, again.text);
+  t.match(again.body, { job_id: id, status: /^(queued|running)$/, result: null, counts: null, attempts: 0 });
+  t.same(again.body.options, { ...first.options, max_frames: 8 }, 'the options given replace the walk\'s, the others stay (sample_seconds 0.5 exact)');
+  t.match(again.body.clips, [{ read_s: 4 }], 'the whole clip is read now');
+  const second = (await poll(s, id, KEY)).at(-1);
+  t.equal(second.status, 'done', second.error ?? '');
+  t.same(second.result.frames.map((f: any) => f.time_s), [0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5], 'eight frames over the whole clip');
+  t.notOk(second.result.quality.warnings.some((w: any) => w.code === 'clip_cut_short'), 'no longer cut short');
+  t.ok(existsSync(path.join(s.dataDir, 'walks', id, 'frames', readdirSync(path.join(s.dataDir, 'walks', id, 'frames'))[0] ?? 'none')), 'frames of the new scoring');
+  const updates = s.app.services.sqlite.prepare("select after from change_log where entity = 'walks' and entity_id = ? and op = 'update'").all(id) as { after: string }[];
+  const requeued = updates.map((u) => JSON.parse(u.after)).filter((a) => a.status === 'queued');
+  t.equal(requeued.length, 1, 'the rescore is in the change log');
+  t.equal(JSON.parse(requeued[0]?.options ?? '{}').max_frames, 8, 'with its new options');
+});
+
 t.test('PATCH a walk\'s week: moved with its counts kept, in the change log; 422 for a bad week or a walk in no cycle, 404 for another organization', async (t) => {
   const r = await upload(s, `${tree.cyclePath}/videos`, KEY, [{ field: 'file', file: PHOTO }], { week: '2026-W10' });
   t.equal(r.status, 201, r.text);

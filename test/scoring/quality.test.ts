@@ -134,7 +134,7 @@ t.test('clip_cut_short: raised when a clip runs at least one sample past the str
   t.equal(clipCutShortWarning([{ number: 1, durationSeconds: 0, readSeconds: 0, lastFrame: 0 }], settings), null, 'a photo');
   const one = clipCutShortWarning([{ number: 1, durationSeconds: 320, readSeconds: 120, lastFrame: 239 }], settings);
   t.match(one, { code: 'clip_cut_short', frames: [239] });
-  t.match(one?.message, /^not all of the walk was scored: the first 120 s of 320 s \(max_frames 240 at sample_seconds 0\.5\).*max_frames \(up to 2000\)/);
+  t.match(one?.message, /^not all of the walk was scored: the first 120 s of 320 s \(max_frames 240 at sample_seconds 0\.5\).*a larger max_frames \(POST \/api\/observations\/\{id\}\/rescore, up to 2000\)/);
   const batch = clipCutShortWarning(
     [
       { number: 1, durationSeconds: 90, readSeconds: 90, lastFrame: 179 },

@@ -1,8 +1,8 @@
 import type { Db } from '../../db/database.js';
 import type { Store, Writer } from '../../db/store.js';
 import { SYSTEM_ACTOR } from '../../db/store.js';
-import { fieldError, notFound } from '../../http/problem.js';
-import type { ScoringOptions } from './options.js';
+import { conflict, fieldError, notFound } from '../../http/problem.js';
+import { DEFAULT_OPTIONS, type ScoringMode, type ScoringOptions } from './options.js';
 import type { StoredResult } from './result.js';
 import type { WalkClipTable, WalkSource, WalkTable } from './tables.js';
 
@@ -210,7 +210,6 @@ export async function failWalk(w: Writer, walkId: string, reason: string, clip?:
   return true;
 }
 
-/** Puts a running walk back in the queue (stopped by shutdown, or found running after a crash). */
 /**
  * Moves a crop-cycle walk to another week (saved to the wrong one): only the week changes, the
  * counts stand, and the change log has the move. A quick score is in no crop cycle: 422.
@@ -222,6 +221,63 @@ export async function moveWalkToWeek(w: Writer, walkId: string, organizationId: 
   return (await w.update<WalkTable>('walks', walk.id, { week })).after;
 }
 
+/** Options a walk is scored again with; those left out keep the walk's. */
+export interface RescoreFields {
+  mode?: ScoringMode;
+  conf?: number;
+  sample_seconds?: number;
+  max_frames?: number;
+  mm_per_pixel?: number;
+}
+
+/** The walk's options with the given ones over them; a given sample_seconds is exact (adaptive sampling off), as at upload. */
+export function rescoreOptions(previous: ScoringOptions, fields: RescoreFields): ScoringOptions {
+  return {
+    conf: fields.conf ?? previous.conf,
+    sample_seconds: fields.sample_seconds ?? previous.sample_seconds,
+    fast_sample_seconds: fields.sample_seconds === undefined ? previous.fast_sample_seconds : null,
+    max_frames: fields.max_frames ?? previous.max_frames,
+    mm_per_pixel: fields.mm_per_pixel ?? previous.mm_per_pixel,
+  };
+}
+
+/**
+ * Queues a finished (done or failed) walk to be scored again from its kept clips, with other
+ * options or another detector: a clip cut short by max_frames, a model installed since. Its
+ * result and counts are cleared until then; a walk still queued or scoring is a 409.
+ */
+export async function rescoreWalk(w: Writer, walkId: string, organizationId: string, fields: RescoreFields): Promise<WalkTable> {
+  const walk = await loadWalk(w.trx as unknown as Db, walkId, organizationId);
+  if (walk.status === 'queued' || walk.status === 'running') {
+    throw conflict('The walk is still being scored; score it again once it is done or failed.', { job_id: walk.id, status: walk.status });
+  }
+  const mode = fields.mode ?? (walk.mode as ScoringMode);
+  if (mode === 'photo' || mode === 'video') {
+    const want = mode === 'photo' ? 'image' : 'video';
+    const clips = await clipsOf(w.trx as unknown as Db, walk.id);
+    if (clips.some((c) => c.kind !== want)) throw fieldError('body', 'mode', `is "${mode}", but this walk holds ${mode === 'photo' ? 'a video clip' : 'a photo'}`);
+  }
+  const previous = { ...DEFAULT_OPTIONS, ...(JSON.parse(walk.options) as Partial<ScoringOptions>) };
+  const { after } = await w.update<WalkTable>('walks', walk.id, {
+    status: 'queued',
+    progress: 0,
+    mode,
+    options: JSON.stringify(rescoreOptions(previous, fields)),
+    detector: null,
+    error: null,
+    attempts: 0,
+    started_at: null,
+    finished_at: null,
+    count_green: null,
+    count_turning: null,
+    count_red: null,
+    count_total: null,
+    result: null,
+  });
+  await w.trx.updateTable('walk_clips').set({ status: 'queued', progress: 0, frames: 0, error: null }).where('walk_id', '=', walk.id).execute();
+  return after;
+}
+
 /**
  * Deletes a walk and its clip rows, each leaving a tombstone in the change log, in the caller's
  * transaction; its files go once that has committed (`forgetWalks`).
@@ -231,6 +287,7 @@ export async function deleteWalk(w: Writer, walkId: string): Promise<void> {
   await w.remove('walks', walkId);
 }
 
+/** Puts a running walk back in the queue (stopped by shutdown, or found running after a crash). */
 export async function requeueWalk(w: Writer, walkId: string): Promise<boolean> {
   const walk = await w.trx.selectFrom('walks').select(['status']).where('id', '=', walkId).executeTakeFirst();
   if (walk?.status !== 'running') return false;
