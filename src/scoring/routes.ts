@@ -59,6 +59,8 @@ const idempotencyHeaders: ObjectSchema = {
 const uploadLimit = (ctx: Context) => ctx.services.config.videoUploadLimit;
 const uploadErrors = `A file that is not a photo (JPEG, PNG, WebP, HEIC) or video (MP4, MOV, MKV, WebM, AVI) by its content gets 415; one above the size cap (VIDEO_UPLOAD_LIMIT, default 2 GiB) gets 413 while it streams. A clip that looks right but does not decode ends as a failed walk with the reason in \`error\`. A photo's embedded colour profile (Display P3, as iPhones store photos; Adobe RGB) is applied: the picture is converted to sRGB before ripeness is read.`;
 
+const walkIdParams: ObjectSchema = { type: 'object', required: ['id'], properties: { id: idSchema('The job id (job_id).') } };
+
 const walkResponse = (status: number, what: string) => ({
   [status]: { description: `${what} The walk (job) as stored now: poll GET /api/observations/{job_id} until status is done or failed.`, schema: walkSchema },
 });
@@ -118,7 +120,7 @@ export const scoringRoutes: RouteSpec[] = [
     description: 'Status is queued, running, done or failed; progress goes from 0 to 1. When done, `result` holds every scored frame (with image and overlay URLs and quality), each fruit counted once (track id, ripeness, votes, best box, diameter), stems and plants, the walk\'s quality warnings and the counts by ripeness. A walk of another organization is a 404.',
     tags: [TAG],
     auth: 'key',
-    params: { type: 'object', required: ['id'], properties: { id: idSchema('The job id (job_id).') } },
+    params: walkIdParams,
     responses: { 200: { description: 'The walk.', schema: walkSchema } },
     errors: [404],
     handler: async (ctx, { params }) => present(ctx, await loadWalk(ctx.services.db, params.id, organizationOf(ctx))),
@@ -131,7 +133,7 @@ export const scoringRoutes: RouteSpec[] = [
     description: `For a walk saved to the wrong week: \`week\` (${WEEK_FORMS}) is the only field; the walk keeps its counts, result and files, and the change log has the move. A walk that is in no crop cycle (POST /api/observations, an example) has no week: 422. Any key of the organization; a walk of another organization is a 404.`,
     tags: [TAG],
     auth: 'key',
-    params: { type: 'object', required: ['id'], properties: { id: idSchema('The job id (job_id).') } },
+    params: walkIdParams,
     body: { type: 'object', required: ['week'], additionalProperties: false, properties: { week: { ...weekSchema, description: `The week the walk belongs to: ${WEEK_FORMS}. Answered as a label.` } } },
     responses: { 200: { description: 'The walk, in its new week.', schema: walkSchema } },
     errors: [404],
@@ -152,7 +154,7 @@ export const scoringRoutes: RouteSpec[] = [
       'A walk still queued or being scored is a 409; mode photo or video against what the walk holds, or mode model with no usable model, is a 422; another organization\'s walk is a 404.',
     tags: [TAG],
     auth: 'key',
-    params: { type: 'object', required: ['id'], properties: { id: idSchema('The job id (job_id).') } },
+    params: walkIdParams,
     body: optionsSchema,
     responses: walkResponse(202, 'Queued again.'),
     errors: [404, 409],
@@ -178,7 +180,7 @@ export const scoringRoutes: RouteSpec[] = [
       'a walk of another organization is a 404. The Idempotency-Key it was made with makes a new walk afterwards.',
     tags: [TAG],
     auth: 'key',
-    params: { type: 'object', required: ['id'], properties: { id: idSchema('The job id (job_id).') } },
+    params: walkIdParams,
     responses: { 200: { description: 'Deleted.', schema: { type: 'object', required: ['deleted', 'job_id'], additionalProperties: false, properties: { deleted: { type: 'boolean', const: true }, job_id: { type: 'string' } } } } },
     errors: [404],
     handler: async (ctx, { params }) => {

@@ -1,47 +1,12 @@
 // Edits a real HEIF file's boxes (ISO/IEC 23008-12) to make the variants phones and attackers send:
 // a rotation property, as an iPhone writes for a portrait photo, a colour property (Display P3), or a
 // declared size far larger than the picture. heif-enc writes none of them.
-
-interface Box {
-  type: string;
-  start: number;
-  size: number;
-  /** Bytes before the payload: 8, or 16 with a 64-bit size. */
-  header: number;
-}
-
-function readBoxes(b: Buffer, start: number, end: number): Box[] {
-  const out: Box[] = [];
-  for (let at = start; at + 8 <= end; ) {
-    let size = b.readUInt32BE(at);
-    let header = 8;
-    if (size === 1) {
-      size = Number(b.readBigUInt64BE(at + 8));
-      header = 16;
-    } else if (size === 0) size = end - at;
-    if (size < header || at + size > end) throw new Error(`bad box at ${at}`);
-    out.push({ type: b.toString('latin1', at + 4, at + 8), start: at, size, header });
-    at += size;
-  }
-  return out;
-}
-
-/** Children of a box; `full` for FullBoxes (a version and flags word before the children). */
-function children(b: Buffer, box: Box, full = false): Box[] {
-  const from = box.start + box.header + (full ? 4 : 0);
-  return readBoxes(b, from, box.start + box.size);
-}
-
-function find(list: Box[], type: string): Box {
-  const box = list.find((x) => x.type === type);
-  if (!box) throw new Error(`no ${type} box`);
-  return box;
-}
+import { children, find, readBoxes, type Box } from './iso-boxes.js';
 
 function layout(b: Buffer) {
   const top = readBoxes(b, 0, b.length);
   const meta = find(top, 'meta');
-  const inMeta = children(b, meta, true);
+  const inMeta = children(b, meta, 4);
   const iprp = find(inMeta, 'iprp');
   const inIprp = children(b, iprp);
   return { top, meta, inMeta, iloc: find(inMeta, 'iloc'), pitm: find(inMeta, 'pitm'), iprp, ipco: find(inIprp, 'ipco'), ipma: find(inIprp, 'ipma') };

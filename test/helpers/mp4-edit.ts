@@ -1,31 +1,7 @@
 // Edits a real MP4's boxes (ISO/IEC 14496-12) to make what phones send and ffmpeg 5.1 cannot write:
 // a Dolby Vision configuration box (dvcC / dvvC, Dolby's "Dolby Vision streams within the ISO base
 // media file format") in the HEVC sample entry, as a Dolby Vision camera or encoder writes it.
-
-interface Box {
-  type: string;
-  start: number;
-  size: number;
-}
-
-function readBoxes(b: Buffer, start: number, end: number): Box[] {
-  const out: Box[] = [];
-  for (let at = start; at + 8 <= end; ) {
-    const size = b.readUInt32BE(at);
-    if (size < 8 || at + size > end) throw new Error(`box at ${at}: 64-bit or broken sizes are not edited here`);
-    out.push({ type: b.toString('latin1', at + 4, at + 8), start: at, size });
-    at += size;
-  }
-  return out;
-}
-
-function find(list: Box[], type: string): Box {
-  const box = list.find((x) => x.type === type);
-  if (!box) throw new Error(`no ${type} box`);
-  return box;
-}
-
-const inside = (b: Buffer, box: Box, skip = 0) => readBoxes(b, box.start + 8 + skip, box.start + box.size);
+import { children, find, readBoxes } from './iso-boxes.js';
 
 export interface DolbyVisionConfig {
   /** 5: IPTPQc2 base layer, no compatible one; 8: a base layer in HDR10, SDR or HLG. */
@@ -44,17 +20,17 @@ export function withDolbyVision(mp4: Buffer, dv: DolbyVisionConfig): Buffer {
   const top = readBoxes(mp4, 0, mp4.length);
   const moov = find(top, 'moov');
   if (moov.start < find(top, 'mdat').start) throw new Error('moov before mdat: chunk offsets would move');
-  const trak = inside(mp4, moov).filter((x) => x.type === 'trak').find((t) => {
-    const hdlr = find(inside(mp4, find(inside(mp4, t), 'mdia')), 'hdlr');
+  const trak = children(mp4, moov).filter((x) => x.type === 'trak').find((t) => {
+    const hdlr = find(children(mp4, find(children(mp4, t), 'mdia')), 'hdlr');
     return mp4.toString('latin1', hdlr.start + 16, hdlr.start + 20) === 'vide';
   });
   if (!trak) throw new Error('no video track');
-  const mdia = find(inside(mp4, trak), 'mdia');
-  const minf = find(inside(mp4, mdia), 'minf');
-  const stbl = find(inside(mp4, minf), 'stbl');
-  const stsd = find(inside(mp4, stbl), 'stsd');
+  const mdia = find(children(mp4, trak), 'mdia');
+  const minf = find(children(mp4, mdia), 'minf');
+  const stbl = find(children(mp4, minf), 'stbl');
+  const stsd = find(children(mp4, stbl), 'stsd');
   // stsd: version and flags, an entry count, then the entries; a visual sample entry has 78 bytes of fields before its boxes.
-  const entry = inside(mp4, stsd, 8)[0];
+  const entry = children(mp4, stsd, 8)[0];
   if (!entry || !['hvc1', 'hev1', 'dvh1', 'dvhe'].includes(entry.type)) throw new Error('not an HEVC sample entry');
 
   const body = Buffer.alloc(24);
@@ -70,6 +46,9 @@ export function withDolbyVision(mp4: Buffer, dv: DolbyVisionConfig): Buffer {
   const added = Buffer.concat([box, body]);
 
   const out = Buffer.concat([mp4.subarray(0, entry.start + entry.size), added, mp4.subarray(entry.start + entry.size)]);
-  for (const parent of [entry, stsd, stbl, minf, mdia, trak, moov]) out.writeUInt32BE(parent.size + added.length, parent.start);
+  for (const parent of [entry, stsd, stbl, minf, mdia, trak, moov]) {
+    if (parent.header !== 8) throw new Error(`${parent.type}: 64-bit box sizes are not edited here`);
+    out.writeUInt32BE(parent.size + added.length, parent.start);
+  }
   return out;
 }

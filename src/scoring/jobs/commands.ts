@@ -2,7 +2,7 @@ import type { Db } from '../../db/database.js';
 import type { Store, Writer } from '../../db/store.js';
 import { SYSTEM_ACTOR } from '../../db/store.js';
 import { conflict, fieldError, notFound } from '../../http/problem.js';
-import { DEFAULT_OPTIONS, type ScoringMode, type ScoringOptions } from './options.js';
+import { DEFAULT_OPTIONS, KIND_OF_MODE, type ScoringMode, type ScoringOptions } from './options.js';
 import type { StoredResult } from './result.js';
 import type { WalkClipTable, WalkSource, WalkTable } from './tables.js';
 
@@ -47,6 +47,22 @@ export interface WalkWithClips {
   clips: WalkClipTable[];
 }
 
+/** A walk waiting to be scored, with nothing of a scoring yet: as uploaded, or queued again by a rescore. */
+const UNSCORED = {
+  status: 'queued',
+  progress: 0,
+  detector: null,
+  error: null,
+  attempts: 0,
+  started_at: null,
+  finished_at: null,
+  count_green: null,
+  count_turning: null,
+  count_red: null,
+  count_total: null,
+  result: null,
+} as const;
+
 export async function createWalk(w: Writer, input: NewWalk): Promise<WalkWithClips> {
   const walk = await w.insert<WalkTable>('walks', {
     id: input.id,
@@ -58,23 +74,12 @@ export async function createWalk(w: Writer, input: NewWalk): Promise<WalkWithCli
     week: input.cycle?.week ?? null,
     source: input.source,
     example_key: input.exampleKey,
-    status: 'queued',
-    progress: 0,
+    ...UNSCORED,
     mode: input.mode,
     options: JSON.stringify(input.options),
-    detector: null,
-    error: null,
     idempotency_key: input.idempotencyKey,
     request_hash: input.requestHash,
     created_by_key_id: input.keyId,
-    attempts: 0,
-    started_at: null,
-    finished_at: null,
-    count_green: null,
-    count_turning: null,
-    count_red: null,
-    count_total: null,
-    result: null,
   });
   const clips: WalkClipTable[] = [];
   for (const [position, c] of input.clips.entries()) {
@@ -252,27 +257,16 @@ export async function rescoreWalk(w: Writer, walkId: string, organizationId: str
     throw conflict('The walk is still being scored; score it again once it is done or failed.', { job_id: walk.id, status: walk.status });
   }
   const mode = fields.mode ?? (walk.mode as ScoringMode);
-  if (mode === 'photo' || mode === 'video') {
-    const want = mode === 'photo' ? 'image' : 'video';
+  const want = KIND_OF_MODE[mode];
+  if (want) {
     const clips = await clipsOf(w.trx as unknown as Db, walk.id);
     if (clips.some((c) => c.kind !== want)) throw fieldError('body', 'mode', `is "${mode}", but this walk holds ${mode === 'photo' ? 'a video clip' : 'a photo'}`);
   }
   const previous = { ...DEFAULT_OPTIONS, ...(JSON.parse(walk.options) as Partial<ScoringOptions>) };
   const { after } = await w.update<WalkTable>('walks', walk.id, {
-    status: 'queued',
-    progress: 0,
+    ...UNSCORED,
     mode,
     options: JSON.stringify(rescoreOptions(previous, fields)),
-    detector: null,
-    error: null,
-    attempts: 0,
-    started_at: null,
-    finished_at: null,
-    count_green: null,
-    count_turning: null,
-    count_red: null,
-    count_total: null,
-    result: null,
   });
   await w.trx.updateTable('walk_clips').set({ status: 'queued', progress: 0, frames: 0, error: null }).where('walk_id', '=', walk.id).execute();
   return after;

@@ -7,6 +7,7 @@ import { probeMedia, type MediaInfo } from '../media/probe.js';
 import { sniffMediaType, SNIFF_BYTES, type SniffedMedia } from '../media/sniff.js';
 import type { NewClip } from './commands.js';
 import { clipsDir, ensureDir, inside } from './storage.js';
+import { KIND_OF_MODE, type ScoringMode } from './options.js';
 
 /**
  * Checks uploads by content before a job is made: the first bytes must be a
@@ -73,8 +74,8 @@ export async function inspectUpload(file: IncomingFile, label: string, sha256?: 
 
 /** mode photo / video: every upload must be that kind. */
 export function checkKinds(files: InspectedFile[], mode: string, labels: string[]): void {
-  if (mode !== 'photo' && mode !== 'video') return;
-  const want = mode === 'photo' ? 'image' : 'video';
+  const want = KIND_OF_MODE[mode as ScoringMode];
+  if (!want) return;
   files.forEach((f, i) => {
     if (f.info.kind !== want) throw fieldError('body', labels[i]!, `is a ${f.info.kind === 'image' ? 'photo' : 'video'}, but mode "${mode}" takes ${mode === 'photo' ? 'photos' : 'video clips'} only`);
   });

@@ -47,6 +47,9 @@ export const LIMITS = {
   idempotencyKey: 200,
 } as const;
 
+/** What the modes that name a kind of upload take: a photo (image) or a video clip. */
+export const KIND_OF_MODE: Partial<Record<ScoringMode, 'image' | 'video'>> = { photo: 'image', video: 'video' };
+
 export const MODE_TEXT: Record<ScoringMode, string> = {
   auto: 'the model detector when one is configured (DETECTOR names a manifest in models/) and loads, else the built-in colour detector',
   builtin: 'the built-in colour detector, whatever is configured',
