@@ -30,6 +30,10 @@ export interface Config {
   detector: string;
   /** Folder of model manifests and ONNX files. */
   modelsDir: string;
+  /** Days a scored walk's uploaded clips are kept (for scoring it again); 0 keeps them for ever. */
+  walkClipKeepDays: number;
+  /** Days a scored walk's frames and overlays are kept; 0 keeps them for ever. */
+  walkFrameKeepDays: number;
   /** Failed key attempts per client per minute before 429. */
   authFailuresPerMinute: number;
   /** Trust X-Forwarded-* (behind a TLS-terminating proxy). */
@@ -55,6 +59,8 @@ const ENV_KEYS: Record<keyof Config, string> = {
   scoringConcurrency: 'SCORING_CONCURRENCY',
   detector: 'DETECTOR',
   modelsDir: 'MODELS_DIR',
+  walkClipKeepDays: 'WALK_CLIP_KEEP_DAYS',
+  walkFrameKeepDays: 'WALK_FRAME_KEEP_DAYS',
   authFailuresPerMinute: 'AUTH_FAILURES_PER_MINUTE',
   trustProxy: 'TRUST_PROXY',
 };
@@ -76,6 +82,11 @@ export const DEFAULTS: Config = {
   scoringConcurrency: 1,
   detector: 'builtin',
   modelsDir: path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'models'),
+  // Clips are the bulk of a walk's files (up to 2 GiB each) and are needed only to score it
+  // again: a month is time enough for that. Frames (about 230 kB per scored frame with its
+  // overlay, measured on the labelled photos) are what staff look back at, so kept for ever.
+  walkClipKeepDays: 30,
+  walkFrameKeepDays: 0,
   authFailuresPerMinute: 20,
   trustProxy: false,
 };

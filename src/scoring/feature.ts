@@ -2,6 +2,7 @@ import type { Feature } from '../feature.js';
 import type { Services } from '../services.js';
 import { BUILTIN_DETECTOR_NAME } from './builtin/index.js';
 import { scoringHealthCheck } from './jobs/health.js';
+import { attachRetention, MediaRetention } from './jobs/retention.js';
 import { attachRunner, forgetWalks, WalkRunner } from './jobs/runner.js';
 import { scoringRoutes } from './routes.js';
 
@@ -23,5 +24,9 @@ export const scoringFeature: Feature = {
     // Registered before start: app.close runs onClose in reverse, so the runner stops before the database closes.
     services.onClose.push(() => runner.stop());
     await runner.start();
+    const retention = new MediaRetention(services);
+    attachRetention(services, retention);
+    services.onClose.push(() => retention.stop());
+    await retention.start();
   },
 };

@@ -1,19 +1,20 @@
 import { createReadStream } from 'node:fs';
-import { rm, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import type { Context } from 'koa';
 import { defineRoute, type JsonSchema, type ObjectSchema, type RouteSpec } from '../http/route.js';
 import { idSchema, listOf, pageOf, pagingQuery, pathParams, weekSchema } from '../http/schemas.js';
 import { actorOf } from '../http/pipeline.js';
-import { fieldError, notFound } from '../http/problem.js';
+import { fieldError, HttpProblem, notFound } from '../http/problem.js';
 import { CYCLE, CYCLE_PARAMS } from '../registry/paths.js';
 import { resolveCycle, type CyclePath } from '../registry/scope.js';
 import { parseWeek, WEEK_FORMS } from '../time/weeks.js';
-import { clipsOf, deleteWalk, listCycleWalks, loadWalk, moveWalkToWeek, rescoreWalk, type RescoreFields } from './jobs/commands.js';
+import { clipsOf, deleteWalk, listCycleWalks, loadWalk, moveWalkToWeek, type RescoreFields } from './jobs/commands.js';
+import { queueRescore } from './jobs/rescore.js';
 import { chooseDetector, configuredDetector } from './jobs/detector-choice.js';
 import { DEFAULT_CONF, DEFAULT_FAST_SAMPLE_SECONDS, DEFAULT_OPTIONS, LIMITS, MODE_TEXT, SCORING_MODES } from './jobs/options.js';
 import { presentWalk, presentWalkSummary, walkSchema, walkSummarySchema } from './jobs/presenters.js';
 import { forgetWalks, runnerOf } from './jobs/runner.js';
-import { FRAME_NAMES, framePath, framesDir } from './jobs/storage.js';
+import { FRAME_NAMES, framePath } from './jobs/storage.js';
 import { submitWalk, type ScoringFields, type SubmitInput, type Submitter } from './jobs/submit.js';
 import type { WalkTable } from './jobs/tables.js';
 import { examplePath, loadExamples } from './examples/catalogue.js';
@@ -71,7 +72,8 @@ async function present(ctx: Context, walk: WalkTable) {
     const gh = await ctx.services.db.selectFrom('greenhouses').select('time_zone').where('id', '=', walk.greenhouse_id).executeTakeFirst();
     zone = gh?.time_zone ?? 'UTC';
   }
-  return presentWalk(walk, await clipsOf(ctx.services.db, walk.id), zone);
+  const { walkClipKeepDays: clips, walkFrameKeepDays: frames } = ctx.services.config;
+  return presentWalk(walk, await clipsOf(ctx.services.db, walk.id), { clips, frames }, zone);
 }
 
 function organizationOf(ctx: Context): string {
@@ -151,7 +153,7 @@ export const scoringRoutes: RouteSpec[] = [
       'For a walk whose clip was cut short (warning clip_cut_short: send a larger max_frames), or to score it with a model installed since (mode model), a threshold or sampling of its own, or mm_per_pixel. ' +
       'The optional JSON body takes the scoring options of an upload; those left out keep the walk\'s (a given sample_seconds is exact, as at upload). ' +
       'Answers 202 with the walk queued again under the same job_id: its result and counts are cleared until it is done, its clips are not uploaded again, its week and crop cycle stay. ' +
-      'A walk still queued or being scored is a 409; mode photo or video against what the walk holds, or mode model with no usable model, is a 422; another organization\'s walk is a 404.',
+      'A walk still queued or being scored is a 409, and so is one whose clips were removed past WALK_CLIP_KEEP_DAYS (code clips_removed); mode photo or video against what the walk holds, or mode model with no usable model, is a 422; another organization\'s walk is a 404.',
     tags: [TAG],
     auth: 'key',
     params: walkIdParams,
@@ -161,10 +163,7 @@ export const scoringRoutes: RouteSpec[] = [
     handler: async (ctx, { params, body }) => {
       const fields = body ?? {};
       if (fields.mode) chooseDetector(configuredDetector(ctx.services.config.detector, ctx.services.config.modelsDir), fields.mode);
-      const walk = await ctx.services.store.write(actorOf(ctx.state.principal), (w) => rescoreWalk(w, params.id, organizationOf(ctx), fields));
-      // The old result's frames are not served beside a cleared result; the runner would remove them at start anyway.
-      await rm(framesDir(ctx.services.config.dataDir, walk.id), { recursive: true, force: true });
-      runnerOf(ctx.services)?.wake();
+      const walk = await queueRescore(ctx.services, actorOf(ctx.state.principal), params.id, organizationOf(ctx), fields);
       ctx.status = 202;
       return present(ctx, walk);
     },
@@ -195,7 +194,7 @@ export const scoringRoutes: RouteSpec[] = [
     path: '/api/observations/{id}/frames/{frame}/{name}',
     operationId: 'get_observation_frame',
     summary: 'One scored frame of a walk as JPEG: the image, or the overlay with boxes and track ids',
-    description: 'Frames are numbered across the whole walk as in result.frames[].index. The overlay outlines fruit by ripeness (green, orange for turning, red), stems in blue and plants in purple, with the track id above each counted fruit. Only frames of a walk of the key\'s organization are served.',
+    description: 'Frames are numbered across the whole walk as in result.frames[].index. The overlay outlines fruit by ripeness (green, orange for turning, red), stems in blue and plants in purple, with the track id above each counted fruit. Only frames of a walk of the key\'s organization are served. Frames are kept WALK_FRAME_KEEP_DAYS after the walk is scored (default: for ever; the walk\'s media.frames says until when); once removed they answer 410 frames_removed.',
     tags: [TAG],
     auth: 'key',
     params: {
@@ -208,9 +207,15 @@ export const scoringRoutes: RouteSpec[] = [
       },
     },
     responses: { 200: { description: 'The JPEG.', contentType: 'image/jpeg' } },
-    errors: [404],
+    errors: [404, 410],
     handler: async (ctx, { params }) => {
       const walk = await loadWalk(ctx.services.db, params.id, organizationOf(ctx));
+      if (walk.frames_removed_at !== null) {
+        throw new HttpProblem(410, 'frames_removed', `The walk's frames and overlays were removed at ${walk.frames_removed_at}, past the days they are kept (WALK_FRAME_KEEP_DAYS); its counts and result are kept.`, {
+          job_id: walk.id,
+          frames_removed_at: walk.frames_removed_at,
+        });
+      }
       const file = framePath(ctx.services.config.dataDir, walk.id, params.frame, params.name);
       const info = file ? await stat(file).catch(() => null) : null;
       if (!file || !info?.isFile()) throw notFound('frame');

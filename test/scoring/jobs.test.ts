@@ -297,16 +297,22 @@ t.test('presenter: instants on the greenhouse clock, the same under any process 
     created_at: '2026-02-11T23:29:00.000Z',
     updated_at: '2026-07-01T10:00:00.000Z',
     version: 'v',
+    clips_removed_at: null,
+    frames_removed_at: null,
   };
-  const here = presentWalk(walk, [], 'Europe/Amsterdam');
+  const keep = { clips: 30, frames: 0 };
+  const here = presentWalk(walk, [], keep, 'Europe/Amsterdam');
   t.equal(here.created_at, '2026-02-12T00:29:00+01:00', 'winter: +01:00, and the local date is the next day');
   t.equal(here.finished_at, '2026-07-01T12:00:00+02:00', 'summer: +02:00');
   t.equal(here.result!.frames[0]!.overlay_url, `/api/observations/${walk.id}/frames/0/overlay.jpg`);
   t.same(here.counts, { green: 0, turning: 0, red: 1, total: 1 });
+  t.same(here.media, { clips: { kept_until: '2026-07-31T12:00:00+02:00', removed_at: null }, frames: { kept_until: null, removed_at: null } }, 'clips kept 30 days from the end of scoring, frames for ever');
+  const removed = presentWalk({ ...walk, clips_removed_at: '2026-11-01T09:00:00.000Z' }, [], keep, 'Europe/Amsterdam');
+  t.same(removed.media.clips, { kept_until: null, removed_at: '2026-11-01T10:00:00+01:00' }, 'once removed: when, and no date to come');
 
   // The same presentation computed in a process running in New York and in UTC.
   const script = `import { presentWalk } from ${JSON.stringify(new URL('../../src/scoring/jobs/presenters.ts', import.meta.url).href)};
-process.stdout.write(JSON.stringify(presentWalk(${JSON.stringify(walk)}, [], 'Europe/Amsterdam')));`;
+process.stdout.write(JSON.stringify(presentWalk(${JSON.stringify(walk)}, [], ${JSON.stringify(keep)}, 'Europe/Amsterdam')));`;
   for (const tz of ['America/New_York', 'UTC']) {
     const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { env: { ...process.env, TZ: tz }, encoding: 'utf8' });
     t.same(JSON.parse(out), JSON.parse(JSON.stringify(here)), `TZ=${tz} answers the same`);

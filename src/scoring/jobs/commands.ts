@@ -1,7 +1,7 @@
 import type { Db } from '../../db/database.js';
 import type { Store, Writer } from '../../db/store.js';
 import { SYSTEM_ACTOR } from '../../db/store.js';
-import { conflict, fieldError, notFound } from '../../http/problem.js';
+import { conflict, fieldError, HttpProblem, notFound } from '../../http/problem.js';
 import { DEFAULT_OPTIONS, KIND_OF_MODE, type ScoringMode, type ScoringOptions } from './options.js';
 import type { StoredResult } from './result.js';
 import type { WalkClipTable, WalkSource, WalkTable } from './tables.js';
@@ -80,6 +80,8 @@ export async function createWalk(w: Writer, input: NewWalk): Promise<WalkWithCli
     idempotency_key: input.idempotencyKey,
     request_hash: input.requestHash,
     created_by_key_id: input.keyId,
+    clips_removed_at: null,
+    frames_removed_at: null,
   });
   const clips: WalkClipTable[] = [];
   for (const [position, c] of input.clips.entries()) {
@@ -256,6 +258,12 @@ export async function rescoreWalk(w: Writer, walkId: string, organizationId: str
   if (walk.status === 'queued' || walk.status === 'running') {
     throw conflict('The walk is still being scored; score it again once it is done or failed.', { job_id: walk.id, status: walk.status });
   }
+  if (walk.clips_removed_at !== null) {
+    throw new HttpProblem(409, 'clips_removed', `The walk's clips were removed at ${walk.clips_removed_at}, past the days they are kept (WALK_CLIP_KEEP_DAYS), so it cannot be scored again; its counts and result are kept.`, {
+      job_id: walk.id,
+      clips_removed_at: walk.clips_removed_at,
+    });
+  }
   const mode = fields.mode ?? (walk.mode as ScoringMode);
   const want = KIND_OF_MODE[mode];
   if (want) {
@@ -267,6 +275,8 @@ export async function rescoreWalk(w: Writer, walkId: string, organizationId: str
     ...UNSCORED,
     mode,
     options: JSON.stringify(rescoreOptions(previous, fields)),
+    // The frames are written anew, and kept from this scoring's end.
+    frames_removed_at: null,
   });
   await w.trx.updateTable('walk_clips').set({ status: 'queued', progress: 0, frames: 0, error: null }).where('walk_id', '=', walk.id).execute();
   return after;

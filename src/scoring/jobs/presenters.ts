@@ -4,6 +4,7 @@ import type { JsonSchema } from '../../http/route.js';
 import { readStretchSeconds } from '../walk.js';
 import { DEFAULT_OPTIONS, type ScoringOptions } from './options.js';
 import type { StoredResult } from './result.js';
+import { keptUntil, removedAt, type MediaPart } from './retention.js';
 import type { WalkClipTable, WalkTable } from './tables.js';
 
 /** Row → JSON of a walk (scoring job). Its id is `job_id` in every answer (conventions.md). */
@@ -13,7 +14,21 @@ export function frameUrl(walkId: string, index: number, name: 'image.jpg' | 'ove
 
 const at = (iso: string | null, zone: string) => (iso === null ? null : presentInstant(iso, zone));
 
-export function presentWalk(walk: WalkTable, clips: WalkClipTable[], zone = 'UTC') {
+/** Days a scored walk's clips and frames are kept (WALK_CLIP_KEEP_DAYS, WALK_FRAME_KEEP_DAYS); 0 is for ever. */
+export interface MediaKeepDays {
+  clips: number;
+  frames: number;
+}
+
+function presentMedia(walk: WalkTable, keep: MediaKeepDays, zone: string) {
+  const part = (p: MediaPart) => {
+    const removed = removedAt(walk, p);
+    return { kept_until: removed === null ? at(keptUntil(walk.finished_at, keep[p]), zone) : null, removed_at: at(removed, zone) };
+  };
+  return { clips: part('clips'), frames: part('frames') };
+}
+
+export function presentWalk(walk: WalkTable, clips: WalkClipTable[], keep: MediaKeepDays, zone = 'UTC') {
   const options = { ...DEFAULT_OPTIONS, ...(JSON.parse(walk.options) as Partial<ScoringOptions>) };
   const result = walk.status === 'done' && walk.result ? (JSON.parse(walk.result) as StoredResult) : null;
   return {
@@ -59,6 +74,7 @@ export function presentWalk(walk: WalkTable, clips: WalkClipTable[], zone = 'UTC
       plants: result.plants,
       quality: result.quality,
     },
+    media: presentMedia(walk, keep, zone),
     created_at: at(walk.created_at, zone)!,
     started_at: at(walk.started_at, zone),
     finished_at: at(walk.finished_at, zone),
@@ -72,6 +88,17 @@ const nullableNum = (description: string, extra: JsonSchema = {}): JsonSchema =>
 const nullableId = (description: string): JsonSchema => ({ type: ['string', 'null'], description });
 const boxSchema: JsonSchema = { type: 'array', items: { type: 'number' }, minItems: 4, maxItems: 4, description: 'Box [x1, y1, x2, y2] in pixels of the frame named beside it (the working frame: long side at most 1280 px).' };
 const statusSchema: JsonSchema = { enum: ['queued', 'running', 'done', 'failed'], description: 'queued: waiting for the runner; running: being scored; done: `result` is filled in; failed: `error` says why.' };
+
+const mediaPartSchema = (what: string): JsonSchema => ({
+  type: 'object',
+  required: ['kept_until', 'removed_at'],
+  additionalProperties: false,
+  description: what,
+  properties: {
+    kept_until: { type: ['string', 'null'], format: 'date-time', description: 'When they will be removed; null while the walk is not scored yet, when they are kept for ever, or once removed.' },
+    removed_at: { type: ['string', 'null'], format: 'date-time', description: 'When they were removed; null while kept.' },
+  },
+});
 
 const countWithReason = (what: string): JsonSchema => ({
   type: 'object',
@@ -97,7 +124,7 @@ export const frameQualitySchema: JsonSchema = {
 
 export const walkSchema: JsonSchema = {
   type: 'object',
-  required: ['job_id', 'organization_id', 'status', 'progress', 'error', 'source', 'example_key', 'farm_id', 'greenhouse_id', 'row_id', 'cycle_id', 'week', 'mode', 'options', 'detector', 'attempts', 'clips', 'counts', 'result', 'created_at', 'started_at', 'finished_at', 'updated_at', 'version'],
+  required: ['job_id', 'organization_id', 'status', 'progress', 'error', 'source', 'example_key', 'farm_id', 'greenhouse_id', 'row_id', 'cycle_id', 'week', 'mode', 'options', 'detector', 'attempts', 'clips', 'counts', 'result', 'media', 'created_at', 'started_at', 'finished_at', 'updated_at', 'version'],
   additionalProperties: false,
   properties: {
     job_id: { type: 'string', description: 'The walk\'s id (UUIDv7): the job id, also walk_id in {walk} paths.' },
@@ -246,6 +273,19 @@ export const walkSchema: JsonSchema = {
           },
         },
       ],
+    },
+    media: {
+      type: 'object',
+      required: ['clips', 'frames'],
+      additionalProperties: false,
+      description:
+        'How long the walk\'s files stay on the box. The uploaded clips are kept WALK_CLIP_KEEP_DAYS after the walk is scored (default 30; they are needed only to score it again), ' +
+        'the frames and overlays WALK_FRAME_KEEP_DAYS (default 0: for ever); 0 keeps either for ever. Past that, an hourly sweep removes them; counts, result and the clip list stay. ' +
+        'Afterwards a frame answers 410 frames_removed, and POST …/rescore 409 clips_removed.',
+      properties: {
+        clips: mediaPartSchema('The uploaded clips or photos.'),
+        frames: mediaPartSchema('The frames and overlays (result.frames[].image_url, overlay_url).'),
+      },
     },
     created_at: instantSchema,
     started_at: { type: ['string', 'null'], format: 'date-time', description: 'When scoring (last) started; null while queued.' },

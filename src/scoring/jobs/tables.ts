@@ -41,6 +41,10 @@ export interface WalkTable extends SyncedColumns {
   count_total: number | null;
   /** JSON of StoredResult when done. */
   result: string | null;
+  /** When the uploaded clips were removed by the retention setting (null while kept). */
+  clips_removed_at: string | null;
+  /** When the frames and overlays were removed by the retention setting (null while kept). */
+  frames_removed_at: string | null;
 }
 
 export interface WalkClipTable extends SyncedColumns {

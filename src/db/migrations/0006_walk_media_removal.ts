@@ -1,0 +1,12 @@
+import type { Kysely } from 'kysely';
+
+// Forward-only: never edit a migration that has shipped; add the next number.
+//
+// A walk's clips (up to 2 GiB each) and frames are removed a set number of days after it was
+// scored, so a box that films every row every week does not fill its disk; the walk keeps its
+// counts and result. These say when each went, so the API can tell a removed frame from a
+// missing one and refuse to score again a walk whose clips are gone.
+export async function up(db: Kysely<any>): Promise<void> {
+  await db.schema.alterTable('walks').addColumn('clips_removed_at', 'text').execute();
+  await db.schema.alterTable('walks').addColumn('frames_removed_at', 'text').execute();
+}

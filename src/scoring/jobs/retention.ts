@@ -1,0 +1,157 @@
+import { rm } from 'node:fs/promises';
+import { SYSTEM_ACTOR } from '../../db/store.js';
+import type { Services } from '../../services.js';
+import { clipsDir, framesDir } from './storage.js';
+import type { WalkTable } from './tables.js';
+
+/**
+ * Removes the files of scored walks once they are past their keep time, so a box that films
+ * every row every week does not fill its disk (uploads are then refused with 507): the clips
+ * after WALK_CLIP_KEEP_DAYS (they are only needed to score the walk again), the frames and
+ * overlays after WALK_FRAME_KEEP_DAYS. The walk keeps its counts, result and clip list; the
+ * row says when each part went, in the change log as the system's update.
+ */
+export type MediaPart = 'clips' | 'frames';
+export const MEDIA_PARTS: readonly MediaPart[] = ['clips', 'frames'];
+
+const DAY_MS = 86_400_000;
+const BATCH = 200;
+const REMOVED_COLUMN = { clips: 'clips_removed_at', frames: 'frames_removed_at' } as const;
+
+/** When a walk finished at `finishedAt` loses this part, or null when it is kept for ever (0 days) or not finished. */
+export function keptUntil(finishedAt: string | null, keepDays: number): string | null {
+  if (finishedAt === null || !(keepDays > 0)) return null;
+  return new Date(Date.parse(finishedAt) + keepDays * DAY_MS).toISOString();
+}
+
+/** Walks that finished before this instant lose the part now; null when the part is kept for ever. */
+export function removalCutoff(now: Date, keepDays: number): string | null {
+  return keepDays > 0 ? new Date(now.getTime() - keepDays * DAY_MS).toISOString() : null;
+}
+
+export function keepDaysOf(services: Services, part: MediaPart): number {
+  return part === 'clips' ? services.config.walkClipKeepDays : services.config.walkFrameKeepDays;
+}
+
+export function removedAt(walk: Pick<WalkTable, 'clips_removed_at' | 'frames_removed_at'>, part: MediaPart): string | null {
+  return walk[REMOVED_COLUMN[part]];
+}
+
+function dirOf(services: Services, part: MediaPart, walkId: string): string {
+  return part === 'clips' ? clipsDir(services.config.dataDir, walkId) : framesDir(services.config.dataDir, walkId);
+}
+
+export interface SweepReport {
+  clips: string[];
+  frames: string[];
+}
+
+/**
+ * One lock per service for the steps that decide what a walk's files are: a sweep marks walks
+ * and then removes their folders, and scoring a walk again clears its marks and removes its old
+ * frames. Taken by both, the removal of a folder can never land after a rescore has begun to
+ * write into it.
+ */
+export class MediaRetention {
+  private lock: Promise<unknown> = Promise.resolve();
+  private timer: NodeJS.Timeout | null = null;
+  private sweeping: Promise<SweepReport> | null = null;
+
+  constructor(
+    private readonly services: Services,
+    private readonly intervalMs = 3_600_000,
+  ) {}
+
+  /** Runs `fn` once no other media step is under way (a sweep's batch, another rescore). */
+  exclusive<R>(fn: () => Promise<R>): Promise<R> {
+    const run = this.lock.then(fn, fn);
+    this.lock = run.catch(() => undefined);
+    return run;
+  }
+
+  async start(): Promise<void> {
+    await this.finishInterrupted();
+    void this.sweepLogged();
+    this.timer = setInterval(() => void this.sweepLogged(), this.intervalMs);
+    // The sweep must not keep a stopping process alive.
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.sweeping?.catch(() => undefined);
+  }
+
+  /** Removes what is past its keep time at `now`; a sweep already under way is joined, not doubled. */
+  sweep(now = new Date()): Promise<SweepReport> {
+    if (this.sweeping) return this.sweeping;
+    this.sweeping = (async () => {
+      const report: SweepReport = { clips: [], frames: [] };
+      for (const part of MEDIA_PARTS) {
+        for (;;) {
+          const ids = await this.exclusive(() => this.removeBatch(part, now));
+          report[part].push(...ids);
+          if (ids.length < BATCH) break;
+        }
+      }
+      return report;
+    })().finally(() => {
+      this.sweeping = null;
+    });
+    return this.sweeping;
+  }
+
+  private async sweepLogged(): Promise<void> {
+    try {
+      await this.sweep();
+    } catch (err) {
+      // A full disk or a busy database now is no reason to stop: the next sweep tries again.
+      this.services.log.error('walk media sweep failed', { error: err as Error });
+    }
+  }
+
+  /** Marks up to BATCH walks' part removed in one transaction, then removes their folders. */
+  private async removeBatch(part: MediaPart, now: Date): Promise<string[]> {
+    const { store, log } = this.services;
+    const days = keepDaysOf(this.services, part);
+    const cutoff = removalCutoff(now, days);
+    if (cutoff === null) return [];
+    const column = REMOVED_COLUMN[part];
+    const ids = await store.write(SYSTEM_ACTOR, async (w) => {
+      const due = await w.trx
+        .selectFrom('walks')
+        .select('id')
+        .where('status', 'in', ['done', 'failed'])
+        .where('finished_at', '<', cutoff)
+        .where(column, 'is', null)
+        .orderBy('finished_at')
+        .limit(BATCH)
+        .execute();
+      for (const { id } of due) await w.update<WalkTable>('walks', id, { [column]: w.now } as Partial<WalkTable>);
+      return due.map((r) => r.id);
+    });
+    for (const id of ids) await rm(dirOf(this.services, part, id), { recursive: true, force: true });
+    if (ids.length) log.info(`walk ${part} removed`, { walks: ids.length, keep_days: days, why: `scored more than ${days} days ago (WALK_${part === 'clips' ? 'CLIP' : 'FRAME'}_KEEP_DAYS)` });
+    return ids;
+  }
+
+  /** A stop between a batch's commit and its removals leaves folders of walks marked removed: remove them at start. */
+  private async finishInterrupted(): Promise<void> {
+    for (const part of MEDIA_PARTS) {
+      const column = REMOVED_COLUMN[part];
+      const marked = await this.services.db.selectFrom('walks').select('id').where(column, 'is not', null).execute();
+      for (const { id } of marked) await rm(dirOf(this.services, part, id), { recursive: true, force: true });
+    }
+  }
+}
+
+const retentions = new WeakMap<Services, MediaRetention>();
+
+export function attachRetention(services: Services, retention: MediaRetention): void {
+  retentions.set(services, retention);
+}
+
+export function retentionOf(services: Services): MediaRetention | undefined {
+  return retentions.get(services);
+}

@@ -1,0 +1,161 @@
+// A walk's clips and frames leave the disk after the days they are kept: the walk keeps its
+// counts, a removed frame answers 410 and a walk without clips cannot be scored again.
+import t from 'tap';
+import { existsSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../../src/config.js';
+import { keptUntil, MediaRetention, removalCutoff, retentionOf } from '../../src/scoring/jobs/retention.js';
+import { startServer, createTree, type TestServer } from '../helpers/server.js';
+import { poll, upload } from '../helpers/walks.js';
+
+const PHOTO = fileURLToPath(new URL('../../examples/row-close.jpg', import.meta.url));
+const DAY = 86_400_000;
+
+async function scoredPhoto(s: TestServer, cyclePath: string, key: string, week = '2026-W10') {
+  const r = await upload(s, `${cyclePath}/videos`, key, [{ field: 'file', file: PHOTO }], { week });
+  if (r.status !== 201) throw new Error(`upload: ${r.status} ${r.text}`);
+  const seen = await poll(s, r.body.job_id, key);
+  return seen[seen.length - 1];
+}
+
+const dirOf = (s: TestServer, id: string, part: 'clips' | 'frames') => path.join(s.dataDir, 'walks', id, part);
+const files = (dir: string) => (existsSync(dir) ? readdirSync(dir) : []);
+const sweepAt = (s: TestServer, at: number) => retentionOf(s.app.services)!.sweep(new Date(at));
+const row = (s: TestServer, id: string) => s.app.services.sqlite.prepare('select status, count_total, clips_removed_at, frames_removed_at, version from walks where id = ?').get(id) as any;
+
+t.test('keep times: due from the end of scoring; 0 keeps for ever; settings from the environment', async (t) => {
+  t.equal(keptUntil('2026-03-01T10:00:00.000Z', 30), '2026-03-31T10:00:00.000Z');
+  t.equal(keptUntil('2026-03-01T10:00:00.000Z', 0.5), '2026-03-01T22:00:00.000Z', 'fractions of a day');
+  t.equal(keptUntil('2026-03-01T10:00:00.000Z', 0), null, '0: for ever');
+  t.equal(keptUntil(null, 30), null, 'not scored yet');
+  t.equal(removalCutoff(new Date('2026-03-31T10:00:00.000Z'), 30), '2026-03-01T10:00:00.000Z');
+  t.equal(removalCutoff(new Date(), 0), null);
+  const dir = t.testdir();
+  t.match(loadConfig({ DATA_DIR: dir }), { walkClipKeepDays: 30, walkFrameKeepDays: 0 }, 'defaults: clips a month, frames for ever');
+  t.match(loadConfig({ DATA_DIR: dir, WALK_CLIP_KEEP_DAYS: '7', WALK_FRAME_KEEP_DAYS: '365' }), { walkClipKeepDays: 7, walkFrameKeepDays: 365 });
+  t.throws(() => loadConfig({ DATA_DIR: dir, WALK_CLIP_KEEP_DAYS: '-1' }), /WALK_CLIP_KEEP_DAYS/);
+  t.throws(() => loadConfig({ DATA_DIR: dir, WALK_FRAME_KEEP_DAYS: 'a year' }), /WALK_FRAME_KEEP_DAYS/);
+});
+
+t.test('media steps run one at a time', async (t) => {
+  const retention = new MediaRetention({} as never);
+  const order: string[] = [];
+  const step = (name: string, ms: number) => retention.exclusive(async () => {
+    order.push(`${name} in`);
+    await new Promise((r) => setTimeout(r, ms));
+    order.push(`${name} out`);
+  });
+  const failing = retention.exclusive(async () => {
+    throw new Error('a failed step');
+  });
+  await Promise.all([step('a', 30), failing.catch(() => undefined), step('b', 1)]);
+  t.same(order, ['a in', 'a out', 'b in', 'b out'], 'the second waits for the first; a failure in between does not break the chain');
+});
+
+t.test('clips after WALK_CLIP_KEEP_DAYS, frames after WALK_FRAME_KEEP_DAYS; counts stay; 409 and 410 afterwards', async (t) => {
+  const s = await startServer(t, { walkClipKeepDays: 2, walkFrameKeepDays: 10 });
+  const tree = await createTree(s);
+  const key = tree.adminKey;
+  const a = await scoredPhoto(s, tree.cyclePath, key);
+  const b = await scoredPhoto(s, tree.cyclePath, key, '2026-W11');
+  t.equal(a.status, 'done');
+  const finished = Date.parse(a.finished_at);
+  // Instants are on the greenhouse's clock (an offset, not Z): compared as instants.
+  t.same(
+    { clips: Date.parse(a.media.clips.kept_until), frames: Date.parse(a.media.frames.kept_until), removed: [a.media.clips.removed_at, a.media.frames.removed_at] },
+    { clips: finished + 2 * DAY, frames: finished + 10 * DAY, removed: [null, null] },
+    'the walk says until when its files are kept',
+  );
+  // Walk b was scored a day later.
+  s.app.services.sqlite.prepare('update walks set finished_at = ? where id = ?').run(new Date(finished + DAY).toISOString(), b.job_id);
+  const frameUrl = a.result.frames[0].image_url;
+  t.ok(files(dirOf(s, a.job_id, 'clips')).length === 1 && files(dirOf(s, a.job_id, 'frames')).length === 2, 'one photo, one frame and its overlay');
+
+  t.same(await sweepAt(s, Date.now()), { clips: [], frames: [] }, 'nothing is due today');
+  t.same(await sweepAt(s, finished + 2 * DAY - 60_000), { clips: [], frames: [] }, 'nor a minute before');
+
+  const before = row(s, a.job_id);
+  const first = await sweepAt(s, finished + 2 * DAY + 60_000);
+  t.same(first, { clips: [a.job_id], frames: [] }, 'a minute past: walk a loses its clips, b (a day younger) keeps them');
+  t.same(files(dirOf(s, a.job_id, 'clips')), [], 'the clip is gone from the disk');
+  t.equal(files(dirOf(s, b.job_id, 'clips')).length, 1);
+  t.equal(files(dirOf(s, a.job_id, 'frames')).length, 2, 'frames stay');
+  const after = row(s, a.job_id);
+  t.match(after, { status: 'done', count_total: before.count_total, frames_removed_at: null });
+  t.ok(after.clips_removed_at && after.version > before.version, 'the row says when, under a new version');
+  const log = s.app.services.sqlite.prepare("select actor, after from change_log where entity = 'walks' and entity_id = ? and op = 'update' order by seq desc limit 1").get(a.job_id) as any;
+  t.equal(log.actor, 'system', 'the removal is in the change log as the system\'s');
+  t.equal(JSON.parse(log.after).clips_removed_at, after.clips_removed_at);
+
+  const got = await s.request('GET', `/api/observations/${a.job_id}`, { key });
+  t.same(got.body.counts, a.counts, 'counts kept');
+  t.same(got.body.result, a.result, 'result kept');
+  t.equal(got.body.clips.length, 1, 'the clip list stays: what was filmed');
+  t.same(got.body.media.clips, { kept_until: null, removed_at: got.body.media.clips.removed_at });
+  t.match(got.body.media.clips.removed_at, /^\d{4}-\d\d-\d\dT/);
+  t.equal((await s.request('GET', frameUrl, { key })).status, 200, 'its frames are still served');
+
+  const refused = await s.request('POST', `/api/observations/${a.job_id}/rescore`, { key, body: { max_frames: 8 } });
+  t.equal(refused.status, 409);
+  t.equal(refused.headers.get('content-type'), 'application/problem+json');
+  t.match(refused.body, { code: 'clips_removed', job_id: a.job_id, detail: /WALK_CLIP_KEEP_DAYS/ });
+  t.same(row(s, a.job_id), after, 'the refused rescore changed nothing');
+
+  t.same(await sweepAt(s, finished + 2 * DAY + 120_000), { clips: [], frames: [] }, 'a walk is removed once');
+  const second = await sweepAt(s, finished + 10 * DAY + 60_000);
+  t.same(second, { clips: [b.job_id], frames: [a.job_id] }, 'ten days on: a loses its frames, b its clips');
+  t.notOk(existsSync(dirOf(s, a.job_id, 'frames')), 'frames folder gone');
+  for (const name of ['image.jpg', 'overlay.jpg']) {
+    const gone = await s.request('GET', `/api/observations/${a.job_id}/frames/0/${name}`, { key });
+    t.equal(gone.status, 410, `${name}: 410 Gone`);
+    t.equal(gone.headers.get('content-type'), 'application/problem+json');
+    t.match(gone.body, { code: 'frames_removed', title: 'Gone', detail: /WALK_FRAME_KEEP_DAYS/, frames_removed_at: /^\d{4}-/ });
+  }
+  t.equal((await s.request('GET', frameUrl.replace(a.job_id, b.job_id), { key })).status, 200, 'b keeps its frames');
+  const listed = await s.request('GET', `${tree.cyclePath}/walks`, { key });
+  t.same(listed.body.items.find((w: any) => w.job_id === a.job_id)?.counts, a.counts, 'the cycle still lists a with its counts');
+});
+
+t.test('a walk queued or being scored is never swept; scoring again keeps new frames from their own end', async (t) => {
+  const s = await startServer(t, { walkClipKeepDays: 0, walkFrameKeepDays: 1 });
+  const tree = await createTree(s);
+  const key = tree.adminKey;
+  const w = await scoredPhoto(s, tree.cyclePath, key);
+  t.same(w.media, { clips: { kept_until: null, removed_at: null }, frames: { kept_until: w.media.frames.kept_until, removed_at: null } }, 'clips kept for ever (0)');
+  const finished = Date.parse(w.finished_at);
+
+  for (const status of ['queued', 'running']) {
+    s.app.services.sqlite.prepare('update walks set status = ? where id = ?').run(status, w.job_id);
+    t.same(await sweepAt(s, finished + 400 * DAY), { clips: [], frames: [] }, `${status}: not swept`);
+  }
+  s.app.services.sqlite.prepare("update walks set status = 'done' where id = ?").run(w.job_id);
+  t.same(await sweepAt(s, finished + 100 * 365 * DAY), { clips: [], frames: [w.job_id] }, 'a century on: the frames go, the clips (0 days) stay');
+  t.equal((await s.request('GET', w.result.frames[0].image_url, { key })).status, 410);
+
+  const again = await s.request('POST', `/api/observations/${w.job_id}/rescore`, { key, body: {} });
+  t.equal(again.status, 202, 'with its clips kept, the walk can be scored again');
+  t.same(again.body.media.frames, { kept_until: null, removed_at: null }, 'queued again: no frames removed, no end yet');
+  const seen = await poll(s, w.job_id, key);
+  const done = seen[seen.length - 1];
+  t.equal(done.status, 'done');
+  t.same(done.counts, w.counts, 'the same photo counts the same');
+  t.equal(Date.parse(done.media.frames.kept_until), Date.parse(done.finished_at) + DAY, 'a day from the new end');
+  t.equal((await s.request('GET', done.result.frames[0].image_url, { key })).status, 200, 'the new frames are served');
+});
+
+t.test('a stop between marking and removing: the folders go at the next start', async (t) => {
+  const dataDir = t.testdir();
+  const first = await startServer(t, { dataDir, walkClipKeepDays: 0, walkFrameKeepDays: 0 });
+  const tree = await createTree(first);
+  const w = await scoredPhoto(first, tree.cyclePath, tree.adminKey);
+  // What a stop right after the batch committed leaves: marked removed, files still there.
+  first.app.services.sqlite.prepare('update walks set clips_removed_at = ?, frames_removed_at = ? where id = ?').run(new Date().toISOString(), new Date().toISOString(), w.job_id);
+  t.equal(files(dirOf(first, w.job_id, 'clips')).length, 1);
+  await first.close();
+  const second = await startServer(t, { dataDir, walkClipKeepDays: 0, walkFrameKeepDays: 0 });
+  t.notOk(existsSync(dirOf(second, w.job_id, 'clips')), 'clips removed at start');
+  t.notOk(existsSync(dirOf(second, w.job_id, 'frames')), 'frames removed at start');
+  const got = await second.request('GET', `/api/observations/${w.job_id}`, { key: tree.adminKey });
+  t.same(got.body.counts, w.counts, 'the walk itself is untouched');
+});
