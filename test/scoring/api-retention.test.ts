@@ -75,12 +75,17 @@ t.test('clips after WALK_CLIP_KEEP_DAYS, frames after WALK_FRAME_KEEP_DAYS; coun
   t.same(await sweepAt(s, Date.now()), { clips: [], frames: [] }, 'nothing is due today');
   t.same(await sweepAt(s, finished + 2 * DAY - 60_000), { clips: [], frames: [] }, 'nor a minute before');
 
+  const health = async () => (await s.request('GET', '/api/health')).body.checks.scoring.media;
+  const clipBytes = a.clips[0].size_bytes + b.clips[0].size_bytes;
+  t.match(await health(), { clip_keep_days: 2, frame_keep_days: 10, clips_kept: { walks: 2, bytes: clipBytes }, last_sweep: { clips: 0, frames: 0 } }, '/api/health: the settings and the clips still kept');
+
   const before = row(s, a.job_id);
   const first = await sweepAt(s, finished + 2 * DAY + 60_000);
   t.same(first, { clips: [a.job_id], frames: [] }, 'a minute past: walk a loses its clips, b (a day younger) keeps them');
   t.same(files(dirOf(s, a.job_id, 'clips')), [], 'the clip is gone from the disk');
   t.equal(files(dirOf(s, b.job_id, 'clips')).length, 1);
   t.equal(files(dirOf(s, a.job_id, 'frames')).length, 2, 'frames stay');
+  t.match(await health(), { clips_kept: { walks: 1, bytes: b.clips[0].size_bytes }, last_sweep: { clips: 1, frames: 0 } }, '/api/health: one walk\'s clips left, what the last sweep removed');
   const after = row(s, a.job_id);
   t.match(after, { status: 'done', count_total: before.count_total, frames_removed_at: null });
   t.ok(after.clips_removed_at && after.version > before.version, 'the row says when, under a new version');

@@ -3,11 +3,13 @@ import { readManifest } from '../onnx/manifest.js';
 import type { HealthCheck, Services } from '../../services.js';
 import { queueDepth } from './commands.js';
 import { configuredDetector } from './detector-choice.js';
+import { keptClipBytes, retentionOf } from './retention.js';
 import { runnerOf } from './runner.js';
 
 /**
  * /api/health's `scoring` entry: ffmpeg found (path and version), which
- * detector runs, how many walks wait, and whether the runner is alive. Not
+ * detector runs, how many walks wait, whether the runner is alive, and how
+ * long walks' files are kept with the bytes of clips still on disk. Not
  * critical: the rest of the box works without scoring.
  */
 export function scoringHealthCheck(services: Services, builtinName: string): HealthCheck {
@@ -40,6 +42,12 @@ export function scoringHealthCheck(services: Services, builtinName: string): Hea
           detector,
           queue: { queued: queue.queued, running: queue.running },
           runner: { alive, concurrency: runner?.concurrency ?? 0, scoring: runner?.activeWalks() ?? [] },
+          media: {
+            clip_keep_days: services.config.walkClipKeepDays,
+            frame_keep_days: services.config.walkFrameKeepDays,
+            clips_kept: await keptClipBytes(services.db),
+            last_sweep: retentionOf(services)?.lastSweep ?? null,
+          },
         },
       };
     },

@@ -46,6 +46,24 @@ export interface SweepReport {
   frames: string[];
 }
 
+/** What /api/health shows of the last sweep: when it ended and how many walks lost each part. */
+export interface SweepSummary {
+  at: string;
+  clips: number;
+  frames: number;
+}
+
+/** Bytes of uploaded clips still on disk, by the sizes stored at upload (no walk of the disk). */
+export async function keptClipBytes(db: Services['db']): Promise<{ walks: number; bytes: number }> {
+  const r = await db
+    .selectFrom('walk_clips')
+    .innerJoin('walks', 'walks.id', 'walk_clips.walk_id')
+    .where('walks.clips_removed_at', 'is', null)
+    .select((eb) => [eb.fn.count<number>('walks.id').distinct().as('walks'), eb.fn.coalesce(eb.fn.sum<number>('walk_clips.size_bytes'), eb.lit(0)).as('bytes')])
+    .executeTakeFirstOrThrow();
+  return { walks: Number(r.walks), bytes: Number(r.bytes) };
+}
+
 /**
  * One lock per service for the steps that decide what a walk's files are: a sweep marks walks
  * and then removes their folders, and scoring a walk again clears its marks and removes its old
@@ -56,6 +74,7 @@ export class MediaRetention {
   private lock: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
   private sweeping: Promise<SweepReport> | null = null;
+  lastSweep: SweepSummary | null = null;
 
   constructor(
     private readonly services: Services,
@@ -95,6 +114,7 @@ export class MediaRetention {
           if (ids.length < BATCH) break;
         }
       }
+      this.lastSweep = { at: new Date().toISOString(), clips: report.clips.length, frames: report.frames.length };
       return report;
     })().finally(() => {
       this.sweeping = null;
