@@ -2,13 +2,13 @@
 // nothing stored, an error in the log, and /api/health says the box is short of room.
 // The uploads are written to a real filesystem that is really full: a small tmpfs.
 import t, { type Test } from 'tap';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { insufficientStorage, isStorageFull } from '../../src/http/problem.js';
 import { LOW_STORAGE_BYTES, storageCheck, storageOf } from '../../src/health/routes.js';
 import { startServer, createTree, type TestServer } from '../helpers/server.js';
+import { ballast as ballastFile, smallDisk, smallDiskSkip, unmount } from '../helpers/small-disk.js';
 import { leftovers, poll, upload, walkCount } from '../helpers/walks.js';
 import { renderWalk } from '../../scripts/render/walk.js';
 import { WalkRunner, attachRunner } from '../../src/scoring/jobs/runner.js';
@@ -40,28 +40,8 @@ t.test('the OpenAPI document lists 507 on every route that takes an upload, and 
   t.same(ops.filter((op) => op.responses['507'] && !uploads.includes(op)).map((op) => op.operationId), []);
 });
 
-/** Mounts a tmpfs of `bytes` at a new folder; the reason when this machine does not allow it (not root, no mount). */
-function smallDisk(bytes: number): { dir: string } | { reason: string } {
-  const dir = mkdtempSync(path.join(tmpdir(), 'cropwalk-full-'));
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${bytes}`, 'tmpfs', dir], { stdio: 'pipe' });
-    return { dir };
-  } catch (err) {
-    rmSync(dir, { recursive: true, force: true });
-    return { reason: ((err as { stderr?: Buffer }).stderr?.toString().trim() || (err as Error).message).split('\n')[0]! };
-  }
-}
-
-function unmount(dir: string): void {
-  // Lazy: a handle still closing (a worker's SQLite file) must not fail the teardown.
-  execFileSync('umount', ['-l', dir]);
-  rmSync(dir, { recursive: true, force: true });
-}
-
 const DISK_BYTES = 24 * 1024 * 1024;
-const probe = smallDisk(DISK_BYTES);
-if ('dir' in probe) unmount(probe.dir);
-const skip = 'reason' in probe ? `a small tmpfs cannot be mounted here (${probe.reason}); the full-disk tests need one` : false;
+const skip = smallDiskSkip(DISK_BYTES, 'the full-disk tests');
 
 /** A server whose DATA_DIR is a fresh 24 MiB filesystem of its own, unmounted after the test. */
 async function serverOnSmallDisk(t: Test): Promise<TestServer> {
@@ -77,16 +57,7 @@ async function serverOnSmallDisk(t: Test): Promise<TestServer> {
 }
 
 /** Fills the filesystem under `dir` to its last byte with one file; answers its path, to remove it again. */
-async function fillDisk(dir: string): Promise<string> {
-  const ballast = path.join(dir, 'ballast');
-  try {
-    writeFileSync(ballast, Buffer.alloc((await storageOf(dir)).free_bytes));
-  } catch (err) {
-    // tmpfs counts in pages: the last partial page may not fit, and the disk is full either way.
-    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
-  }
-  return ballast;
-}
+const fillDisk = (dir: string) => ballastFile(dir);
 
 t.test('uploads that do not fit: 507, nothing stored, logged; health degraded', { skip }, async (t) => {
   const s = await serverOnSmallDisk(t);

@@ -1,12 +1,14 @@
 // A walk's clips and frames leave the disk after the days they are kept: the walk keeps its
 // counts, a removed frame answers 410 and a walk without clips cannot be scored again.
 import t from 'tap';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config.js';
 import { keptUntil, MediaRetention, removalCutoff, retentionOf } from '../../src/scoring/jobs/retention.js';
+import { runnerOf } from '../../src/scoring/jobs/runner.js';
 import { startServer, createTree, type TestServer } from '../helpers/server.js';
+import { ballast, smallDisk, smallDiskSkip, unmount } from '../helpers/small-disk.js';
 import { poll, upload } from '../helpers/walks.js';
 
 const PHOTO = fileURLToPath(new URL('../../examples/row-close.jpg', import.meta.url));
@@ -21,7 +23,11 @@ async function scoredPhoto(s: TestServer, cyclePath: string, key: string, week =
 
 const dirOf = (s: TestServer, id: string, part: 'clips' | 'frames') => path.join(s.dataDir, 'walks', id, part);
 const files = (dir: string) => (existsSync(dir) ? readdirSync(dir) : []);
-const sweepAt = (s: TestServer, at: number) => retentionOf(s.app.services)!.sweep(new Date(at));
+/** A sweep at `at`, once the sweep each finished walk sets off has had its turn (sweeps run one after another). */
+async function sweepAt(s: TestServer, at: number) {
+  while (runnerOf(s.app.services)!.activeWalks().length) await new Promise((r) => setTimeout(r, 20));
+  return retentionOf(s.app.services)!.sweep(new Date(at));
+}
 const row = (s: TestServer, id: string) => s.app.services.sqlite.prepare('select status, count_total, clips_removed_at, frames_removed_at, version from walks where id = ?').get(id) as any;
 
 t.test('keep times: due from the end of scoring; 0 keeps for ever; settings from the environment', async (t) => {
@@ -32,7 +38,8 @@ t.test('keep times: due from the end of scoring; 0 keeps for ever; settings from
   t.equal(removalCutoff(new Date('2026-03-31T10:00:00.000Z'), 30), '2026-03-01T10:00:00.000Z');
   t.equal(removalCutoff(new Date(), 0), null);
   const dir = t.testdir();
-  t.match(loadConfig({ DATA_DIR: dir }), { walkClipKeepDays: 30, walkFrameKeepDays: 0 }, 'defaults: clips a month, frames for ever');
+  t.match(loadConfig({ DATA_DIR: dir }), { walkClipKeepDays: 30, walkFrameKeepDays: 0, walkClipDiskReserve: 2 * 1024 ** 3 }, 'defaults: clips a month, frames for ever, 2 GiB kept free');
+  t.match(loadConfig({ DATA_DIR: dir, WALK_CLIP_DISK_RESERVE: '0' }), { walkClipDiskReserve: 0 });
   t.match(loadConfig({ DATA_DIR: dir, WALK_CLIP_KEEP_DAYS: '7', WALK_FRAME_KEEP_DAYS: '365' }), { walkClipKeepDays: 7, walkFrameKeepDays: 365 });
   t.throws(() => loadConfig({ DATA_DIR: dir, WALK_CLIP_KEEP_DAYS: '-1' }), /WALK_CLIP_KEEP_DAYS/);
   t.throws(() => loadConfig({ DATA_DIR: dir, WALK_FRAME_KEEP_DAYS: 'a year' }), /WALK_FRAME_KEEP_DAYS/);
@@ -72,8 +79,8 @@ t.test('clips after WALK_CLIP_KEEP_DAYS, frames after WALK_FRAME_KEEP_DAYS; coun
   const frameUrl = a.result.frames[0].image_url;
   t.ok(files(dirOf(s, a.job_id, 'clips')).length === 1 && files(dirOf(s, a.job_id, 'frames')).length === 2, 'one photo, one frame and its overlay');
 
-  t.same(await sweepAt(s, Date.now()), { clips: [], frames: [] }, 'nothing is due today');
-  t.same(await sweepAt(s, finished + 2 * DAY - 60_000), { clips: [], frames: [] }, 'nor a minute before');
+  t.same(await sweepAt(s, Date.now()), { clips: [], frames: [], clipsForSpace: [] }, 'nothing is due today');
+  t.same(await sweepAt(s, finished + 2 * DAY - 60_000), { clips: [], frames: [], clipsForSpace: [] }, 'nor a minute before');
 
   const health = async () => (await s.request('GET', '/api/health')).body.checks.scoring.media;
   const clipBytes = a.clips[0].size_bytes + b.clips[0].size_bytes;
@@ -81,7 +88,7 @@ t.test('clips after WALK_CLIP_KEEP_DAYS, frames after WALK_FRAME_KEEP_DAYS; coun
 
   const before = row(s, a.job_id);
   const first = await sweepAt(s, finished + 2 * DAY + 60_000);
-  t.same(first, { clips: [a.job_id], frames: [] }, 'a minute past: walk a loses its clips, b (a day younger) keeps them');
+  t.same(first, { clips: [a.job_id], frames: [], clipsForSpace: [] }, 'a minute past: walk a loses its clips, b (a day younger) keeps them');
   t.same(files(dirOf(s, a.job_id, 'clips')), [], 'the clip is gone from the disk');
   t.equal(files(dirOf(s, b.job_id, 'clips')).length, 1);
   t.equal(files(dirOf(s, a.job_id, 'frames')).length, 2, 'frames stay');
@@ -107,9 +114,9 @@ t.test('clips after WALK_CLIP_KEEP_DAYS, frames after WALK_FRAME_KEEP_DAYS; coun
   t.match(refused.body, { code: 'clips_removed', job_id: a.job_id, detail: /WALK_CLIP_KEEP_DAYS/ });
   t.same(row(s, a.job_id), after, 'the refused rescore changed nothing');
 
-  t.same(await sweepAt(s, finished + 2 * DAY + 120_000), { clips: [], frames: [] }, 'a walk is removed once');
+  t.same(await sweepAt(s, finished + 2 * DAY + 120_000), { clips: [], frames: [], clipsForSpace: [] }, 'a walk is removed once');
   const second = await sweepAt(s, finished + 10 * DAY + 60_000);
-  t.same(second, { clips: [b.job_id], frames: [a.job_id] }, 'ten days on: a loses its frames, b its clips');
+  t.same(second, { clips: [b.job_id], frames: [a.job_id], clipsForSpace: [] }, 'ten days on: a loses its frames, b its clips');
   t.notOk(existsSync(dirOf(s, a.job_id, 'frames')), 'frames folder gone');
   for (const name of ['image.jpg', 'overlay.jpg']) {
     const gone = await s.request('GET', `/api/observations/${a.job_id}/frames/0/${name}`, { key });
@@ -130,12 +137,11 @@ t.test('a walk queued or being scored is never swept; scoring again keeps new fr
   t.same(w.media, { clips: { kept_until: null, removed_at: null }, frames: { kept_until: w.media.frames.kept_until, removed_at: null } }, 'clips kept for ever (0)');
   const finished = Date.parse(w.finished_at);
 
-  for (const status of ['queued', 'running']) {
-    s.app.services.sqlite.prepare('update walks set status = ? where id = ?').run(status, w.job_id);
-    t.same(await sweepAt(s, finished + 400 * DAY), { clips: [], frames: [] }, `${status}: not swept`);
-  }
+  // Claimed again with its old end still on the row (the runner clears it; the sweep does not rely on that).
+  s.app.services.sqlite.prepare("update walks set status = 'running' where id = ?").run(w.job_id);
+  t.same(await sweepAt(s, finished + 400 * DAY), { clips: [], frames: [], clipsForSpace: [] }, 'being scored: not swept');
   s.app.services.sqlite.prepare("update walks set status = 'done' where id = ?").run(w.job_id);
-  t.same(await sweepAt(s, finished + 100 * 365 * DAY), { clips: [], frames: [w.job_id] }, 'a century on: the frames go, the clips (0 days) stay');
+  t.same(await sweepAt(s, finished + 100 * 365 * DAY), { clips: [], frames: [w.job_id], clipsForSpace: [] }, 'a century on: the frames go, the clips (0 days) stay');
   t.equal((await s.request('GET', w.result.frames[0].image_url, { key })).status, 410);
 
   const again = await s.request('POST', `/api/observations/${w.job_id}/rescore`, { key, body: {} });
@@ -147,6 +153,16 @@ t.test('a walk queued or being scored is never swept; scoring again keeps new fr
   t.same(done.counts, w.counts, 'the same photo counts the same');
   t.equal(Date.parse(done.media.frames.kept_until), Date.parse(done.finished_at) + DAY, 'a day from the new end');
   t.equal((await s.request('GET', done.result.frames[0].image_url, { key })).status, 200, 'the new frames are served');
+});
+
+t.test('a walk waiting in the queue keeps its clips however long it waits', async (t) => {
+  const s = await startServer(t, { walkClipKeepDays: 1, walkFrameKeepDays: 1, scoringConcurrency: 0 });
+  const tree = await createTree(s);
+  const r = await upload(s, `${tree.cyclePath}/videos`, tree.adminKey, [{ field: 'file', file: PHOTO }], { week: '2026-W10' });
+  t.equal(r.body.status, 'queued');
+  t.same(r.body.media, { clips: { kept_until: null, removed_at: null }, frames: { kept_until: null, removed_at: null } }, 'no end yet, so no date');
+  t.same(await sweepAt(s, Date.now() + 1000 * DAY), { clips: [], frames: [], clipsForSpace: [] });
+  t.equal(files(dirOf(s, r.body.job_id, 'clips')).length, 1);
 });
 
 t.test('a stop between marking and removing: the folders go at the next start', async (t) => {
@@ -163,4 +179,61 @@ t.test('a stop between marking and removing: the folders go at the next start', 
   t.notOk(existsSync(dirOf(second, w.job_id, 'frames')), 'frames removed at start');
   const got = await second.request('GET', `/api/observations/${w.job_id}`, { key: tree.adminKey });
   t.same(got.body.counts, w.counts, 'the walk itself is untouched');
+});
+
+const DISK_BYTES = 40 * 1024 * 1024;
+const RESERVE = 16 * 1024 * 1024;
+const skip = smallDiskSkip(DISK_BYTES, 'the tests of clips removed for room');
+
+t.test('below WALK_CLIP_DISK_RESERVE free: the oldest scored walks lose their clips, just enough of them', { skip }, async (t) => {
+  const disk = smallDisk(DISK_BYTES);
+  if (!('dir' in disk)) throw new Error(disk.reason);
+  let s: TestServer | undefined;
+  t.teardown(async () => {
+    await s?.close();
+    unmount(disk.dir);
+  });
+  // Kept for ever by days: only room can take the clips.
+  s = await startServer(t, { dataDir: disk.dir, walkClipKeepDays: 0, walkFrameKeepDays: 0, walkClipDiskReserve: RESERVE });
+  const tree = await createTree(s);
+  const walks: any[] = [];
+  for (const week of ['2026-W10', '2026-W11', '2026-W12']) walks.push(await scoredPhoto(s, tree.cyclePath, tree.adminKey, week));
+  // Scored a minute apart, oldest first.
+  walks.forEach((w, i) => s!.app.services.sqlite.prepare('update walks set finished_at = ? where id = ?').run(new Date(Date.parse(w.finished_at) + i * 60_000).toISOString(), w.job_id));
+  const [a, b, c] = walks.map((w) => w.job_id as string);
+  const size = (i: number) => walks[i].clips[0].size_bytes as number;
+  const warns = () => ((s as any).logLines as string[]).map((l) => JSON.parse(l)).filter((l) => l.level === 'warn');
+  t.same(await sweepAt(s, Date.now()), { clips: [], frames: [], clipsForSpace: [] }, 'room enough: nothing goes');
+
+  // Short of the reserve by half of a's clip: a's clip goes, and only it.
+  const extra = await ballast(disk.dir, RESERVE - Math.floor(size(0) / 2));
+  t.same((await sweepAt(s, Date.now())).clipsForSpace, [a], 'the oldest walk\'s clips');
+  t.notOk(existsSync(dirOf(s, a, 'clips')), 'its folder is gone');
+  t.ok(existsSync(dirOf(s, b, 'clips')) && existsSync(dirOf(s, c, 'clips')), 'the younger walks keep theirs');
+  t.equal(files(dirOf(s, a, 'frames')).length, 2, 'frames are not taken for room');
+  t.match(warns().at(-1), { msg: 'walk clips removed', walks: 1, reserve_bytes: RESERVE, why: /WALK_CLIP_DISK_RESERVE/ });
+  const got = await s.request('GET', `/api/observations/${a}`, { key: tree.adminKey });
+  t.match(got.body, { counts: walks[0].counts, media: { clips: { kept_until: null, removed_at: /^\d{4}-/ } } });
+  t.match(await s.request('POST', `/api/observations/${a}/rescore`, { key: tree.adminKey, body: {} }), { status: 409, body: { code: 'clips_removed' } });
+
+  // Short by more than b's clip, with c being scored again: b goes, c is not touched, and the box says it is still short.
+  s.app.services.sqlite.prepare("update walks set status = 'running' where id = ?").run(c);
+  await ballast(disk.dir, RESERVE - size(1) - size(2) - 64 * 1024);
+  t.same((await sweepAt(s, Date.now())).clipsForSpace, [b], 'b; c is being scored');
+  t.ok(existsSync(dirOf(s, c, 'clips')), 'the walk being scored keeps its clips');
+  t.same((await sweepAt(s, Date.now())).clipsForSpace, [], 'nothing left that may go');
+  t.match(warns().at(-1), { msg: 'disk short of room', reserve_bytes: RESERVE });
+  s.app.services.sqlite.prepare("update walks set status = 'done' where id = ?").run(c);
+
+  // Still short of room, a walk that finishes scoring sets off a sweep by itself: c (now the oldest) goes.
+  const d = await scoredPhoto(s, tree.cyclePath, tree.adminKey, '2026-W13');
+  const deadline = Date.now() + 10_000;
+  while (row(s, c).clips_removed_at === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  t.ok(row(s, c).clips_removed_at, 'the end of a walk\'s scoring sweeps');
+  t.notOk(existsSync(dirOf(s, c, 'clips')));
+  t.equal(row(s, d.job_id).status, 'done');
+
+  // With room again nothing more goes.
+  rmSync(extra, { force: true });
+  t.same((await sweepAt(s, Date.now())).clipsForSpace, [], 'above the reserve again');
 });

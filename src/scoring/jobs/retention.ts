@@ -1,5 +1,6 @@
 import { rm } from 'node:fs/promises';
 import { SYSTEM_ACTOR } from '../../db/store.js';
+import { storageOf } from '../../health/routes.js';
 import type { Services } from '../../services.js';
 import { clipsDir, framesDir } from './storage.js';
 import type { WalkTable } from './tables.js';
@@ -8,8 +9,10 @@ import type { WalkTable } from './tables.js';
  * Removes the files of scored walks once they are past their keep time, so a box that films
  * every row every week does not fill its disk (uploads are then refused with 507): the clips
  * after WALK_CLIP_KEEP_DAYS (they are only needed to score the walk again), the frames and
- * overlays after WALK_FRAME_KEEP_DAYS. The walk keeps its counts, result and clip list; the
- * row says when each part went, in the change log as the system's update.
+ * overlays after WALK_FRAME_KEEP_DAYS. And when free space under DATA_DIR falls below
+ * WALK_CLIP_DISK_RESERVE, clips of scored walks go early, oldest first, until it is back above.
+ * The walk keeps its counts, result and clip list; the row says when each part went, in the
+ * change log as the system's update.
  */
 export type MediaPart = 'clips' | 'frames';
 export const MEDIA_PARTS: readonly MediaPart[] = ['clips', 'frames'];
@@ -44,6 +47,8 @@ function dirOf(services: Services, part: MediaPart, walkId: string): string {
 export interface SweepReport {
   clips: string[];
   frames: string[];
+  /** Walks whose clips went before their keep time, to bring free space back above the reserve. */
+  clipsForSpace: string[];
 }
 
 /** What /api/health shows of the last sweep: when it ended and how many walks lost each part. */
@@ -51,6 +56,7 @@ export interface SweepSummary {
   at: string;
   clips: number;
   frames: number;
+  clips_for_space: number;
 }
 
 /** Bytes of uploaded clips still on disk, by the sizes stored at upload (no walk of the disk). */
@@ -73,7 +79,9 @@ export async function keptClipBytes(db: Services['db']): Promise<{ walks: number
 export class MediaRetention {
   private lock: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
-  private sweeping: Promise<SweepReport> | null = null;
+  /** Sweeps run one after another; `waiting` counts those asked for and not yet begun. */
+  private sweeps: Promise<unknown> = Promise.resolve();
+  private waiting = 0;
   lastSweep: SweepSummary | null = null;
 
   constructor(
@@ -99,27 +107,38 @@ export class MediaRetention {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    await this.sweeping?.catch(() => undefined);
+    await this.sweeps;
   }
 
-  /** Removes what is past its keep time at `now`; a sweep already under way is joined, not doubled. */
+  /** Removes what is past its keep time at `now`, and clips for room; after any sweep already asked for. */
   sweep(now = new Date()): Promise<SweepReport> {
-    if (this.sweeping) return this.sweeping;
-    this.sweeping = (async () => {
-      const report: SweepReport = { clips: [], frames: [] };
-      for (const part of MEDIA_PARTS) {
-        for (;;) {
-          const ids = await this.exclusive(() => this.removeBatch(part, now));
-          report[part].push(...ids);
-          if (ids.length < BATCH) break;
-        }
-      }
-      this.lastSweep = { at: new Date().toISOString(), clips: report.clips.length, frames: report.frames.length };
-      return report;
-    })().finally(() => {
-      this.sweeping = null;
+    this.waiting++;
+    const run = this.sweeps.then(() => {
+      this.waiting--;
+      return this.sweepOnce(now);
     });
-    return this.sweeping;
+    this.sweeps = run.catch(() => undefined);
+    return run;
+  }
+
+  private async sweepOnce(now: Date): Promise<SweepReport> {
+    const report: SweepReport = { clips: [], frames: [], clipsForSpace: [] };
+    for (const part of MEDIA_PARTS) {
+      for (;;) {
+        const ids = await this.exclusive(() => this.removeBatch(part, now));
+        report[part].push(...ids);
+        if (ids.length < BATCH) break;
+      }
+    }
+    report.clipsForSpace = await this.exclusive(() => this.freeSpace());
+    this.lastSweep = { at: new Date().toISOString(), clips: report.clips.length, frames: report.frames.length, clips_for_space: report.clipsForSpace.length };
+    return report;
+  }
+
+  /** A sweep soon, not awaited: a walk has just been scored (its frames took room, its clips became removable). */
+  nudge(): void {
+    // One waiting is enough: it begins after the walk ended, so it sees what the walk left.
+    if (this.waiting === 0) void this.sweepLogged();
   }
 
   private async sweepLogged(): Promise<void> {
@@ -154,6 +173,45 @@ export class MediaRetention {
     for (const id of ids) await rm(dirOf(this.services, part, id), { recursive: true, force: true });
     if (ids.length) log.info(`walk ${part} removed`, { walks: ids.length, keep_days: days, why: `scored more than ${days} days ago (WALK_${part === 'clips' ? 'CLIP' : 'FRAME'}_KEEP_DAYS)` });
     return ids;
+  }
+
+  /**
+   * Below the reserve, removes the clips of scored walks, oldest first, whose stored sizes make
+   * up the shortfall, in one transaction; the walks queued or being scored keep theirs. Frames
+   * are not touched: they are what staff look back at, and a tenth of the clips' size.
+   */
+  private async freeSpace(): Promise<string[]> {
+    const { store, log, config } = this.services;
+    const reserve = config.walkClipDiskReserve;
+    if (!(reserve > 0)) return [];
+    const { free_bytes: free } = await storageOf(config.dataDir);
+    if (free >= reserve) return [];
+    const picked = await store.write(SYSTEM_ACTOR, async (w) => {
+      const oldest = await w.trx
+        .selectFrom('walks')
+        .innerJoin('walk_clips', 'walk_clips.walk_id', 'walks.id')
+        .select((eb) => ['walks.id as id', eb.fn.sum<number>('walk_clips.size_bytes').as('bytes')])
+        .where('walks.status', 'in', ['done', 'failed'])
+        .where('walks.clips_removed_at', 'is', null)
+        .groupBy('walks.id')
+        .orderBy('walks.finished_at')
+        .limit(BATCH)
+        .execute();
+      const ids: string[] = [];
+      let freed = 0;
+      for (const r of oldest) {
+        if (free + freed >= reserve) break;
+        await w.update<WalkTable>('walks', r.id, { clips_removed_at: w.now });
+        ids.push(r.id);
+        freed += Number(r.bytes);
+      }
+      return { ids, freed };
+    });
+    for (const id of picked.ids) await rm(dirOf(this.services, 'clips', id), { recursive: true, force: true });
+    if (picked.ids.length)
+      log.warn('walk clips removed', { walks: picked.ids.length, freed_bytes: picked.freed, free_bytes: free, reserve_bytes: reserve, why: 'free space under DATA_DIR below WALK_CLIP_DISK_RESERVE: the oldest scored walks\' clips went before their keep time' });
+    else log.warn('disk short of room', { free_bytes: free, reserve_bytes: reserve, why: 'below WALK_CLIP_DISK_RESERVE and no scored walk has clips left to remove' });
+    return picked.ids;
   }
 
   /** A stop between a batch's commit and its removals leaves folders of walks marked removed: remove them at start. */

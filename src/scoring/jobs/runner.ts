@@ -9,6 +9,7 @@ import { claimNextWalk, clipsOf, failWalk, findWalk, finishWalk, recordProgress,
 import { chooseDetector, configuredDetector } from './detector-choice.js';
 import type { RunnerMessage, WorkerJob, WorkerMessage } from './messages.js';
 import { DEFAULT_OPTIONS, type ScoringMode, type ScoringOptions } from './options.js';
+import { retentionOf } from './retention.js';
 import { clipsDir, framesDir, walkDir, walksRoot } from './storage.js';
 import { UUID_PATTERN } from '../../db/ids.js';
 import type { WalkTable } from './tables.js';
@@ -234,6 +235,7 @@ export class WalkRunner {
         this.active.delete(walk.id);
         resolveFinished();
         this.wake();
+        retentionOf(this.services)?.nudge();
       });
     });
   }
