@@ -59,7 +59,7 @@ export interface SweepSummary {
   clips_for_space: number;
 }
 
-/** Bytes of uploaded clips still on disk, by the sizes stored at upload (no walk of the disk). */
+/** Bytes of uploaded clips still on disk, from the sizes stored at upload (no scan of the disk). */
 export async function keptClipBytes(db: Services['db']): Promise<{ walks: number; bytes: number }> {
   const r = await db
     .selectFrom('walk_clips')
@@ -70,12 +70,7 @@ export async function keptClipBytes(db: Services['db']): Promise<{ walks: number
   return { walks: Number(r.walks), bytes: Number(r.bytes) };
 }
 
-/**
- * One lock per service for the steps that decide what a walk's files are: a sweep marks walks
- * and then removes their folders, and scoring a walk again clears its marks and removes its old
- * frames. Taken by both, the removal of a folder can never land after a rescore has begun to
- * write into it.
- */
+/** The sweeps of one service: at start, hourly, and after each walk scored (`nudge`). */
 export class MediaRetention {
   private lock: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
@@ -89,7 +84,11 @@ export class MediaRetention {
     private readonly intervalMs = 3_600_000,
   ) {}
 
-  /** Runs `fn` once no other media step is under way (a sweep's batch, another rescore). */
+  /**
+   * Runs `fn` once no other media step is under way. A sweep's batch marks walks and then removes
+   * their folders; a rescore clears a walk's marks and removes its old frames. Both take this, so
+   * a folder's removal can never land after a rescore has begun to write into it.
+   */
   exclusive<R>(fn: () => Promise<R>): Promise<R> {
     const run = this.lock.then(fn, fn);
     this.lock = run.catch(() => undefined);
@@ -178,7 +177,7 @@ export class MediaRetention {
   /**
    * Below the reserve, removes the clips of scored walks, oldest first, whose stored sizes make
    * up the shortfall, in one transaction; the walks queued or being scored keep theirs. Frames
-   * are not touched: they are what staff look back at, and a tenth of the clips' size.
+   * are not taken for room: they are what staff look back at.
    */
   private async freeSpace(): Promise<string[]> {
     const { store, log, config } = this.services;
