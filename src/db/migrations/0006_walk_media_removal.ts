@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 
 // Forward-only: never edit a migration that has shipped; add the next number.
 //
@@ -9,4 +9,7 @@ import type { Kysely } from 'kysely';
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('walks').addColumn('clips_removed_at', 'text').execute();
   await db.schema.alterTable('walks').addColumn('frames_removed_at', 'text').execute();
+  // The walks whose clips are still on disk, oldest first: what a sweep for room removes, and
+  // what /api/health sums. Retention keeps them few, so both stay cheap however long the history.
+  await sql`create index walks_clips_kept on walks (finished_at) where clips_removed_at is null`.execute(db);
 }

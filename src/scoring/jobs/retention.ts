@@ -61,11 +61,17 @@ export interface SweepSummary {
 
 /** Bytes of uploaded clips still on disk, from the sizes stored at upload (no scan of the disk). */
 export async function keptClipBytes(db: Services['db']): Promise<{ walks: number; bytes: number }> {
+  // Walks first (the partial index walks_clips_kept), each one's clips by walk_id: the cost follows
+  // the walks still holding clips, not every clip ever uploaded.
   const r = await db
-    .selectFrom('walk_clips')
-    .innerJoin('walks', 'walks.id', 'walk_clips.walk_id')
-    .where('walks.clips_removed_at', 'is', null)
-    .select((eb) => [eb.fn.count<number>('walks.id').distinct().as('walks'), eb.fn.coalesce(eb.fn.sum<number>('walk_clips.size_bytes'), eb.lit(0)).as('bytes')])
+    .selectFrom((eb) =>
+      eb
+        .selectFrom('walks')
+        .where('clips_removed_at', 'is', null)
+        .select((w) => w.selectFrom('walk_clips').whereRef('walk_clips.walk_id', '=', 'walks.id').select((c) => c.fn.sum<number>('size_bytes').as('bytes')).as('bytes'))
+        .as('kept'),
+    )
+    .select((eb) => [eb.fn.countAll<number>().as('walks'), eb.fn.coalesce(eb.fn.sum<number>('kept.bytes'), eb.lit(0)).as('bytes')])
     .executeTakeFirstOrThrow();
   return { walks: Number(r.walks), bytes: Number(r.bytes) };
 }
