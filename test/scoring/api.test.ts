@@ -163,15 +163,15 @@ t.test('a photo is one frame', async (t) => {
 t.test('defaults follow what was uploaded: conf by kind, adaptive sampling unless sample_seconds is given', async (t) => {
   const photo = await upload(s, '/api/observations', KEY, [{ field: 'file', file: PHOTO }]);
   t.equal(photo.status, 202, photo.text);
-  t.same(photo.body.options, { conf: 0.35, sample_seconds: 0.5, fast_sample_seconds: 0.25, max_frames: 240, mm_per_pixel: null }, 'a photo: conf 0.35');
+  t.same(photo.body.options, { conf: 0.35, sample_seconds: 0.5, fast_sample_seconds: 0.25, max_frames: 1200, mm_per_pixel: null }, 'a photo: conf 0.35');
   const fixed = await upload(s, '/api/observations', KEY, [{ field: 'file', file: CLIP }], { conf: '0.4', sample_seconds: '0.5' });
-  t.same(fixed.body.options, { conf: 0.4, sample_seconds: 0.5, fast_sample_seconds: null, max_frames: 240, mm_per_pixel: null }, 'given values are kept; a given sample_seconds is exact');
+  t.same(fixed.body.options, { conf: 0.4, sample_seconds: 0.5, fast_sample_seconds: null, max_frames: 1200, mm_per_pixel: null }, 'given values are kept; a given sample_seconds is exact');
 
   // A walker at 1 m/s: the job scores every 0.25 s once the pace is measured, and says so in its frames.
   const fast = await renderWalk({ out: path.join(dir, 'fast'), seconds: 3, fps: 10, width: 480, height: 270, speed: 1.0, seed: 2 });
   const r = await upload(s, '/api/observations', KEY, [{ field: 'file', file: fast.files[0]! }]);
   t.equal(r.status, 202, r.text);
-  t.same(r.body.options, { conf: 0.5, sample_seconds: 0.5, fast_sample_seconds: 0.25, max_frames: 240, mm_per_pixel: null }, 'a video: conf 0.5, adaptive sampling');
+  t.same(r.body.options, { conf: 0.5, sample_seconds: 0.5, fast_sample_seconds: 0.25, max_frames: 1200, mm_per_pixel: null }, 'a video: conf 0.5, adaptive sampling');
   const done = (await poll(s, r.body.job_id, KEY)).at(-1);
   t.equal(done.status, 'done', done.error ?? '');
   t.same(done.result.frames.map((f: any) => f.time_s).slice(0, 5), [0, 0.5, 0.75, 1, 1.25]);

@@ -1,9 +1,10 @@
+import { DEFAULT_MAX_FRAMES, DEFAULT_SAMPLE_SECONDS } from '../media/decode.js';
 import type { WalkOptions } from '../walk.js';
 
 /**
  * What a scoring request may choose. The defaults match the pipeline's own
- * (sample every half second, at most 240 frames); the bounds keep one job
- * within minutes on the box's CPU.
+ * (sample every half second, at most 1,200 frames: ten minutes of clip); the
+ * bounds keep one job within minutes on the box's CPU.
  */
 export const SCORING_MODES = ['auto', 'builtin', 'model', 'photo', 'video'] as const;
 export type ScoringMode = (typeof SCORING_MODES)[number];
@@ -36,7 +37,7 @@ export const DEFAULT_CONF = { photo: 0.35, video: 0.5 } as const;
 export const DEFAULT_FAST_SAMPLE_SECONDS = 0.25;
 
 /** Stored options are merged over these: walks queued before a field existed read as scored then. */
-export const DEFAULT_OPTIONS: ScoringOptions = { conf: DEFAULT_CONF.photo, sample_seconds: 0.5, fast_sample_seconds: null, max_frames: 240, mm_per_pixel: null };
+export const DEFAULT_OPTIONS: ScoringOptions = { conf: DEFAULT_CONF.photo, sample_seconds: DEFAULT_SAMPLE_SECONDS, fast_sample_seconds: null, max_frames: DEFAULT_MAX_FRAMES, mm_per_pixel: null };
 
 export const LIMITS = {
   conf: { min: 0, max: 1 },
