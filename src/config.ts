@@ -34,8 +34,8 @@ export interface Config {
   walkClipKeepDays: number;
   /** Days a scored walk's frames and overlays are kept; 0 keeps them for ever. */
   walkFrameKeepDays: number;
-  /** Below this many free bytes under dataDir, scored walks' clips go early, oldest first; 0 never. */
-  walkClipDiskReserve: number;
+  /** Below this many free bytes under dataDir, the oldest scored walks' clips, then frames, go early; 0 never. */
+  diskReserve: number;
   /** Failed key attempts per client per minute before 429. */
   authFailuresPerMinute: number;
   /** Trust X-Forwarded-* (behind a TLS-terminating proxy). */
@@ -63,7 +63,7 @@ const ENV_KEYS: Record<keyof Config, string> = {
   modelsDir: 'MODELS_DIR',
   walkClipKeepDays: 'WALK_CLIP_KEEP_DAYS',
   walkFrameKeepDays: 'WALK_FRAME_KEEP_DAYS',
-  walkClipDiskReserve: 'WALK_CLIP_DISK_RESERVE',
+  diskReserve: 'DISK_RESERVE',
   authFailuresPerMinute: 'AUTH_FAILURES_PER_MINUTE',
   trustProxy: 'TRUST_PROXY',
 };
@@ -91,8 +91,8 @@ export const DEFAULTS: Config = {
   walkClipKeepDays: 30,
   walkFrameKeepDays: 0,
   // Above the 1 GiB at which /api/health says the box is short of room (LOW_STORAGE_BYTES), so
-  // a small disk (a Jetson's eMMC) gives up old clips before it refuses the next upload.
-  walkClipDiskReserve: 2 * 1024 ** 3,
+  // a small disk (a Jetson's eMMC) gives up old walks' files before it refuses the next upload.
+  diskReserve: 2 * 1024 ** 3,
   authFailuresPerMinute: 20,
   trustProxy: false,
 };

@@ -30,7 +30,7 @@ const ERROR_TEXT: Record<number, string> = {
   403: 'The key may not do this (member key on key management; cross-origin cookie request).',
   404: 'No such resource in this organization.',
   409: 'Conflict with the current state; the body says what to do.',
-  410: 'It existed and was removed on purpose (a walk\'s frames past WALK_FRAME_KEEP_DAYS); the body says when.',
+  410: 'It existed and was removed on purpose (a walk\'s frames past WALK_FRAME_KEEP_DAYS, or taken for room under DISK_RESERVE); the body says when.',
   413: 'The body or upload is larger than its cap.',
   415: 'The body has the wrong content type.',
   422: 'The request failed validation (path, query, header or body); `errors` lists each field.',

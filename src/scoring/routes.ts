@@ -153,7 +153,7 @@ export const scoringRoutes: RouteSpec[] = [
       'For a walk whose clip was cut short (warning clip_cut_short: send a larger max_frames), or to score it with a model installed since (mode model), a threshold or sampling of its own, or mm_per_pixel. ' +
       'The optional JSON body takes the scoring options of an upload; those left out keep the walk\'s (a given sample_seconds is exact, as at upload). ' +
       'Answers 202 with the walk queued again under the same job_id: its result and counts are cleared until it is done, its clips are not uploaded again, its week and crop cycle stay. ' +
-      'A walk still queued or being scored is a 409, and so is one whose clips were removed past WALK_CLIP_KEEP_DAYS (code clips_removed); mode photo or video against what the walk holds, or mode model with no usable model, is a 422; another organization\'s walk is a 404.',
+      'A walk still queued or being scored is a 409, and so is one whose clips were removed (past WALK_CLIP_KEEP_DAYS, or for room under DISK_RESERVE; code clips_removed); mode photo or video against what the walk holds, or mode model with no usable model, is a 422; another organization\'s walk is a 404.',
     tags: [TAG],
     auth: 'key',
     params: walkIdParams,
@@ -194,7 +194,7 @@ export const scoringRoutes: RouteSpec[] = [
     path: '/api/observations/{id}/frames/{frame}/{name}',
     operationId: 'get_observation_frame',
     summary: 'One scored frame of a walk as JPEG: the image, or the overlay with boxes and track ids',
-    description: 'Frames are numbered across the whole walk as in result.frames[].index. The overlay outlines fruit by ripeness (green, orange for turning, red), stems in blue and plants in purple, with the track id above each counted fruit. Only frames of a walk of the key\'s organization are served. Frames are kept WALK_FRAME_KEEP_DAYS after the walk is scored (default: for ever; the walk\'s media.frames says until when); once removed they answer 410 frames_removed.',
+    description: 'Frames are numbered across the whole walk as in result.frames[].index. The overlay outlines fruit by ripeness (green, orange for turning, red), stems in blue and plants in purple, with the track id above each counted fruit. Only frames of a walk of the key\'s organization are served. Frames are kept WALK_FRAME_KEEP_DAYS after the walk is scored (default: for ever; the walk\'s media.frames says until when); once removed (or taken for room under DISK_RESERVE) they answer 410 frames_removed.',
     tags: [TAG],
     auth: 'key',
     params: {
@@ -211,7 +211,7 @@ export const scoringRoutes: RouteSpec[] = [
     handler: async (ctx, { params }) => {
       const walk = await loadWalk(ctx.services.db, params.id, organizationOf(ctx));
       if (walk.frames_removed_at !== null) {
-        throw new HttpProblem(410, 'frames_removed', `The walk's frames and overlays were removed at ${walk.frames_removed_at}, past the days they are kept (WALK_FRAME_KEEP_DAYS); its counts and result are kept.`, {
+        throw new HttpProblem(410, 'frames_removed', `The walk's frames and overlays were removed at ${walk.frames_removed_at}, past the days they are kept (WALK_FRAME_KEEP_DAYS) or to keep DISK_RESERVE free; its counts and result are kept.`, {
           job_id: walk.id,
           frames_removed_at: walk.frames_removed_at,
         });

@@ -33,7 +33,7 @@ export async function startServer(t: { teardown(fn: () => unknown): void }, conf
   const lines: string[] = [];
   const app = await createApp({
     // No early removal of clips for room unless a test asks: the host's free space must not decide a test.
-    config: { adminToken: ADMIN_TOKEN, logLevel: 'info', walkClipDiskReserve: 0, ...config, dataDir },
+    config: { adminToken: ADMIN_TOKEN, logLevel: 'info', diskReserve: 0, ...config, dataDir },
     env: {},
     logger: createLogger('info', {}, (l) => lines.push(l)),
     validateResponses: true,

@@ -1,7 +1,7 @@
 // A walk's clips and frames leave the disk after the days they are kept: the walk keeps its
 // counts, a removed frame answers 410 and a walk without clips cannot be scored again.
 import t from 'tap';
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config.js';
@@ -38,8 +38,8 @@ t.test('keep times: due from the end of scoring; 0 keeps for ever; settings from
   t.equal(removalCutoff(new Date('2026-03-31T10:00:00.000Z'), 30), '2026-03-01T10:00:00.000Z');
   t.equal(removalCutoff(new Date(), 0), null);
   const dir = t.testdir();
-  t.match(loadConfig({ DATA_DIR: dir }), { walkClipKeepDays: 30, walkFrameKeepDays: 0, walkClipDiskReserve: 2 * 1024 ** 3 }, 'defaults: clips a month, frames for ever, 2 GiB kept free');
-  t.match(loadConfig({ DATA_DIR: dir, WALK_CLIP_DISK_RESERVE: '0' }), { walkClipDiskReserve: 0 });
+  t.match(loadConfig({ DATA_DIR: dir }), { walkClipKeepDays: 30, walkFrameKeepDays: 0, diskReserve: 2 * 1024 ** 3 }, 'defaults: clips a month, frames for ever, 2 GiB kept free');
+  t.match(loadConfig({ DATA_DIR: dir, DISK_RESERVE: '0' }), { diskReserve: 0 });
   t.match(loadConfig({ DATA_DIR: dir, WALK_CLIP_KEEP_DAYS: '7', WALK_FRAME_KEEP_DAYS: '365' }), { walkClipKeepDays: 7, walkFrameKeepDays: 365 });
   t.throws(() => loadConfig({ DATA_DIR: dir, WALK_CLIP_KEEP_DAYS: '-1' }), /WALK_CLIP_KEEP_DAYS/);
   t.throws(() => loadConfig({ DATA_DIR: dir, WALK_FRAME_KEEP_DAYS: 'a year' }), /WALK_FRAME_KEEP_DAYS/);
@@ -79,16 +79,16 @@ t.test('clips after WALK_CLIP_KEEP_DAYS, frames after WALK_FRAME_KEEP_DAYS; coun
   const frameUrl = a.result.frames[0].image_url;
   t.ok(files(dirOf(s, a.job_id, 'clips')).length === 1 && files(dirOf(s, a.job_id, 'frames')).length === 2, 'one photo, one frame and its overlay');
 
-  t.same(await sweepAt(s, Date.now()), { clips: [], frames: [], clipsForSpace: [] }, 'nothing is due today');
-  t.same(await sweepAt(s, finished + 2 * DAY - 60_000), { clips: [], frames: [], clipsForSpace: [] }, 'nor a minute before');
+  t.same(await sweepAt(s, Date.now()), { clips: [], frames: [], clipsForSpace: [], framesForSpace: [] }, 'nothing is due today');
+  t.same(await sweepAt(s, finished + 2 * DAY - 60_000), { clips: [], frames: [], clipsForSpace: [], framesForSpace: [] }, 'nor a minute before');
 
   const health = async () => (await s.request('GET', '/api/health')).body.checks.scoring.media;
   const clipBytes = a.clips[0].size_bytes + b.clips[0].size_bytes;
-  t.match(await health(), { clip_keep_days: 2, frame_keep_days: 10, clip_disk_reserve_bytes: 0, clips_kept: { walks: 2, bytes: clipBytes }, last_sweep: { clips: 0, frames: 0 } }, '/api/health: the settings and the clips still kept');
+  t.match(await health(), { clip_keep_days: 2, frame_keep_days: 10, disk_reserve_bytes: 0, clips_kept: { walks: 2, bytes: clipBytes }, last_sweep: { clips: 0, frames: 0 } }, '/api/health: the settings and the clips still kept');
 
   const before = row(s, a.job_id);
   const first = await sweepAt(s, finished + 2 * DAY + 60_000);
-  t.same(first, { clips: [a.job_id], frames: [], clipsForSpace: [] }, 'a minute past: walk a loses its clips, b (a day younger) keeps them');
+  t.same(first, { clips: [a.job_id], frames: [], clipsForSpace: [], framesForSpace: [] }, 'a minute past: walk a loses its clips, b (a day younger) keeps them');
   t.same(files(dirOf(s, a.job_id, 'clips')), [], 'the clip is gone from the disk');
   t.equal(files(dirOf(s, b.job_id, 'clips')).length, 1);
   t.equal(files(dirOf(s, a.job_id, 'frames')).length, 2, 'frames stay');
@@ -114,9 +114,9 @@ t.test('clips after WALK_CLIP_KEEP_DAYS, frames after WALK_FRAME_KEEP_DAYS; coun
   t.match(refused.body, { code: 'clips_removed', job_id: a.job_id, detail: /WALK_CLIP_KEEP_DAYS/ });
   t.same(row(s, a.job_id), after, 'the refused rescore changed nothing');
 
-  t.same(await sweepAt(s, finished + 2 * DAY + 120_000), { clips: [], frames: [], clipsForSpace: [] }, 'a walk is removed once');
+  t.same(await sweepAt(s, finished + 2 * DAY + 120_000), { clips: [], frames: [], clipsForSpace: [], framesForSpace: [] }, 'a walk is removed once');
   const second = await sweepAt(s, finished + 10 * DAY + 60_000);
-  t.same(second, { clips: [b.job_id], frames: [a.job_id], clipsForSpace: [] }, 'ten days on: a loses its frames, b its clips');
+  t.same(second, { clips: [b.job_id], frames: [a.job_id], clipsForSpace: [], framesForSpace: [] }, 'ten days on: a loses its frames, b its clips');
   t.notOk(existsSync(dirOf(s, a.job_id, 'frames')), 'frames folder gone');
   for (const name of ['image.jpg', 'overlay.jpg']) {
     const gone = await s.request('GET', `/api/observations/${a.job_id}/frames/0/${name}`, { key });
@@ -139,9 +139,9 @@ t.test('a walk queued or being scored is never swept; scoring again keeps new fr
 
   // Claimed again with its old end still on the row (the runner clears it; the sweep does not rely on that).
   s.app.services.sqlite.prepare("update walks set status = 'running' where id = ?").run(w.job_id);
-  t.same(await sweepAt(s, finished + 400 * DAY), { clips: [], frames: [], clipsForSpace: [] }, 'being scored: not swept');
+  t.same(await sweepAt(s, finished + 400 * DAY), { clips: [], frames: [], clipsForSpace: [], framesForSpace: [] }, 'being scored: not swept');
   s.app.services.sqlite.prepare("update walks set status = 'done' where id = ?").run(w.job_id);
-  t.same(await sweepAt(s, finished + 100 * 365 * DAY), { clips: [], frames: [w.job_id], clipsForSpace: [] }, 'a century on: the frames go, the clips (0 days) stay');
+  t.same(await sweepAt(s, finished + 100 * 365 * DAY), { clips: [], frames: [w.job_id], clipsForSpace: [], framesForSpace: [] }, 'a century on: the frames go, the clips (0 days) stay');
   t.equal((await s.request('GET', w.result.frames[0].image_url, { key })).status, 410);
 
   const again = await s.request('POST', `/api/observations/${w.job_id}/rescore`, { key, body: {} });
@@ -161,7 +161,7 @@ t.test('a walk waiting in the queue keeps its clips however long it waits', asyn
   const r = await upload(s, `${tree.cyclePath}/videos`, tree.adminKey, [{ field: 'file', file: PHOTO }], { week: '2026-W10' });
   t.equal(r.body.status, 'queued');
   t.same(r.body.media, { clips: { kept_until: null, removed_at: null }, frames: { kept_until: null, removed_at: null } }, 'no end yet, so no date');
-  t.same(await sweepAt(s, Date.now() + 1000 * DAY), { clips: [], frames: [], clipsForSpace: [] });
+  t.same(await sweepAt(s, Date.now() + 1000 * DAY), { clips: [], frames: [], clipsForSpace: [], framesForSpace: [] });
   t.equal(files(dirOf(s, r.body.job_id, 'clips')).length, 1);
 });
 
@@ -183,9 +183,9 @@ t.test('a stop between marking and removing: the folders go at the next start', 
 
 const DISK_BYTES = 40 * 1024 * 1024;
 const RESERVE = 16 * 1024 * 1024;
-const skip = smallDiskSkip(DISK_BYTES, 'the tests of clips removed for room');
+const skip = smallDiskSkip(DISK_BYTES, 'the tests of files removed for room');
 
-t.test('below WALK_CLIP_DISK_RESERVE free: the oldest scored walks lose their clips, just enough of them', { skip }, async (t) => {
+t.test('below DISK_RESERVE free: the oldest scored walks lose their clips, then their frames, just enough of them', { skip }, async (t) => {
   const disk = smallDisk(DISK_BYTES);
   if (!('dir' in disk)) throw new Error(disk.reason);
   let s: TestServer | undefined;
@@ -193,8 +193,8 @@ t.test('below WALK_CLIP_DISK_RESERVE free: the oldest scored walks lose their cl
     await s?.close();
     unmount(disk.dir);
   });
-  // Kept for ever by days: only room can take the clips.
-  s = await startServer(t, { dataDir: disk.dir, walkClipKeepDays: 0, walkFrameKeepDays: 0, walkClipDiskReserve: RESERVE });
+  // Kept for ever by days: only room can take the files.
+  s = await startServer(t, { dataDir: disk.dir, walkClipKeepDays: 0, walkFrameKeepDays: 0, diskReserve: RESERVE });
   const tree = await createTree(s);
   const walks: any[] = [];
   for (const week of ['2026-W10', '2026-W11', '2026-W12']) walks.push(await scoredPhoto(s, tree.cyclePath, tree.adminKey, week));
@@ -203,7 +203,7 @@ t.test('below WALK_CLIP_DISK_RESERVE free: the oldest scored walks lose their cl
   const [a, b, c] = walks.map((w) => w.job_id as string);
   const size = (i: number) => walks[i].clips[0].size_bytes as number;
   const warns = () => ((s as any).logLines as string[]).map((l) => JSON.parse(l)).filter((l) => l.level === 'warn');
-  t.same(await sweepAt(s, Date.now()), { clips: [], frames: [], clipsForSpace: [] }, 'room enough: nothing goes');
+  t.same(await sweepAt(s, Date.now()), { clips: [], frames: [], clipsForSpace: [], framesForSpace: [] }, 'room enough: nothing goes');
 
   // Short of the reserve by half of a's clip: a's clip goes, and only it.
   const extra = await ballast(disk.dir, RESERVE - Math.floor(size(0) / 2));
@@ -211,18 +211,31 @@ t.test('below WALK_CLIP_DISK_RESERVE free: the oldest scored walks lose their cl
   t.notOk(existsSync(dirOf(s, a, 'clips')), 'its folder is gone');
   t.ok(existsSync(dirOf(s, b, 'clips')) && existsSync(dirOf(s, c, 'clips')), 'the younger walks keep theirs');
   t.equal(files(dirOf(s, a, 'frames')).length, 2, 'frames are not taken for room');
-  t.match(warns().at(-1), { msg: 'walk clips removed', walks: 1, reserve_bytes: RESERVE, why: /WALK_CLIP_DISK_RESERVE/ });
+  t.match(warns().at(-1), { msg: 'walk clips removed', walks: 1, reserve_bytes: RESERVE, why: /DISK_RESERVE/ });
   const got = await s.request('GET', `/api/observations/${a}`, { key: tree.adminKey });
   t.match(got.body, { counts: walks[0].counts, media: { clips: { kept_until: null, removed_at: /^\d{4}-/ } } });
   t.match(await s.request('POST', `/api/observations/${a}/rescore`, { key: tree.adminKey, body: {} }), { status: 409, body: { code: 'clips_removed' } });
 
-  // Short by more than b's clip, with c being scored again: b goes, c is not touched, and the box says it is still short.
+  // Short by b's clip and a little more, with c being scored again: b's clips go, c keeps its, and
+  // with no scored walk's clips left the rest comes from the frames of the oldest walk, a.
   s.app.services.sqlite.prepare("update walks set status = 'running' where id = ?").run(c);
-  await ballast(disk.dir, RESERVE - size(1) - size(2) - 64 * 1024);
-  t.same((await sweepAt(s, Date.now())).clipsForSpace, [b], 'b; c is being scored');
+  const framesOfA = files(dirOf(s, a, 'frames')).reduce((n, f) => n + statSync(path.join(dirOf(s!, a, 'frames'), f)).size, 0);
+  await ballast(disk.dir, RESERVE - size(1) - Math.floor(framesOfA / 2));
+  const second = await sweepAt(s, Date.now());
+  t.same([second.clipsForSpace, second.framesForSpace], [[b], [a]], 'b\'s clips, then a\'s frames; c is being scored');
   t.ok(existsSync(dirOf(s, c, 'clips')), 'the walk being scored keeps its clips');
-  t.same((await sweepAt(s, Date.now())).clipsForSpace, [], 'nothing left that may go');
+  t.notOk(existsSync(dirOf(s, a, 'frames')), 'a\'s frames are gone');
+  t.equal(files(dirOf(s, b, 'frames')).length, 2, 'b\'s frames were not needed');
+  t.match(warns().at(-1), { msg: 'walk frames removed', walks: 1, reserve_bytes: RESERVE });
+  t.match(await s.request('GET', walks[0].result.frames[0].image_url, { key: tree.adminKey }), { status: 410, body: { code: 'frames_removed' } });
+
+  // Far short: b's frames go too, and the box says it is still short (c's files are not taken).
+  await ballast(disk.dir, RESERVE - 8 * 1024 * 1024);
+  const third = await sweepAt(s, Date.now());
+  t.same([third.clipsForSpace, third.framesForSpace], [[], [b]], 'all a scored walk holds is gone; c keeps its files');
   t.match(warns().at(-1), { msg: 'disk short of room', reserve_bytes: RESERVE });
+  t.same(await sweepAt(s, Date.now()), { clips: [], frames: [], clipsForSpace: [], framesForSpace: [] }, 'nothing left that may go');
+  t.ok(existsSync(dirOf(s, c, 'clips')) && existsSync(dirOf(s, c, 'frames')));
   s.app.services.sqlite.prepare("update walks set status = 'done' where id = ?").run(c);
 
   // Still short of room, a walk that finishes scoring sets off a sweep by itself: c (now the oldest) goes.
@@ -236,5 +249,5 @@ t.test('below WALK_CLIP_DISK_RESERVE free: the oldest scored walks lose their cl
 
   // With room again nothing more goes.
   rmSync(extra, { force: true });
-  t.same((await sweepAt(s, Date.now())).clipsForSpace, [], 'above the reserve again');
+  t.same(await sweepAt(s, Date.now()), { clips: [], frames: [], clipsForSpace: [], framesForSpace: [] }, 'above the reserve again');
 });

@@ -259,7 +259,7 @@ export async function rescoreWalk(w: Writer, walkId: string, organizationId: str
     throw conflict('The walk is still being scored; score it again once it is done or failed.', { job_id: walk.id, status: walk.status });
   }
   if (walk.clips_removed_at !== null) {
-    throw new HttpProblem(409, 'clips_removed', `The walk's clips were removed at ${walk.clips_removed_at}, past the days they are kept (WALK_CLIP_KEEP_DAYS), so it cannot be scored again; its counts and result are kept.`, {
+    throw new HttpProblem(409, 'clips_removed', `The walk's clips were removed at ${walk.clips_removed_at}, past the days they are kept (WALK_CLIP_KEEP_DAYS) or to keep DISK_RESERVE free, so it cannot be scored again; its counts and result are kept.`, {
       job_id: walk.id,
       clips_removed_at: walk.clips_removed_at,
     });

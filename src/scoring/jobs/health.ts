@@ -45,7 +45,7 @@ export function scoringHealthCheck(services: Services, builtinName: string): Hea
           media: {
             clip_keep_days: services.config.walkClipKeepDays,
             frame_keep_days: services.config.walkFrameKeepDays,
-            clip_disk_reserve_bytes: services.config.walkClipDiskReserve,
+            disk_reserve_bytes: services.config.diskReserve,
             clips_kept: await keptClipBytes(services.db),
             last_sweep: retentionOf(services)?.lastSweep ?? null,
           },

@@ -281,7 +281,7 @@ export const walkSchema: JsonSchema = {
       description:
         'How long the walk\'s files stay on the box. The uploaded clips are kept WALK_CLIP_KEEP_DAYS after the walk is scored (default 30; they are needed only to score it again), ' +
         'the frames and overlays WALK_FRAME_KEEP_DAYS (default 0: for ever); 0 keeps either for ever. Past that, an hourly sweep removes them; counts, result and the clip list stay. ' +
-        'Clips of the oldest scored walks also go early when free space under DATA_DIR falls below WALK_CLIP_DISK_RESERVE (default 2 GiB). ' +
+        'When free space under DATA_DIR falls below DISK_RESERVE (default 2 GiB), the oldest scored walks\' clips go early, then, once no scored walk has clips left, their frames. ' +
         'Afterwards a frame answers 410 frames_removed, and POST …/rescore 409 clips_removed.',
       properties: {
         clips: mediaPartSchema('The uploaded clips or photos.'),

@@ -1,4 +1,5 @@
-import { rm } from 'node:fs/promises';
+import { readdir, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
 import { SYSTEM_ACTOR } from '../../db/store.js';
 import { storageOf } from '../../health/routes.js';
 import type { Services } from '../../services.js';
@@ -10,7 +11,7 @@ import type { WalkTable } from './tables.js';
  * every row every week does not fill its disk (uploads are then refused with 507): the clips
  * after WALK_CLIP_KEEP_DAYS (they are only needed to score the walk again), the frames and
  * overlays after WALK_FRAME_KEEP_DAYS. And when free space under DATA_DIR falls below
- * WALK_CLIP_DISK_RESERVE, clips of scored walks go early, oldest first, until it is back above.
+ * DISK_RESERVE, the oldest scored walks' clips go early, then their frames, until it is back above.
  * The walk keeps its counts, result and clip list; the row says when each part went, in the
  * change log as the system's update.
  */
@@ -40,6 +41,13 @@ export function removedAt(walk: Pick<WalkTable, 'clips_removed_at' | 'frames_rem
   return walk[REMOVED_COLUMN[part]];
 }
 
+async function folderBytes(dir: string): Promise<number> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  let bytes = 0;
+  for (const name of names) bytes += (await stat(path.join(dir, name)).catch(() => null))?.size ?? 0;
+  return bytes;
+}
+
 function dirOf(services: Services, part: MediaPart, walkId: string): string {
   return part === 'clips' ? clipsDir(services.config.dataDir, walkId) : framesDir(services.config.dataDir, walkId);
 }
@@ -49,6 +57,8 @@ export interface SweepReport {
   frames: string[];
   /** Walks whose clips went before their keep time, to bring free space back above the reserve. */
   clipsForSpace: string[];
+  /** Walks whose frames went for room, once no scored walk had clips left. */
+  framesForSpace: string[];
 }
 
 /** What /api/health shows of the last sweep: when it ended and how many walks lost each part. */
@@ -57,6 +67,7 @@ export interface SweepSummary {
   clips: number;
   frames: number;
   clips_for_space: number;
+  frames_for_space: number;
 }
 
 /** Bytes of uploaded clips still on disk, from the sizes stored at upload (no scan of the disk). */
@@ -127,7 +138,7 @@ export class MediaRetention {
   }
 
   private async sweepOnce(now: Date): Promise<SweepReport> {
-    const report: SweepReport = { clips: [], frames: [], clipsForSpace: [] };
+    const report: SweepReport = { clips: [], frames: [], clipsForSpace: [], framesForSpace: [] };
     for (const part of MEDIA_PARTS) {
       for (;;) {
         const ids = await this.exclusive(() => this.removeBatch(part, now));
@@ -135,8 +146,16 @@ export class MediaRetention {
         if (ids.length < BATCH) break;
       }
     }
-    report.clipsForSpace = await this.exclusive(() => this.freeSpace());
-    this.lastSweep = { at: new Date().toISOString(), clips: report.clips.length, frames: report.frames.length, clips_for_space: report.clipsForSpace.length };
+    const forSpace = await this.exclusive(() => this.freeSpace());
+    report.clipsForSpace = forSpace.clips;
+    report.framesForSpace = forSpace.frames;
+    this.lastSweep = {
+      at: new Date().toISOString(),
+      clips: report.clips.length,
+      frames: report.frames.length,
+      clips_for_space: report.clipsForSpace.length,
+      frames_for_space: report.framesForSpace.length,
+    };
     return report;
   }
 
@@ -181,42 +200,55 @@ export class MediaRetention {
   }
 
   /**
-   * Below the reserve, removes the clips of scored walks, oldest first, whose stored sizes make
-   * up the shortfall, in one transaction; the walks queued or being scored keep theirs. Frames
-   * are not taken for room: they are what staff look back at.
+   * Below the reserve, removes what the oldest scored walks hold, just as much as makes up the
+   * shortfall: their clips first (needed only to score again), then, only when no scored walk
+   * has clips left, their frames. Walks queued or being scored keep theirs.
    */
-  private async freeSpace(): Promise<string[]> {
-    const { store, log, config } = this.services;
-    const reserve = config.walkClipDiskReserve;
-    if (!(reserve > 0)) return [];
+  private async freeSpace(): Promise<{ clips: string[]; frames: string[] }> {
+    const { log, config } = this.services;
+    const reserve = config.diskReserve;
+    if (!(reserve > 0)) return { clips: [], frames: [] };
     const { free_bytes: free } = await storageOf(config.dataDir);
-    if (free >= reserve) return [];
-    const picked = await store.write(SYSTEM_ACTOR, async (w) => {
-      const oldest = await w.trx
-        .selectFrom('walks')
-        .innerJoin('walk_clips', 'walk_clips.walk_id', 'walks.id')
-        .select((eb) => ['walks.id as id', eb.fn.sum<number>('walk_clips.size_bytes').as('bytes')])
-        .where('walks.status', 'in', ['done', 'failed'])
-        .where('walks.clips_removed_at', 'is', null)
-        .groupBy('walks.id')
-        .orderBy('walks.finished_at')
-        .limit(BATCH)
-        .execute();
-      const ids: string[] = [];
-      let freed = 0;
-      for (const r of oldest) {
-        if (free + freed >= reserve) break;
-        await w.update<WalkTable>('walks', r.id, { clips_removed_at: w.now });
-        ids.push(r.id);
-        freed += Number(r.bytes);
-      }
-      return { ids, freed };
+    if (free >= reserve) return { clips: [], frames: [] };
+    const clips = await this.removeForSpace('clips', reserve - free);
+    const frames = free + clips.freed < reserve ? await this.removeForSpace('frames', reserve - free - clips.freed) : { ids: [], freed: 0 };
+    const freed = clips.freed + frames.freed;
+    const why = 'free space under DATA_DIR below DISK_RESERVE: the oldest scored walks lost their files before their keep time, clips first';
+    if (clips.ids.length) log.warn('walk clips removed', { walks: clips.ids.length, freed_bytes: clips.freed, free_bytes: free, reserve_bytes: reserve, why });
+    if (frames.ids.length) log.warn('walk frames removed', { walks: frames.ids.length, freed_bytes: frames.freed, free_bytes: free, reserve_bytes: reserve, why });
+    if (free + freed < reserve) log.warn('disk short of room', { free_bytes: free, freed_bytes: freed, reserve_bytes: reserve, why: 'below DISK_RESERVE with no scored walk\'s files left to remove: something else fills DATA_DIR' });
+    return { clips: clips.ids, frames: frames.ids };
+  }
+
+  /** The oldest scored walks whose part adds up to `need` bytes: marked in one transaction, then removed. */
+  private async removeForSpace(part: MediaPart, need: number): Promise<{ ids: string[]; freed: number }> {
+    const { db, store, config } = this.services;
+    const column = REMOVED_COLUMN[part];
+    const oldest = await db
+      .selectFrom('walks')
+      .select(['id', (eb) => eb.selectFrom('walk_clips').whereRef('walk_clips.walk_id', '=', 'walks.id').select((c) => c.fn.sum<number>('size_bytes').as('bytes')).as('clip_bytes')])
+      .where('status', 'in', ['done', 'failed'])
+      .where(column, 'is', null)
+      .orderBy('finished_at')
+      .limit(BATCH)
+      .execute();
+    const picked: string[] = [];
+    let freed = 0;
+    for (const walk of oldest) {
+      if (freed >= need) break;
+      picked.push(walk.id);
+      // Clip sizes are stored at upload; frames are measured, a few hundred files per walk.
+      freed += part === 'clips' ? Number(walk.clip_bytes ?? 0) : await folderBytes(framesDir(config.dataDir, walk.id));
+    }
+    if (!picked.length) return { ids: [], freed: 0 };
+    const ids = await store.write(SYSTEM_ACTOR, async (w) => {
+      // A walk deleted since the look above is simply not there any more.
+      const still = await w.trx.selectFrom('walks').select('id').where('id', 'in', picked).where('status', 'in', ['done', 'failed']).where(column, 'is', null).execute();
+      for (const { id } of still) await w.update<WalkTable>('walks', id, { [column]: w.now } as Partial<WalkTable>);
+      return still.map((r) => r.id);
     });
-    for (const id of picked.ids) await rm(dirOf(this.services, 'clips', id), { recursive: true, force: true });
-    if (picked.ids.length)
-      log.warn('walk clips removed', { walks: picked.ids.length, freed_bytes: picked.freed, free_bytes: free, reserve_bytes: reserve, why: 'free space under DATA_DIR below WALK_CLIP_DISK_RESERVE: the oldest scored walks\' clips went before their keep time' });
-    else log.warn('disk short of room', { free_bytes: free, reserve_bytes: reserve, why: 'below WALK_CLIP_DISK_RESERVE and no scored walk has clips left to remove' });
-    return picked.ids;
+    for (const id of ids) await rm(dirOf(this.services, part, id), { recursive: true, force: true });
+    return { ids, freed };
   }
 
   /** A stop between a batch's commit and its removals leaves folders of walks marked removed: remove them at start. */
