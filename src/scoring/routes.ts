@@ -4,12 +4,13 @@ import type { Context } from 'koa';
 import { defineRoute, type JsonSchema, type ObjectSchema, type RouteSpec } from '../http/route.js';
 import { idSchema, listOf, pageOf, pagingQuery, pathParams, weekSchema } from '../http/schemas.js';
 import { actorOf } from '../http/pipeline.js';
-import { fieldError, HttpProblem, notFound } from '../http/problem.js';
+import { fieldError, notFound } from '../http/problem.js';
 import { CYCLE, CYCLE_PARAMS } from '../registry/paths.js';
 import { resolveCycle, type CyclePath } from '../registry/scope.js';
 import { parseWeek, WEEK_FORMS } from '../time/weeks.js';
 import { clipsOf, deleteWalk, listCycleWalks, loadWalk, moveWalkToWeek, type RescoreFields } from './jobs/commands.js';
 import { queueRescore } from './jobs/rescore.js';
+import { mediaRemoved } from './jobs/retention.js';
 import { chooseDetector, configuredDetector } from './jobs/detector-choice.js';
 import { DEFAULT_CONF, DEFAULT_FAST_SAMPLE_SECONDS, DEFAULT_OPTIONS, LIMITS, MODE_TEXT, SCORING_MODES } from './jobs/options.js';
 import { presentWalk, presentWalkSummary, walkSchema, walkSummarySchema } from './jobs/presenters.js';
@@ -210,12 +211,7 @@ export const scoringRoutes: RouteSpec[] = [
     errors: [404, 410],
     handler: async (ctx, { params }) => {
       const walk = await loadWalk(ctx.services.db, params.id, organizationOf(ctx));
-      if (walk.frames_removed_at !== null) {
-        throw new HttpProblem(410, 'frames_removed', `The walk's frames and overlays were removed at ${walk.frames_removed_at}, past the days they are kept (WALK_FRAME_KEEP_DAYS) or to keep DISK_RESERVE free; its counts and result are kept.`, {
-          job_id: walk.id,
-          frames_removed_at: walk.frames_removed_at,
-        });
-      }
+      if (walk.frames_removed_at !== null) throw mediaRemoved('frames', walk.id, walk.frames_removed_at);
       const file = framePath(ctx.services.config.dataDir, walk.id, params.frame, params.name);
       const info = file ? await stat(file).catch(() => null) : null;
       if (!file || !info?.isFile()) throw notFound('frame');

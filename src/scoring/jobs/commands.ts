@@ -1,9 +1,10 @@
 import type { Db } from '../../db/database.js';
 import type { Store, Writer } from '../../db/store.js';
 import { SYSTEM_ACTOR } from '../../db/store.js';
-import { conflict, fieldError, HttpProblem, notFound } from '../../http/problem.js';
+import { conflict, fieldError, notFound } from '../../http/problem.js';
 import { DEFAULT_OPTIONS, KIND_OF_MODE, type ScoringMode, type ScoringOptions } from './options.js';
 import type { StoredResult } from './result.js';
+import { mediaRemoved } from './retention.js';
 import type { WalkClipTable, WalkSource, WalkTable } from './tables.js';
 
 /**
@@ -258,12 +259,7 @@ export async function rescoreWalk(w: Writer, walkId: string, organizationId: str
   if (walk.status === 'queued' || walk.status === 'running') {
     throw conflict('The walk is still being scored; score it again once it is done or failed.', { job_id: walk.id, status: walk.status });
   }
-  if (walk.clips_removed_at !== null) {
-    throw new HttpProblem(409, 'clips_removed', `The walk's clips were removed at ${walk.clips_removed_at}, past the days they are kept (WALK_CLIP_KEEP_DAYS) or to keep DISK_RESERVE free, so it cannot be scored again; its counts and result are kept.`, {
-      job_id: walk.id,
-      clips_removed_at: walk.clips_removed_at,
-    });
-  }
+  if (walk.clips_removed_at !== null) throw mediaRemoved('clips', walk.id, walk.clips_removed_at);
   const mode = fields.mode ?? (walk.mode as ScoringMode);
   const want = KIND_OF_MODE[mode];
   if (want) {

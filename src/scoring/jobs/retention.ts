@@ -2,6 +2,7 @@ import { readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { SYSTEM_ACTOR } from '../../db/store.js';
 import { storageOf } from '../../health/routes.js';
+import { HttpProblem } from '../../http/problem.js';
 import type { Services } from '../../services.js';
 import { clipsDir, framesDir } from './storage.js';
 import type { WalkTable } from './tables.js';
@@ -46,6 +47,20 @@ async function folderBytes(dir: string): Promise<number> {
   let bytes = 0;
   for (const name of names) bytes += (await stat(path.join(dir, name)).catch(() => null))?.size ?? 0;
   return bytes;
+}
+
+/**
+ * The answer for a walk whose part is gone: 409 clips_removed to a rescore (the walk is there,
+ * its state forbids it), 410 frames_removed to a frame (the file existed and was removed on purpose).
+ */
+export function mediaRemoved(part: MediaPart, walkId: string, removedAt: string): HttpProblem {
+  const setting = part === 'clips' ? 'WALK_CLIP_KEEP_DAYS' : 'WALK_FRAME_KEEP_DAYS';
+  const what = part === 'clips' ? "The walk's clips were" : "The walk's frames and overlays were";
+  const after = part === 'clips' ? ', so it cannot be scored again' : '';
+  return new HttpProblem(part === 'clips' ? 409 : 410, `${part}_removed`, `${what} removed at ${removedAt}, past the days they are kept (${setting}) or to keep DISK_RESERVE free${after}; its counts and result are kept.`, {
+    job_id: walkId,
+    [`${part}_removed_at`]: removedAt,
+  });
 }
 
 function dirOf(services: Services, part: MediaPart, walkId: string): string {
