@@ -1,7 +1,8 @@
+import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { Context } from 'koa';
-import { defineRoute, type JsonSchema, type ObjectSchema, type RouteSpec } from '../http/route.js';
+import { defineRoute, JsonText, type JsonSchema, type ObjectSchema, type RouteSpec } from '../http/route.js';
 import { idSchema, listOf, pageOf, pagingQuery, pathParams, weekSchema } from '../http/schemas.js';
 import { actorOf } from '../http/pipeline.js';
 import { fieldError, notFound } from '../http/problem.js';
@@ -124,9 +125,13 @@ export const scoringRoutes: RouteSpec[] = [
     tags: [TAG],
     auth: 'key',
     params: walkIdParams,
-    responses: { 200: { description: 'The walk.', schema: walkSchema } },
+    responses: { 200: { description: 'The walk.', schema: walkSchema, headers: { ETag: { description: 'Changes whenever the answer does (progress included); send it back as If-None-Match for a 304 without the body: a done walk\'s result runs to a megabyte for a long row.', schema: { type: 'string' } } } } },
     errors: [404],
-    handler: async (ctx, { params }) => present(ctx, await loadWalk(ctx.services.db, params.id, organizationOf(ctx))),
+    handler: async (ctx, { params }) => {
+      // The answer's own hash: the version alone misses progress ticks and the keep settings.
+      const text = JSON.stringify(await present(ctx, await loadWalk(ctx.services.db, params.id, organizationOf(ctx))));
+      return new JsonText(text, `"${createHash('sha256').update(text).digest('base64url').slice(0, 27)}"`);
+    },
   }),
   defineRoute<{ id: string }, unknown, { week: string }>({
     method: 'patch',

@@ -291,6 +291,27 @@ t.test('PATCH a walk\'s week: moved with its counts kept, in the change log; 422
   t.equal((await s.request('GET', `/api/observations/${quick.body.job_id}`, { key: KEY })).body.week, null, 'and stays without one');
 });
 
+t.test('GET a walk: an ETag that changes with the answer, 304 for If-None-Match while it stands', async (t) => {
+  const r = await upload(s, `${tree.cyclePath}/videos`, KEY, [{ field: 'file', file: PHOTO }], { week: '2026-W20' });
+  const id = r.body.job_id;
+  await poll(s, id, KEY);
+  const first = await s.request('GET', `/api/observations/${id}`, { key: KEY });
+  const etag = first.headers.get('etag');
+  t.match(etag, /^"[A-Za-z0-9_-]{27}"$/, 'a strong ETag');
+  t.equal((await s.request('GET', `/api/observations/${id}`, { key: KEY })).headers.get('etag'), etag, 'the same answer, the same tag');
+  const unchanged = await s.request('GET', `/api/observations/${id}`, { key: KEY, headers: { 'if-none-match': etag! } });
+  t.equal(unchanged.status, 304, 'not modified');
+  t.equal(unchanged.text, '', 'no body');
+  t.equal((await s.request('GET', `/api/observations/${id}`, { key: KEY, headers: { 'if-none-match': '"something else"' } })).status, 200);
+  await s.request('PATCH', `/api/observations/${id}`, { key: KEY, body: { week: '2026-W21' } });
+  const moved = await s.request('GET', `/api/observations/${id}`, { key: KEY, headers: { 'if-none-match': etag! } });
+  t.equal(moved.status, 200, 'after a change the old tag gets the whole answer');
+  t.not(moved.headers.get('etag'), etag);
+  t.equal(moved.body.week, '2026-W21');
+  const other = await createOrg(s, 'Etag Neighbours');
+  t.equal((await s.request('GET', `/api/observations/${id}`, { key: other.adminKey, headers: { 'if-none-match': etag! } })).status, 404, 'another organization: 404, not 304');
+});
+
 t.test('refused uploads answer a clear 4xx and store nothing', async (t) => {
   const before = await walkCount(s);
   const refusals: [string, Promise<any>, number, RegExp | null][] = [
