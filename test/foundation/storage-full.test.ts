@@ -8,7 +8,7 @@ import path from 'node:path';
 import { insufficientStorage, isStorageFull } from '../../src/http/problem.js';
 import { LOW_STORAGE_BYTES, storageCheck, storageOf } from '../../src/health/routes.js';
 import { startServer, createTree, type TestServer } from '../helpers/server.js';
-import { ballast as ballastFile, smallDisk, smallDiskSkip, unmount } from '../helpers/small-disk.js';
+import { ballast as ballastFile, serverOnSmallDisk, smallDiskSkip } from '../helpers/small-disk.js';
 import { leftovers, poll, upload, walkCount } from '../helpers/walks.js';
 import { renderWalk } from '../../scripts/render/walk.js';
 import { WalkRunner, attachRunner } from '../../src/scoring/jobs/runner.js';
@@ -43,24 +43,11 @@ t.test('the OpenAPI document lists 507 on every route that takes an upload, and 
 const DISK_BYTES = 24 * 1024 * 1024;
 const skip = smallDiskSkip(DISK_BYTES, 'the full-disk tests');
 
-/** A server whose DATA_DIR is a fresh 24 MiB filesystem of its own, unmounted after the test. */
-async function serverOnSmallDisk(t: Test): Promise<TestServer> {
-  const disk = smallDisk(DISK_BYTES);
-  if (!('dir' in disk)) throw new Error(disk.reason);
-  let s: TestServer | undefined;
-  t.teardown(async () => {
-    await s?.close();
-    unmount(disk.dir);
-  });
-  s = await startServer(t, { dataDir: disk.dir, scoringConcurrency: 0 });
-  return s;
-}
-
-/** Fills the filesystem under `dir` to its last byte with one file; answers its path, to remove it again. */
-const fillDisk = (dir: string) => ballastFile(dir);
+/** A server whose DATA_DIR is a fresh 24 MiB filesystem of its own, scoring paused. */
+const serverOnFullableDisk = (t: Test) => serverOnSmallDisk(t, DISK_BYTES, { scoringConcurrency: 0 });
 
 t.test('uploads that do not fit: 507, nothing stored, logged; health degraded', { skip }, async (t) => {
-  const s = await serverOnSmallDisk(t);
+  const s = await serverOnFullableDisk(t);
   const tree = await createTree(s);
   const lines = (s as TestServer & { logLines: string[] }).logLines;
   // What is left of 24 MiB after the database: a 32 MiB upload cannot fit.
@@ -105,7 +92,7 @@ t.test('uploads that do not fit: 507, nothing stored, logged; health degraded', 
 });
 
 t.test('a write SQLite cannot make room for: 507, nothing half written, and writes again once there is room', { skip }, async (t) => {
-  const s = await serverOnSmallDisk(t);
+  const s = await serverOnFullableDisk(t);
   const tree = await createTree(s);
   const db = s.app.services.db;
   const post = (week: number) => s.request('POST', `${tree.cyclePath}/weeks/2026-W${String(week).padStart(2, '0')}`, { key: tree.adminKey, body: { week, text: 'x'.repeat(60_000) } });
@@ -116,7 +103,7 @@ t.test('a write SQLite cannot make room for: 507, nothing half written, and writ
   // The filesystem filled to its last byte. SQLite may still reuse room in its WAL file for a
   // while, so notes of about 180 kB each (the row and its change-log entry) are written until one
   // needs more.
-  const ballast = await fillDisk(s.dataDir);
+  const ballast = await ballastFile(s.dataDir);
   const statuses: number[] = [];
   for (let week = 2; week <= 50 && !statuses.includes(507); week++) statuses.push((await post(week)).status);
   t.equal(statuses.at(-1), 507, `a note SQLite has no room for (answers: ${statuses.join(', ')})`);
@@ -134,12 +121,12 @@ t.test('a write SQLite cannot make room for: 507, nothing half written, and writ
 });
 
 t.test('a walk queued while the disk is full is scored once there is room again', { skip }, async (t) => {
-  const s = await serverOnSmallDisk(t);
+  const s = await serverOnFullableDisk(t);
   const tree = await createTree(s);
   const clip = (await renderWalk({ out: t.testdir(), seconds: 2, fps: 10, width: 320, height: 180, speed: 0.3, seed: 3 })).files[0]!;
   const r = await upload(s, `${tree.cyclePath}/videos`, tree.adminKey, [{ field: 'file', file: clip }], { week: '2026-W07', sample_seconds: '0.5' });
   t.equal(r.status, 201);
-  const ballast = await fillDisk(s.dataDir);
+  const ballast = await ballastFile(s.dataDir);
   // The server's own runner is paused (concurrency 0); this one scores, and looks again 200 ms after a failed claim.
   const runner = new WalkRunner(s.app.services, { concurrency: 1, retryAfterFailureMs: 200 });
   attachRunner(s.app.services, runner);

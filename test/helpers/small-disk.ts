@@ -2,7 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { Config } from '../../src/config.js';
 import { storageOf } from '../../src/health/routes.js';
+import { startServer, type TestServer } from './server.js';
 
 /** Mounts a tmpfs of `bytes` at a new folder; the reason when this machine does not allow it (not root, no mount). */
 export function smallDisk(bytes: number): { dir: string } | { reason: string } {
@@ -43,4 +45,17 @@ export async function ballast(dir: string, leave = 0, name = 'ballast'): Promise
     if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
   }
   return file;
+}
+
+/** A server whose DATA_DIR is a fresh tmpfs of `bytes` of its own, unmounted after the test. */
+export async function serverOnSmallDisk(t: { teardown(fn: () => unknown): void }, bytes: number, config: Partial<Config> = {}): Promise<TestServer> {
+  const disk = smallDisk(bytes);
+  if (!('dir' in disk)) throw new Error(disk.reason);
+  let s: TestServer | undefined;
+  t.teardown(async () => {
+    await s?.close();
+    unmount(disk.dir);
+  });
+  s = await startServer(t, { ...config, dataDir: disk.dir });
+  return s;
 }

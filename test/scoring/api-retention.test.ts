@@ -8,7 +8,7 @@ import { loadConfig } from '../../src/config.js';
 import { keptUntil, MediaRetention, removalCutoff, retentionOf } from '../../src/scoring/jobs/retention.js';
 import { runnerOf } from '../../src/scoring/jobs/runner.js';
 import { startServer, createTree, type TestServer } from '../helpers/server.js';
-import { ballast, smallDisk, smallDiskSkip, unmount } from '../helpers/small-disk.js';
+import { ballast, serverOnSmallDisk, smallDiskSkip } from '../helpers/small-disk.js';
 import { poll, upload } from '../helpers/walks.js';
 
 const PHOTO = fileURLToPath(new URL('../../examples/row-close.jpg', import.meta.url));
@@ -186,27 +186,20 @@ const RESERVE = 16 * 1024 * 1024;
 const skip = smallDiskSkip(DISK_BYTES, 'the tests of files removed for room');
 
 t.test('below DISK_RESERVE free: the oldest scored walks lose their clips, then their frames, just enough of them', { skip }, async (t) => {
-  const disk = smallDisk(DISK_BYTES);
-  if (!('dir' in disk)) throw new Error(disk.reason);
-  let s: TestServer | undefined;
-  t.teardown(async () => {
-    await s?.close();
-    unmount(disk.dir);
-  });
   // Kept for ever by days: only room can take the files.
-  s = await startServer(t, { dataDir: disk.dir, walkClipKeepDays: 0, walkFrameKeepDays: 0, diskReserve: RESERVE });
+  const s = await serverOnSmallDisk(t, DISK_BYTES, { walkClipKeepDays: 0, walkFrameKeepDays: 0, diskReserve: RESERVE });
   const tree = await createTree(s);
   const walks: any[] = [];
   for (const week of ['2026-W10', '2026-W11', '2026-W12']) walks.push(await scoredPhoto(s, tree.cyclePath, tree.adminKey, week));
   // Scored a minute apart, oldest first.
-  walks.forEach((w, i) => s!.app.services.sqlite.prepare('update walks set finished_at = ? where id = ?').run(new Date(Date.parse(w.finished_at) + i * 60_000).toISOString(), w.job_id));
+  walks.forEach((w, i) => s.app.services.sqlite.prepare('update walks set finished_at = ? where id = ?').run(new Date(Date.parse(w.finished_at) + i * 60_000).toISOString(), w.job_id));
   const [a, b, c] = walks.map((w) => w.job_id as string);
   const size = (i: number) => walks[i].clips[0].size_bytes as number;
   const warns = () => ((s as any).logLines as string[]).map((l) => JSON.parse(l)).filter((l) => l.level === 'warn');
   t.same(await sweepAt(s, Date.now()), { clips: [], frames: [], clipsForSpace: [], framesForSpace: [] }, 'room enough: nothing goes');
 
   // Short of the reserve by half of a's clip: a's clip goes, and only it.
-  const extra = await ballast(disk.dir, RESERVE - Math.floor(size(0) / 2));
+  const extra = await ballast(s.dataDir, RESERVE - Math.floor(size(0) / 2));
   t.same((await sweepAt(s, Date.now())).clipsForSpace, [a], 'the oldest walk\'s clips');
   t.notOk(existsSync(dirOf(s, a, 'clips')), 'its folder is gone');
   t.ok(existsSync(dirOf(s, b, 'clips')) && existsSync(dirOf(s, c, 'clips')), 'the younger walks keep theirs');
@@ -219,8 +212,8 @@ t.test('below DISK_RESERVE free: the oldest scored walks lose their clips, then 
   // Short by b's clip and a little more, with c being scored again: b's clips go, c keeps its, and
   // with no scored walk's clips left the rest comes from the frames of the oldest walk, a.
   s.app.services.sqlite.prepare("update walks set status = 'running' where id = ?").run(c);
-  const framesOfA = files(dirOf(s, a, 'frames')).reduce((n, f) => n + statSync(path.join(dirOf(s!, a, 'frames'), f)).size, 0);
-  await ballast(disk.dir, RESERVE - size(1) - Math.floor(framesOfA / 2));
+  const framesOfA = files(dirOf(s, a, 'frames')).reduce((n, f) => n + statSync(path.join(dirOf(s, a, 'frames'), f)).size, 0);
+  await ballast(s.dataDir, RESERVE - size(1) - Math.floor(framesOfA / 2));
   const second = await sweepAt(s, Date.now());
   t.same([second.clipsForSpace, second.framesForSpace], [[b], [a]], 'b\'s clips, then a\'s frames; c is being scored');
   t.ok(existsSync(dirOf(s, c, 'clips')), 'the walk being scored keeps its clips');
@@ -230,7 +223,7 @@ t.test('below DISK_RESERVE free: the oldest scored walks lose their clips, then 
   t.match(await s.request('GET', walks[0].result.frames[0].image_url, { key: tree.adminKey }), { status: 410, body: { code: 'frames_removed' } });
 
   // Far short: b's frames go too, and the box says it is still short (c's files are not taken).
-  await ballast(disk.dir, RESERVE - 8 * 1024 * 1024);
+  await ballast(s.dataDir, RESERVE - 8 * 1024 * 1024);
   const third = await sweepAt(s, Date.now());
   t.same([third.clipsForSpace, third.framesForSpace], [[], [b]], 'all a scored walk holds is gone; c keeps its files');
   t.match(warns().at(-1), { msg: 'disk short of room', reserve_bytes: RESERVE });
