@@ -2,6 +2,7 @@
 // ground truth, to upload to the box or score in benchmarks.
 //   node --import tsx scripts/render-photo-pan.ts --photos ../shared/data/tomato-photos --out DIR
 //   [--fruit-px 48] [--name pan] [--width 1280] [--height 720] [--fps 15] [--pace 0.25] [--balance-each]
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { renderPhotoPan } from './photo-pan/pan.js';
@@ -37,7 +38,7 @@ if (values.help) {
 }
 const given = { 'fruit-px': values['fruit-px'], width: values.width, height: values.height, fps: values.fps, pace: values.pace };
 const bad = Object.entries(given).find(([, v]) => !(Number(v) > 0 && Number.isFinite(Number(v))));
-const problem = !values.photos || !values.out ? '--photos and --out are needed' : bad ? `--${bad[0]} must be a positive number` : Number(given.width) % 2 ? '--width must be even (4:2:0 video)' : null;
+const problem = !values.photos || !values.out ? '--photos and --out are needed' : !existsSync(values.photos) ? `no folder ${values.photos}` : bad ? `--${bad[0]} must be a positive number` : Number(given.width) % 2 ? '--width must be even (4:2:0 video)' : null;
 if (problem) {
   console.error(`${problem}\n${USAGE}`);
   process.exit(2);
