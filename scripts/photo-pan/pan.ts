@@ -68,6 +68,9 @@ interface Tile {
   labels: PhotoLabels['fruit'];
 }
 
+/** The labels carry no size in mm: a typical round tomato's, for the truth's fields that need one. */
+const NOMINAL_FRUIT_MM = 60;
+
 const fail = (message: string): never => {
   throw new Error(message);
 };
@@ -126,6 +129,8 @@ export async function renderPhotoPan(options: PhotoPanOptions): Promise<PhotoPan
     tiles.push({ photo: p.photo, image, x: 0, y: 0, labels: p.labels.fruit });
   }
   const tileH = tiles[0]!.image.height;
+  const odd = tiles.find((t) => t.image.height !== tileH);
+  if (odd) throw new Error(`photos of one height are laid into rows: ${odd.photo} is ${odd.image.height} px high at this scale, ${tiles[0]!.photo} ${tileH}`);
   const rows = Math.max(1, Math.round((options.targetHeight ?? 720) / tileH));
   const height = rows * tileH - ((rows * tileH) % 2);
   wallLayout(tiles.map((t) => t.image), rows).forEach((at, i) => Object.assign(tiles[i]!, at));
@@ -147,7 +152,7 @@ export async function renderPhotoPan(options: PhotoPanOptions): Promise<PhotoPan
       sources.push({ photo: t.photo, label: i, difficult: Boolean(l.difficult) });
       fruit.push({
         id: fruit.length, ripeness: l.ripeness, stage: l.ripeness === 'green' ? 'green' : 'red', plant: 0,
-        x: (b[0] + b[2]) / 2, y: (b[1] + b[3]) / 2, diameterMm: 0, appearances: [],
+        x: (b[0] + b[2]) / 2, y: (b[1] + b[3]) / 2, diameterMm: NOMINAL_FRUIT_MM, appearances: [],
       });
     });
   }
@@ -180,10 +185,10 @@ export async function renderPhotoPan(options: PhotoPanOptions): Promise<PhotoPan
   const fruitPx = median(wallBoxes.map((b) => Math.max(b[2] - b[0], b[3] - b[1])));
   const truth: PhotoPanTruth = {
     version: 1, seed: 0, width, height, fps,
-    // Not a metric walk: pace in frame widths per second, and a nominal 60 mm for the median fruit.
-    speed: crossing, mmPerPixel: 60 / fruitPx,
+    // Not a metric walk: pace in frame widths per second, and a nominal size for the median fruit.
+    speed: crossing, mmPerPixel: NOMINAL_FRUIT_MM / fruitPx,
     clips: [{ index: 0, file: path.basename(file), startSeconds: 0, seconds: frames / fps, frames }],
-    fruit: fruit.map((f) => ({ ...f, diameterMm: 60 })), stems: [], plants: [], sources, scale,
+    fruit, stems: [], plants: [], sources, scale,
   };
   const truthFile = path.join(options.out, `${options.name}.json`);
   await writeFile(truthFile, JSON.stringify(truth));

@@ -1,11 +1,12 @@
 import t from 'tap';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PHOTO_DIR } from '../../bench/scoring-accuracy.js';
 import { readAllFrames } from '../../scripts/render/ffmpeg.js';
 import { labelledPhotos, renderPhotoPan, seenBox, wallLayout } from '../../scripts/photo-pan/pan.js';
-import { decodeFrames, probeMedia, resolveFfmpeg } from '../../src/scoring/media/index.js';
+import { decodeFrames, probeMedia, requireFfmpeg, resolveFfmpeg } from '../../src/scoring/media/index.js';
 import { optionsFrom, walkOptionsFrom } from '../../src/scoring/jobs/options.js';
 import { scoreWalk, type WalkDecoder } from '../../src/scoring/walk.js';
 import { createOracle, NO_NOISE } from '../helpers/walk-oracle.js';
@@ -109,5 +110,21 @@ if (!existsSync(PHOTO_DIR)) {
     }
     t.ok(gains.false![0] < 0.6 && gains.false![2] < 0.6, `as photographed, magenta: red and blue gains ${gains.false!.map((g) => g.toFixed(2))}`);
     t.ok(gains.true!.every((g) => Math.abs(g - 1) < 0.15), `balanced: gains ${gains.true!.map((g) => g.toFixed(2))} near 1`);
+  });
+
+  t.test('photos that cannot be laid into rows, or not there, are refused by name', async (t) => {
+    const out = mkdtempSync(path.join(tmpdir(), 'cropwalk-pan-'));
+    t.teardown(() => rmSync(out, { recursive: true, force: true }));
+    const dir = path.join(out, 'photos');
+    mkdirSync(dir);
+    copyFileSync(path.join(PHOTO_DIR, '0011.jpg'), path.join(dir, '0001.jpg'));
+    copyFileSync(path.join(PHOTO_DIR, '0011.json'), path.join(dir, '0001.json'));
+    // The same photo cropped lower, with its labels.
+    execFileSync((await requireFfmpeg()).ffmpeg, ['-v', 'error', '-i', path.join(PHOTO_DIR, '0011.jpg'), '-vf', 'crop=1600:1000:0:0', path.join(dir, '0002.jpg')]);
+    const labels = JSON.parse(readFileSync(path.join(PHOTO_DIR, '0011.json'), 'utf8')) as { height: number; fruit: { box: number[] }[] };
+    writeFileSync(path.join(dir, '0002.json'), JSON.stringify({ ...labels, height: 1000, fruit: labels.fruit.filter((f) => f.box[3]! <= 1000) }));
+    await t.rejects(renderPhotoPan({ photos: dir, out, name: 'x', fruitPx: 48, targetHeight: 360 }), /photos of one height are laid into rows: 0002\.jpg/);
+    await t.rejects(renderPhotoPan({ photos: dir, only: ['0003.jpg'], out, name: 'x', fruitPx: 48 }), /no labelled photo 0003\.jpg/);
+    t.notOk(existsSync(path.join(out, 'x.mp4')), 'no clip written');
   });
 }
