@@ -10,7 +10,10 @@
  * summed: what tracking adds or takes away against counting every photo once. The oracle (the truth
  * with typical noise) through the same tracker checks that the walk itself is countable.
  *
- *   node --import tsx bench/scoring-photo-walk.ts [--sizes 96,48,24] [--conf 0.35] [--as-photographed]
+ *   node --import tsx bench/scoring-photo-walk.ts [--sizes 96,48,24] [--conf 0.35] [--as-photographed] [--model models/x.json]
+ *
+ * --model scores the walls and the photos with a model detector (a manifest as in models/README.md)
+ * instead of the built-in one: a trained model is measured on real fruit the same way.
  *
  * Each photo is white-balanced on its own before it goes on the wall, so a frame showing several
  * photos is under one light as a real row is; --as-photographed leaves them as taken (daylight and
@@ -26,7 +29,8 @@ import { labelledPhotos, renderPhotoPan, type PhotoPan, type PhotoPanTruth } fro
 import { createBuiltinDetector, type BuiltinParams } from '../src/scoring/builtin/index.js';
 import { optionsFrom, walkOptionsFrom } from '../src/scoring/jobs/options.js';
 import { decodeFrames, decodeImage } from '../src/scoring/media/index.js';
-import type { Detection } from '../src/scoring/types.js';
+import { loadModelDetector } from '../src/scoring/onnx/index.js';
+import type { Detection, Detector } from '../src/scoring/types.js';
 import { scoreWalk, type WalkDecoder, type WalkOptions } from '../src/scoring/walk.js';
 import { createOracle, NO_NOISE, TYPICAL_NOISE, type CountBreakdown } from '../test/helpers/walk-oracle.js';
 
@@ -73,8 +77,12 @@ const countsOf = (fruit: readonly { ripeness: string }[]): Counts => ({
   red: fruit.filter((f) => f.ripeness !== 'green').length,
 });
 
-async function stills(scale: number): Promise<Counts> {
-  const detector = createBuiltinDetector(PARAMS);
+/** A fresh detector: the built-in one, or the model a manifest names (`--model models/x.json`). */
+type DetectorFactory = () => Promise<Detector>;
+const builtin: DetectorFactory = async () => createBuiltinDetector(PARAMS);
+
+async function stills(scale: number, make: DetectorFactory): Promise<Counts> {
+  const detector = await make();
   const found: Detection[] = [];
   for (const p of labelledPhotos(PHOTOS)) {
     const file = path.join(PHOTOS, p.photo);
@@ -82,11 +90,13 @@ async function stills(scale: number): Promise<Counts> {
     const image = await decodeImage(file, { maxLongSide: Math.round(Math.max(full.width, full.height) * scale) });
     found.push(...(await detector.detect(image, { conf: PHOTO_CONF })).filter((d) => d.kind === 'fruit'));
   }
+  await detector.close?.();
   // The photos are labelled green or red: a turning answer is counted with red, as the photo bench does.
   return countsOf(found.map((d) => ({ ripeness: d.ripeness ?? 'green' })));
 }
 
-export async function runPhotoWalkBench(options: { sizes?: number[]; conf?: number } = {}): Promise<PhotoWalkResult> {
+export async function runPhotoWalkBench(options: { sizes?: number[]; conf?: number; detector?: DetectorFactory } = {}): Promise<PhotoWalkResult> {
+  const make = options.detector ?? builtin;
   const video: WalkOptions = options.conf === undefined ? VIDEO : { ...VIDEO, conf: options.conf };
   if (!existsSync(PHOTOS)) return { available: false, reason: `labelled photos not found at ${PHOTOS}: nothing to film`, rows: [] };
   const rows: PhotoWalkRow[] = [];
@@ -94,7 +104,9 @@ export async function runPhotoWalkBench(options: { sizes?: number[]; conf?: numb
     const pan = await cached(fruitPx);
     const t = pan.truth;
     const real = createOracle(t, pan.files, decodeFrames as WalkDecoder, NO_NOISE);
-    const walk = await scoreWalk({ clips: pan.files, detector: createBuiltinDetector(PARAMS), decode: real.decode, options: video });
+    const detector = await make();
+    const walk = await scoreWalk({ clips: pan.files, detector, decode: real.decode, options: video });
+    await detector.close?.();
     const expected = real.expected('fruit', 2, false, walk.frames);
     const ids = new Set(expected.ids);
     const truth = countsOf(t.fruit.filter((f) => ids.has(f.id)));
@@ -102,7 +114,7 @@ export async function runPhotoWalkBench(options: { sizes?: number[]; conf?: numb
     const noisy = createOracle(t, pan.files, decodeFrames as WalkDecoder, TYPICAL_NOISE);
     const o = await scoreWalk({ clips: pan.files, detector: noisy.detector, decode: noisy.decode, options: video });
     const ot = noisy.expected('fruit', 2, false, o.frames).total;
-    const s = await stills(t.scale);
+    const s = await stills(t.scale, make);
     rows.push({
       fruitPx, frameSize: `${t.width}×${t.height}`, videoSeconds: t.clips[0]!.seconds, scoredFrames: walk.frames.length, truth,
       walk: { ...counted, error: (counted.total - truth.total) / truth.total, breakdown: real.explain(walk) },
@@ -134,5 +146,12 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const at = process.argv.indexOf('--sizes');
   const sizes = at > 0 ? process.argv[at + 1]!.split(',').map(Number) : undefined;
   const c = process.argv.indexOf('--conf');
-  console.log(formatPhotoWalk(await runPhotoWalkBench({ ...(sizes ? { sizes } : {}), ...(c > 0 ? { conf: Number(process.argv[c + 1]) } : {}) })));
+  const m = process.argv.indexOf('--model');
+  const model = m > 0 ? process.argv[m + 1]! : null;
+  if (model) console.log(`detector: the model of ${model}`);
+  console.log(formatPhotoWalk(await runPhotoWalkBench({
+    ...(sizes ? { sizes } : {}),
+    ...(c > 0 ? { conf: Number(process.argv[c + 1]) } : {}),
+    ...(model ? { detector: () => loadModelDetector(path.resolve(model)) } : {}),
+  })));
 }
