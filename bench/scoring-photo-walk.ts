@@ -1,8 +1,8 @@
 /**
  * Walks past real fruit: the labelled tomato photos laid into a wall and filmed by a panning
  * camera (scripts/photo-pan/pan.ts), scored as a video upload is (built-in detector, video
- * defaults, adaptive sampling, tracking), at several fruit sizes: close-ups (the labelled photos'
- * own scale, halved), and fruit as small as a row filmed from the path.
+ * defaults, adaptive sampling, tracking), at several fruit sizes: close-ups (96 px, the photos at 0.6
+ * of their size), and fruit as small as a row filmed from the path (24 px).
  *
  * Truth: the labelled fruit at least 35 % inside the frame in two or more scored frames (all of
  * them: the wall enters and leaves the frame whole). Baseline in the same run: the same detector
@@ -25,6 +25,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { PHOTO_DIR } from './scoring-accuracy.js';
 import { labelledPhotos, renderPhotoPan, type PhotoPan, type PhotoPanTruth } from '../scripts/photo-pan/pan.js';
 import { createBuiltinDetector, type BuiltinParams } from '../src/scoring/builtin/index.js';
 import { optionsFrom, walkOptionsFrom } from '../src/scoring/jobs/options.js';
@@ -35,7 +36,7 @@ import { scoreWalk, type WalkDecoder, type WalkOptions } from '../src/scoring/wa
 import { createOracle, NO_NOISE, TYPICAL_NOISE, type CountBreakdown } from '../test/helpers/walk-oracle.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const PHOTOS = path.resolve(ROOT, '..', 'shared', 'data', 'tomato-photos');
+const PHOTOS = PHOTO_DIR;
 const PAN_SOURCE = path.join(ROOT, 'scripts', 'photo-pan', 'pan.ts');
 const OUT = path.join(ROOT, 'bench', 'out', `photo-pan-${createHash('sha256').update(readFileSync(PAN_SOURCE)).digest('hex').slice(0, 12)}`);
 const VIDEO: WalkOptions = walkOptionsFrom(optionsFrom({}, { video: true }));
