@@ -26,17 +26,16 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { PHOTO_DIR } from './scoring-accuracy.js';
-import { labelledPhotos, renderPhotoPan, type PhotoPan, type PhotoPanTruth } from '../scripts/photo-pan/pan.js';
+import { decodeAtScale, labelledPhotos, renderPhotoPan, type PhotoPan, type PhotoPanTruth } from '../scripts/photo-pan/pan.js';
 import { createBuiltinDetector, type BuiltinParams } from '../src/scoring/builtin/index.js';
 import { optionsFrom, walkOptionsFrom } from '../src/scoring/jobs/options.js';
-import { decodeFrames, decodeImage } from '../src/scoring/media/index.js';
+import { decodeFrames } from '../src/scoring/media/index.js';
 import { loadModelDetector } from '../src/scoring/onnx/index.js';
 import type { Detection, Detector } from '../src/scoring/types.js';
 import { scoreWalk, type WalkDecoder, type WalkOptions } from '../src/scoring/walk.js';
 import { createOracle, NO_NOISE, TYPICAL_NOISE, type CountBreakdown } from '../test/helpers/walk-oracle.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const PHOTOS = PHOTO_DIR;
 const PAN_SOURCE = path.join(ROOT, 'scripts', 'photo-pan', 'pan.ts');
 const OUT = path.join(ROOT, 'bench', 'out', `photo-pan-${createHash('sha256').update(readFileSync(PAN_SOURCE)).digest('hex').slice(0, 12)}`);
 const VIDEO: WalkOptions = walkOptionsFrom(optionsFrom({}, { video: true }));
@@ -69,7 +68,7 @@ async function cached(fruitPx: number): Promise<PhotoPan> {
   const truthFile = path.join(OUT, `${name}.json`);
   const file = path.join(OUT, `${name}.mp4`);
   if (existsSync(truthFile) && existsSync(file)) return { files: [file], truthFile, truth: JSON.parse(readFileSync(truthFile, 'utf8')) as PhotoPanTruth };
-  return renderPhotoPan({ photos: PHOTOS, out: OUT, name, fruitPx, balanceEach: BALANCE });
+  return renderPhotoPan({ photos: PHOTO_DIR, out: OUT, name, fruitPx, balanceEach: BALANCE });
 }
 
 const countsOf = (fruit: readonly { ripeness: string }[]): Counts => ({
@@ -85,10 +84,8 @@ const builtin: DetectorFactory = async () => createBuiltinDetector(PARAMS);
 async function stills(scale: number, make: DetectorFactory): Promise<Counts> {
   const detector = await make();
   const found: Detection[] = [];
-  for (const p of labelledPhotos(PHOTOS)) {
-    const file = path.join(PHOTOS, p.photo);
-    const full = await decodeImage(file, { maxLongSide: 4096 });
-    const image = await decodeImage(file, { maxLongSide: Math.round(Math.max(full.width, full.height) * scale) });
+  for (const p of labelledPhotos(PHOTO_DIR)) {
+    const image = await decodeAtScale(PHOTO_DIR, p, scale);
     found.push(...(await detector.detect(image, { conf: PHOTO_CONF })).filter((d) => d.kind === 'fruit'));
   }
   await detector.close?.();
@@ -99,7 +96,7 @@ async function stills(scale: number, make: DetectorFactory): Promise<Counts> {
 export async function runPhotoWalkBench(options: { sizes?: number[]; conf?: number; detector?: DetectorFactory } = {}): Promise<PhotoWalkResult> {
   const make = options.detector ?? builtin;
   const video: WalkOptions = options.conf === undefined ? VIDEO : { ...VIDEO, conf: options.conf };
-  if (!existsSync(PHOTOS)) return { available: false, reason: `labelled photos not found at ${PHOTOS}: nothing to film`, rows: [] };
+  if (!existsSync(PHOTO_DIR)) return { available: false, reason: `labelled photos not found at ${PHOTO_DIR}: nothing to film`, rows: [] };
   const rows: PhotoWalkRow[] = [];
   for (const fruitPx of options.sizes ?? [96, 48, 24]) {
     const pan = await cached(fruitPx);

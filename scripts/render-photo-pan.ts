@@ -4,16 +4,15 @@
 //   [--fruit-px 48] [--name pan] [--width 1280] [--height 720] [--fps 15] [--pace 0.25] [--balance-each]
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseCli } from './cli.js';
 import { renderPhotoPan } from './photo-pan/pan.js';
 
 const USAGE =
   'usage: render-photo-pan.ts --photos DIR --out DIR [--fruit-px 48 --name pan --width 1280 --height 720 --fps 15 --pace 0.25 --balance-each]\n' +
   '  --fruit-px: the median labelled fruit\'s size in the video; --pace: share of the frame crossed per second;\n  --balance-each: white-balance each photo on its own first (one light over the wall, as over a real row)';
 
-let parsed;
-try {
-  parsed = parseArgs({
+const values = parseCli(
+  {
     options: {
       photos: { type: 'string' },
       out: { type: 'string' },
@@ -26,16 +25,9 @@ try {
       'balance-each': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
-  });
-} catch (err) {
-  console.error(`${(err as Error).message}\n${USAGE}`);
-  process.exit(2);
-}
-const { values } = parsed;
-if (values.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
+  },
+  USAGE,
+);
 const given = { 'fruit-px': values['fruit-px'], width: values.width, height: values.height, fps: values.fps, pace: values.pace };
 const bad = Object.entries(given).find(([, v]) => !(Number(v) > 0 && Number.isFinite(Number(v))));
 const problem = !values.photos || !values.out ? '--photos and --out are needed' : !existsSync(values.photos) ? `no folder ${values.photos}` : bad ? `--${bad[0]} must be a positive number` : Number(given.width) % 2 ? '--width must be even (4:2:0 video)' : null;

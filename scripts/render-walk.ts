@@ -4,7 +4,7 @@
 //   --still N renders N example photos (example-<seed>.jpg + .json) instead of a walk.
 import { writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseCli } from './cli.js';
 import { renderStill, renderWalk } from './render/walk.js';
 import { countableFruit, sampledEvery } from './compare/countable.js';
 
@@ -12,9 +12,8 @@ const USAGE =
   'usage: render-walk.ts --out DIR [--seconds 10 --fps 30 --width 1280 --height 720 --speed 0.3 --seed 1 --clips 1 --gap 0 ' +
   '--spacing 0.4 --view-width 1.2 --dark --blur 0.5 --noise 2 --name walk] | [--out DIR --still N]';
 
-let parsed;
-try {
-  parsed = parseArgs({
+const values = parseCli(
+  {
     options: {
       out: { type: 'string' },
       seconds: { type: 'string', default: '10' },
@@ -34,17 +33,9 @@ try {
       still: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
-  });
-} catch (err) {
-  // An unknown or malformed option: say which, and how the script is called.
-  console.error(`${(err as Error).message}\n${USAGE}`);
-  process.exit(2);
-}
-const { values } = parsed;
-if (values.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
+  },
+  USAGE,
+);
 
 const num = (s: string | undefined) => (s === undefined ? undefined : Number(s));
 if (!values.out) {

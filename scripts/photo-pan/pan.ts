@@ -10,13 +10,14 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DEFAULT_PARAMS } from '../../src/scoring/builtin/index.js';
 import { applyGains, greyWorld } from '../../src/scoring/image/white-balance.js';
+import { median } from '../../src/scoring/track/box.js';
 import { decodeImage } from '../../src/scoring/media/index.js';
 import type { Box, Ripeness, RgbImage } from '../../src/scoring/types.js';
 import { spawnRawEncoder } from '../render/ffmpeg.js';
 import type { TruthFruit, WalkTruth } from '../render/truth.js';
 
 /** A photo's label file, as in ../shared/data/tomato-photos. */
-interface PhotoLabels {
+export interface PhotoLabels {
   /** The pixel grid the boxes are in. */
   width: number;
   height: number;
@@ -75,10 +76,6 @@ const fail = (message: string): never => {
   throw new Error(message);
 };
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 
 /** Labelled photos in a folder, by name. */
 export function labelledPhotos(dir: string): { photo: string; labels: PhotoLabels }[] {
@@ -86,6 +83,11 @@ export function labelledPhotos(dir: string): { photo: string; labels: PhotoLabel
     .filter((f) => /^\d+\.jpg$/.test(f))
     .sort()
     .map((photo) => ({ photo, labels: JSON.parse(readFileSync(path.join(dir, photo.replace(/\.jpg$/, '.json')), 'utf8')) as PhotoLabels }));
+}
+
+/** A labelled photo decoded at `scale` of its labels' pixel grid: as it goes on the wall. */
+export function decodeAtScale(dir: string, photo: { photo: string; labels: PhotoLabels }, scale: number): Promise<RgbImage> {
+  return decodeImage(path.join(dir, photo.photo), { maxLongSide: Math.round(Math.max(photo.labels.width, photo.labels.height) * scale) });
 }
 
 /**
@@ -124,7 +126,7 @@ export async function renderPhotoPan(options: PhotoPanOptions): Promise<PhotoPan
 
   const tiles: Tile[] = [];
   for (const p of photos) {
-    const decoded = await decodeImage(path.join(options.photos, p.photo), { maxLongSide: Math.round(Math.max(p.labels.width, p.labels.height) * scale) });
+    const decoded = await decodeAtScale(options.photos, p, scale);
     const image = options.balanceEach ? applyGains(decoded, greyWorld(decoded, { maxGreenCorrection: DEFAULT_PARAMS.wbMaxGreenCorrection }).gains) : decoded;
     tiles.push({ photo: p.photo, image, x: 0, y: 0, labels: p.labels.fruit });
   }

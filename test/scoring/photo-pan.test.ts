@@ -12,6 +12,7 @@ import { scoreWalk, type WalkDecoder } from '../../src/scoring/walk.js';
 import { createOracle, NO_NOISE } from '../helpers/walk-oracle.js';
 import { DEFAULT_PARAMS } from '../../src/scoring/builtin/index.js';
 import { greyWorld } from '../../src/scoring/image/white-balance.js';
+import { median } from '../../src/scoring/track/box.js';
 
 t.test('the wall: rows filled in turn, each photo beside the last of its row', async (t) => {
   const s = { width: 100, height: 75 };
@@ -47,8 +48,7 @@ if (!existsSync(PHOTO_DIR)) {
     t.equal(new Set(truth.sources.map((s) => s.photo)).size, 3, 'the three photos on the wall');
     t.equal(truth.fruit.length, 21 + 12 + 22, 'every label of the three photos is a truth fruit');
     // The scale puts the median labelled fruit of the photos used at the size asked for.
-    const labelled = labelledPhotos(PHOTO_DIR).filter((p) => only.includes(p.photo)).flatMap((p) => p.labels.fruit.map((f) => Math.max(f.box[2] - f.box[0], f.box[3] - f.box[1]))).sort((a, b) => a - b);
-    const mid = labelled.length % 2 ? labelled[(labelled.length - 1) / 2]! : (labelled[labelled.length / 2 - 1]! + labelled[labelled.length / 2]!) / 2;
+    const mid = median(labelledPhotos(PHOTO_DIR).filter((p) => only.includes(p.photo)).flatMap((p) => p.labels.fruit.map((f) => Math.max(f.box[2] - f.box[0], f.box[3] - f.box[1]))));
     t.ok(Math.abs(mid * truth.scale - 48) < 1e-9, `median labelled fruit ${mid.toFixed(1)} px × ${truth.scale.toFixed(3)} = 48 px`);
     t.ok(truth.fruit.every((f) => f.appearances.some((a) => a.visible === 1)), 'every fruit is seen whole at some point');
     // The camera moves a quarter of the frame a second: 1280 / 4 / 15 px between frames.
