@@ -38,7 +38,8 @@ const stale = !existsSync(marker) || (existsSync(lock) && statSync(lock).mtimeMs
 if (stale) {
   say('node modules are missing or out of date: installing them (better-sqlite3 builds from source once, about two minutes)');
   // onnxruntime-node's install script would download CUDA binaries; its CPU binaries ship in the package.
-  run('npm', [existsSync(lock) ? 'ci' : 'install', '--no-audit', '--no-fund'], { ONNXRUNTIME_NODE_INSTALL: 'skip', npm_config_onnxruntime_node_install: 'skip' });
+  // package.json's allowScripts denies that script (npm 11.16+); the variable covers older npm.
+  run('npm', [existsSync(lock) ? 'ci' : 'install', '--no-audit', '--no-fund'], { ONNXRUNTIME_NODE_INSTALL: 'skip' });
 }
 
 // 2. The native SQLite binding must load on this Node.
