@@ -13,6 +13,7 @@ message AttributeProto {
   optional string name = 1;
   optional float f = 2;
   optional int64 i = 3;
+  optional bytes s = 4;
   repeated int64 ints = 8;
   optional AttributeType type = 20;
 }
@@ -56,7 +57,7 @@ message ModelProto {
 
 const FLOAT = 1;
 const INT64 = 7;
-const ModelProto = protobuf.parse(ONNX_SUBSET).root.lookupType('onnx.ModelProto');
+export const ModelProto = protobuf.parse(ONNX_SUBSET).root.lookupType('onnx.ModelProto');
 
 /** output[0, row, anchor] += mean of input channel `channel` over the input-pixel region [x0, x1) × [y0, y1). */
 export interface InputProbe {
@@ -83,17 +84,17 @@ export interface TestModelSpec {
   reshapeOutput?: number[];
 }
 
-function floatTensor(name: string, dims: number[], values: ArrayLike<number>) {
+export function floatTensor(name: string, dims: number[], values: ArrayLike<number>) {
   const raw = Buffer.from(new Float32Array(values).buffer);
   return { name, dims, dataType: FLOAT, rawData: raw };
 }
 
-function int64Tensor(name: string, values: number[]) {
+export function int64Tensor(name: string, values: number[]) {
   const raw = Buffer.from(new BigInt64Array(values.map(BigInt)).buffer);
   return { name, dims: [values.length], dataType: INT64, rawData: raw };
 }
 
-function valueInfo(name: string, dims: (number | string)[]) {
+export function valueInfo(name: string, dims: (number | string)[]) {
   return {
     name,
     type: { tensorType: { elemType: FLOAT, shape: { dim: dims.map((d) => (typeof d === 'number' ? { dimValue: d } : { dimParam: d })) } } },
