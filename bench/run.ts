@@ -1,7 +1,7 @@
 // `npm run bench [name ...]`: every benchmark, each printing its figures as
 // ratios against a baseline measured in the same run. Names: registry,
 // records, climate-import, climate-store, scoring-accuracy, scoring-walk,
-// scoring-photo-walk, scoring-service, media-photo. Figures are written to bench/out/results.json as well.
+// scoring-photo-walk, scoring-model, scoring-service, media-photo. Figures are written to bench/out/results.json as well.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
@@ -23,6 +23,7 @@ const BENCHES: Bench[] = [
   { name: 'scoring-accuracy', module: './scoring-accuracy.js', fn: 'runPhotoAccuracy', what: 'built-in detector on the labelled tomato photos' },
   { name: 'scoring-walk', module: './scoring-walk.js', fn: 'runWalkBench', what: 'count error after tracking on rendered walks; scoring vs ffmpeg decode alone' },
   { name: 'scoring-photo-walk', module: './scoring-photo-walk.js', fn: 'runPhotoWalkBench', what: 'walks past the labelled tomato photos (real fruit), count error after tracking vs the same photos scored one at a time' },
+  { name: 'scoring-model', module: './scoring-model.js', fn: 'runModelSpeedBench', what: 'YOLOv8n- and YOLOv8s-sized ONNX models (random weights) scoring the 60 s 1080p walk vs ffmpeg decode alone and the built-in detector' },
   { name: 'scoring-service', module: './scoring-service.js', fn: 'runScoringServiceBench', what: 'a 60 s 1080p walk through the service; API p99 while scoring' },
   { name: 'media-photo', module: './media-photo.js', fn: 'runPhotoDecodeBench', what: 'a HEIC photo (libheif, WebAssembly) vs ffmpeg decoding the same picture as a JPEG' },
 ];

@@ -14,7 +14,10 @@
  * Ratios printed: score time / decode time, score time / clip length (below 1 is
  * faster than real time), p99 while scoring / p99 idle.
  *
- *   node --import tsx bench/scoring-service.ts [--seconds 60] [--json]
+ *   node --import tsx bench/scoring-service.ts [--seconds 60] [--json] [--model path/to/manifest.json]
+ *
+ * --model: the service configured with that model manifest (DETECTOR and MODELS_DIR) instead of
+ * the built-in detector; bench/scoring-model.ts builds YOLOv8-sized ones under bench/out/models.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -87,7 +90,7 @@ async function probe(url: string, options: { maxRequests: number; maxMs: number;
   return out;
 }
 
-export async function runScoringServiceBench(options: { seconds?: number; quiet?: boolean } = {}): Promise<ScoringServiceFigures> {
+export async function runScoringServiceBench(options: { seconds?: number; quiet?: boolean; model?: string } = {}): Promise<ScoringServiceFigures> {
   const seconds = options.seconds ?? 60;
   const walk = await cachedWalk(seconds);
   const clip = walk.files[0]!;
@@ -103,7 +106,8 @@ export async function runScoringServiceBench(options: { seconds?: number; quiet?
   const decodeMs = performance.now() - t0;
 
   const dataDir = mkdtempSync(path.join(tmpdir(), 'cropwalk-bench-'));
-  const app = await createApp({ config: { dataDir, adminToken: ADMIN, logLevel: 'warn' }, env: {}, logger: createLogger('warn') });
+  const detector = options.model ? { detector: path.basename(options.model), modelsDir: path.dirname(path.resolve(options.model)) } : {};
+  const app = await createApp({ config: { dataDir, adminToken: ADMIN, logLevel: 'warn', ...detector }, env: {}, logger: createLogger('warn') });
   try {
     const server = await app.listen(0, '127.0.0.1');
     const address = server.address();
@@ -194,7 +198,7 @@ function print(x: ScoringServiceFigures): void {
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const { values } = parseArgs({ options: { seconds: { type: 'string' }, json: { type: 'boolean', default: false } } });
-  const figures = await runScoringServiceBench({ seconds: values.seconds ? Number(values.seconds) : undefined, quiet: values.json });
+  const { values } = parseArgs({ options: { seconds: { type: 'string' }, json: { type: 'boolean', default: false }, model: { type: 'string' } } });
+  const figures = await runScoringServiceBench({ seconds: values.seconds ? Number(values.seconds) : undefined, quiet: values.json, model: values.model });
   if (values.json) console.log(JSON.stringify(figures, null, 2));
 }

@@ -27,7 +27,9 @@
  * a 60 s walk at 0.6 m/s (seed 22) instead of the 0.3 m/s one. --speed-only skips the accuracy and clip-join parts. --phone-hlg times the same walk as an
  * iPhone films by default (HEVC Main 10, BT.2020, HLG), re-encoded once with libx265 and cached:
  * the baseline is then ffmpeg decoding that clip as the walk reads it, its conversion to sRGB
- * included, and the plain decode of it (no conversion) is printed beside it.
+ * included, and the plain decode of it (no conversion) is printed beside it. --model models/x.json
+ * times the speed walk scored with that model's manifest as well as with the built-in detector
+ * (bench/scoring-model.ts builds a YOLOv8n-sized one to time).
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -39,6 +41,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { renderWalk, type RenderedWalk } from '../scripts/render/walk.js';
 import type { WalkTruth } from '../scripts/render/truth.js';
 import { decodeFrames, resolveFfmpeg } from '../src/scoring/media/index.js';
+import { loadModelDetector } from '../src/scoring/onnx/index.js';
 import type { Detector } from '../src/scoring/types.js';
 import { optionsFrom, walkOptionsFrom } from '../src/scoring/jobs/options.js';
 import { decodePlan, scoreWalk, type WalkDecoder, type WalkOptions } from '../src/scoring/walk.js';
@@ -117,7 +120,11 @@ export interface SpeedResult {
   vsDecode: number;
   /** video seconds / score seconds: above 1 is faster than real time */
   realTime: number;
+  /** With model manifests: the same walk scored by each model, in the same run. */
+  models?: ModelTiming[];
 }
+export type ModelTiming = PhaseTiming & { detector: string; provider: string; detectionsPerFrame: number; vsDecode: number; vsBuiltin: number; realTime: number };
+interface PhaseTiming { ms: number; fps: number; maxRssMB: number }
 
 export interface WalkBenchResult {
   accuracy: AccuracyRow[];
@@ -176,11 +183,11 @@ async function boundary(): Promise<NonNullable<WalkBenchResult['boundary']>> {
   return { oneClip: a.counted, carry: b.counted, reset: c.counted, truth: b.truth };
 }
 
-interface PhaseOut { ms: number; frames: number; maxRssMB: number; detector: string }
+interface PhaseOut { ms: number; frames: number; maxRssMB: number; detector: string; provider?: string; detections?: number }
 type PhaseKind = 'decode' | 'decode-raw' | 'score';
 
 /** One phase in this process (run as a child by `speed`). */
-async function phase(kind: PhaseKind, file: string): Promise<PhaseOut> {
+async function phase(kind: PhaseKind, file: string, model?: string): Promise<PhaseOut> {
   const t0 = performance.now();
   let frames = 0;
   let detector = 'none';
@@ -195,21 +202,26 @@ async function phase(kind: PhaseKind, file: string): Promise<PhaseOut> {
     execFileSync(ffmpeg!.path, ['-v', 'error', '-i', file, '-vf', `fps=fps=1/${DECODE.sampleSeconds}:round=up,scale=1280:-2:flags=area`, '-frames:v', String(DECODE.maxFrames), '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-y', '/dev/null']);
     frames = DECODE.maxFrames;
   } else {
-    const det = await builtinDetector();
+    // The model's load (checksum, session) is timed with the scoring, as a job pays for it.
+    const det = model ? await loadModelDetector(model) : await builtinDetector();
     if (!det) throw new Error('no detector to time: src/scoring/builtin is missing');
     detector = det.info.name;
     const res = await scoreWalk({ clips: [file], detector: det, decode, options: OPTIONS });
+    await det.close?.();
     frames = res.frames.length;
+    const detections = res.frames.reduce((a, f) => a + f.detections.fruit, 0);
+    return { ms: performance.now() - t0, frames, maxRssMB: process.resourceUsage().maxRSS / 1024, detector, detections, ...('executionProvider' in det ? { provider: String(det.executionProvider) } : {}) };
   }
   return { ms: performance.now() - t0, frames, maxRssMB: process.resourceUsage().maxRSS / 1024, detector };
 }
 
-function child(kind: PhaseKind, file: string): PhaseOut {
-  const out = execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--phase', kind, file], { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 24 });
+function child(kind: PhaseKind, file: string, model?: string): PhaseOut {
+  const args = ['--import', 'tsx', fileURLToPath(import.meta.url), '--phase', kind, file, ...(model ? ['--model', model] : [])];
+  const out = execFileSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 24 });
   return JSON.parse(out.trim().split('\n').at(-1)!) as PhaseOut;
 }
 
-async function speed(quick: boolean): Promise<SpeedResult> {
+export async function speed(quick: boolean, models: readonly string[] = []): Promise<SpeedResult> {
   const seconds = quick ? 20 : 60;
   // The 0.3 m/s walk (seed 21) is the speed figure; --pace 0.6 times a fast walker (seed 22), whom adaptive sampling scores twice as often.
   const k = process.argv.indexOf('--pace');
@@ -220,6 +232,13 @@ async function speed(quick: boolean): Promise<SpeedResult> {
   const dec = child('decode', file);
   const raw = hlg ? child('decode-raw', file) : null;
   const sc = child('score', file);
+  const timed = models.map((model): ModelTiming => {
+    const m = child('score', file, model);
+    return {
+      detector: m.detector, provider: m.provider ?? 'unknown', ms: m.ms, fps: (m.frames * 1000) / m.ms, maxRssMB: m.maxRssMB,
+      detectionsPerFrame: (m.detections ?? 0) / m.frames, vsDecode: m.ms / dec.ms, vsBuiltin: m.ms / sc.ms, realTime: (seconds * 1000) / m.ms,
+    };
+  });
   return {
     pace,
     clip: hlg ? 'HEVC 10-bit HLG (iPhone default), converted to sRGB' : 'H.264 8-bit SDR',
@@ -231,6 +250,7 @@ async function speed(quick: boolean): Promise<SpeedResult> {
     score: { ms: sc.ms, fps: (sc.frames * 1000) / sc.ms, maxRssMB: sc.maxRssMB },
     vsDecode: sc.ms / dec.ms,
     realTime: (seconds * 1000) / sc.ms,
+    ...(timed.length ? { models: timed } : {}),
   };
 }
 
@@ -248,12 +268,13 @@ async function phoneHlg(sdr: string): Promise<string> {
   return out;
 }
 
-export async function runWalkBench(options: { quick?: boolean; seeds?: number[]; accuracyOnly?: boolean; speedOnly?: boolean } = {}): Promise<WalkBenchResult> {
+export async function runWalkBench(options: { quick?: boolean; seeds?: number[]; accuracyOnly?: boolean; speedOnly?: boolean; model?: string } = {}): Promise<WalkBenchResult> {
   const quick = options.quick ?? false;
-  if (options.speedOnly) return { accuracy: [], speed: await speed(quick) };
+  const models = options.model ? [options.model] : [];
+  if (options.speedOnly) return { accuracy: [], speed: await speed(quick, models) };
   const acc = await accuracy(quick, options.seeds);
   if (options.accuracyOnly) return { accuracy: acc };
-  return { accuracy: acc, boundary: await boundary(), speed: await speed(quick) };
+  return { accuracy: acc, boundary: await boundary(), speed: await speed(quick, models) };
 }
 
 function pct(x: number): string {
@@ -302,23 +323,30 @@ function print(r: WalkBenchResult): void {
   printSpeed(r.speed);
 }
 
-function printSpeed(s: SpeedResult | undefined): void {
+export function printSpeed(s: SpeedResult | undefined): void {
   if (!s) return;
   console.log(`speed: ${s.videoSeconds} s 1080p30 walk at ${s.pace} m/s (${s.clip}), ${s.sampledFrames} scored frames, detector ${s.detector}`);
   console.log(`  ffmpeg decode alone ${(s.decode.ms / 1000).toFixed(1)} s (every ${DECODE.sampleSeconds} s as the walk reads it, ${s.decode.fps.toFixed(1)} frames/s, node peak RSS ${s.decode.maxRssMB.toFixed(0)} MB)`);
   if (s.rawDecode) console.log(`  of which the conversion to sRGB: ffmpeg decoding the same frames without it ${(s.rawDecode.ms / 1000).toFixed(1)} s (conversion ${(s.decode.ms / s.rawDecode.ms).toFixed(2)}× plain decode)`);
   console.log(`  scoring             ${(s.score.ms / 1000).toFixed(1)} s (${s.score.fps.toFixed(1)} frames/s, node peak RSS ${s.score.maxRssMB.toFixed(0)} MB)`);
   console.log(`  scoring / decode-only = ${s.vsDecode.toFixed(2)}×; real time / scoring = ${s.realTime.toFixed(2)}× (goal > 1)`);
+  for (const m of s.models ?? []) {
+    console.log(`  scoring with ${m.detector} (${m.provider}) ${(m.ms / 1000).toFixed(1)} s (${m.fps.toFixed(1)} frames/s, ${m.detectionsPerFrame.toFixed(1)} detections/frame, node peak RSS ${m.maxRssMB.toFixed(0)} MB)`);
+    console.log(`  model scoring / decode-only = ${m.vsDecode.toFixed(2)}×; / built-in scoring = ${m.vsBuiltin.toFixed(2)}×; real time / model scoring = ${m.realTime.toFixed(2)}× (goal > 1)`);
+  }
 }
 
 const self = process.argv[1] && pathToFileURL(path.resolve(process.argv[1])).href === import.meta.url;
 if (self) {
   const i = process.argv.indexOf('--phase');
   if (i > 0) {
-    console.log(JSON.stringify(await phase(process.argv[i + 1] as PhaseKind, process.argv[i + 2]!)));
+    const m = process.argv.indexOf('--model');
+    console.log(JSON.stringify(await phase(process.argv[i + 1] as PhaseKind, process.argv[i + 2]!, m > 0 ? process.argv[m + 1] : undefined)));
   } else {
     const k = process.argv.indexOf('--seeds');
     const seeds = k > 0 ? process.argv[k + 1]!.split(',').map(Number) : undefined;
-    print(await runWalkBench({ quick: process.argv.includes('--quick'), seeds, accuracyOnly: process.argv.includes('--accuracy-only'), speedOnly: process.argv.includes('--speed-only') }));
+    const m = process.argv.indexOf('--model');
+    const model = m > 0 ? path.resolve(process.argv[m + 1]!) : undefined;
+    print(await runWalkBench({ quick: process.argv.includes('--quick'), seeds, accuracyOnly: process.argv.includes('--accuracy-only'), speedOnly: process.argv.includes('--speed-only'), model }));
   }
 }
