@@ -104,6 +104,27 @@ t.test('the transposed [1, N, 4 + nc] output gives the same detections', async (
   t.same(rounded(await det.detect(testImage(), { conf: 0.5 })), EXPECTED_05);
 });
 
+t.test('a rectangular input (an export at imgsz=[h, w]) is letterboxed by its own width and height', async (t) => {
+  // 128×64 into 128 × 80: scale 1, no side padding, 8 grey rows above and below.
+  const spec: TestModelSpec = {
+    inputWidth: 128,
+    inputHeight: 80,
+    base: [[40, 100], [40, 6], [10, 8], [10, 8], [0, 0], [0, 0], [0, 0], [0, 0], [0, 0]],
+    probes: [
+      // a0 "ripe" = mean red of input rows 8..40, columns 0..64: the image's top-left quarter, all red.
+      { channel: 0, x0: 0, y0: 8, x1: 64, y1: 40, row: 5, anchor: 0 },
+      // a1 "unripe" = mean green of input rows 0..8: the top padding, 114/255.
+      { channel: 1, x0: 0, y0: 0, x1: 128, y1: 8, row: 4, anchor: 1 },
+    ],
+  };
+  const det = await loadModelDetector(await install(t.testdir(), 'rect', spec));
+  t.teardown(() => det.close());
+  t.same(rounded(await det.detect(testImage(), { conf: 0.4 })), [
+    { kind: 'fruit', ripeness: 'red', score: 1, box: [35, 27, 45, 37] }, // model (35..45, 35..45) less 8 rows of padding
+    { kind: 'fruit', ripeness: 'green', score: Math.round((114 / 255) * 1e4) / 1e4, box: [96, 0, 104, 2] }, // model rows 2..10, mostly in the top band: clipped to the image
+  ]);
+});
+
 t.test('NMS IoU is configurable', async (t) => {
   const det = await loadModelDetector(await install(t.testdir(), 'nms', SPEC), { iou: 0.9 });
   t.teardown(() => det.close());
