@@ -3,7 +3,9 @@ import {
   applyGains,
   chroma,
   close,
+  dilate,
   distanceTransform,
+  erode,
   drawText,
   greyWorld,
   hueAngle,
@@ -159,6 +161,42 @@ t.test('local standard deviation and morphology', async (t) => {
   t.ok(localStdDev(ramp, w, h, 2)[15 * w + 15]! > 4, 'a plain standard deviation calls a ramp rough');
   t.ok(localDetrendedStdDev(ramp, w, h, 2)[15 * w + 15]! < 1e-2, 'the detrended one does not');
   t.ok(Math.abs(localDetrendedStdDev(noisy, w, h, 2)[15 * w + 15]! - sd) < 2, 'and still sees fine texture');
+});
+
+t.test('erosion and dilation agree with a brute-force window, edges and windows wider than the mask included', async (t) => {
+  // The window is the (2r+1)² square clipped at the mask's edge: erosion keeps a pixel whose clipped
+  // window is all set, dilation sets one whose clipped window has any.
+  const brute = (m: Uint8Array, w: number, h: number, r: number, all: boolean) => {
+    const out = new Uint8Array(m.length);
+    for (let y = 0; y < h; y++)
+      for (let x = 0; x < w; x++) {
+        let any = false;
+        let every = true;
+        for (let v = Math.max(0, y - r); v <= Math.min(h - 1, y + r); v++)
+          for (let u = Math.max(0, x - r); u <= Math.min(w - 1, x + r); u++) {
+            if (m[v * w + u]) any = true;
+            else every = false;
+          }
+        out[y * w + x] = (all ? every : any) ? 1 : 0;
+      }
+    return out;
+  };
+  let seed = 12345;
+  const rnd = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 4294967296);
+  let checked = 0;
+  for (const [w, h] of [[1, 1], [1, 7], [9, 1], [5, 4], [23, 17], [64, 31]] as const)
+    for (const r of [0, 1, 2, 3, 7, 40])
+      for (const density of [0.1, 0.5, 0.93]) {
+        const m = new Uint8Array(w * h).map(() => (rnd() < density ? 1 : 0));
+        t.same(erode(m, w, h, r), brute(m, w, h, r, true), `erode ${w}×${h} r ${r} density ${density}`);
+        t.same(dilate(m, w, h, r), brute(m, w, h, r, false), `dilate ${w}×${h} r ${r} density ${density}`);
+        checked++;
+      }
+  t.equal(checked, 108);
+  // A mask of 255s (not only 1s) is read the same.
+  const big = new Uint8Array(25).fill(255);
+  big[12] = 0;
+  t.same(erode(big, 5, 5, 1), brute(big, 5, 5, 1, true));
 });
 
 t.test('drawing boxes and text', async (t) => {

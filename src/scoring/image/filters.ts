@@ -116,19 +116,54 @@ function maskCount(mask: Uint8Array, width: number, height: number, r: number): 
   return boxMean(f, width, height, r);
 }
 
-/** Square-window erosion: a pixel stays when its whole (2r+1)² window is set. */
+/**
+ * Square-window erosion: a pixel stays when its whole (2r+1)² window is set (the window clipped
+ * at the frame's edge, as boxMean's is).
+ */
 export function erode(mask: Uint8Array, width: number, height: number, r: number): Uint8Array {
-  const m = maskCount(mask, width, height, r);
-  const out = new Uint8Array(mask.length);
-  for (let i = 0; i < mask.length; i++) out[i] = m[i]! > 0.9999 ? 1 : 0;
-  return out;
+  return squareWindow(mask, width, height, r, true);
 }
 
 /** Square-window dilation: a pixel is set when any pixel of its window is. */
 export function dilate(mask: Uint8Array, width: number, height: number, r: number): Uint8Array {
-  const m = maskCount(mask, width, height, r);
+  return squareWindow(mask, width, height, r, false);
+}
+
+/**
+ * Erosion (`all`) or dilation of a binary mask with a clipped square window, as two passes of
+ * running integer counts: a row pass (all / any set within r along the row), then a column pass
+ * over its result, kept row by row so memory is read in order. Exact for any r, and several
+ * times faster than thresholding a float box mean (morphology was a quarter of a walk frame's
+ * detection time).
+ */
+function squareWindow(mask: Uint8Array, width: number, height: number, r: number, all: boolean): Uint8Array {
+  const rows = new Uint8Array(mask.length);
+  // What a full row window holds at each x (clipped at the ends): erosion asks for all of it.
+  const needX = new Int32Array(width);
+  for (let x = 0; x < width; x++) needX[x] = all ? Math.min(width - 1, x + r) - Math.max(0, x - r) + 1 : 1;
+  for (let y = 0; y < height; y++) {
+    const row = y * width;
+    let count = 0;
+    for (let x = 0; x < Math.min(r, width); x++) count += mask[row + x] ? 1 : 0;
+    for (let x = 0; x < width; x++) {
+      const add = x + r;
+      const drop = x - r - 1;
+      if (add < width && mask[row + add]) count++;
+      if (drop >= 0 && mask[row + drop]) count--;
+      rows[row + x] = count >= needX[x]! ? 1 : 0;
+    }
+  }
   const out = new Uint8Array(mask.length);
-  for (let i = 0; i < mask.length; i++) out[i] = m[i]! > 1e-4 ? 1 : 0;
+  const counts = new Int32Array(width);
+  for (let y = 0; y < Math.min(r, height); y++) for (let x = 0, i = y * width; x < width; x++, i++) counts[x] = counts[x]! + rows[i]!;
+  for (let y = 0; y < height; y++) {
+    const add = y + r;
+    const drop = y - r - 1;
+    if (add < height) for (let x = 0, i = add * width; x < width; x++, i++) counts[x] = counts[x]! + rows[i]!;
+    if (drop >= 0) for (let x = 0, i = drop * width; x < width; x++, i++) counts[x] = counts[x]! - rows[i]!;
+    const needY = all ? Math.min(height - 1, y + r) - Math.max(0, y - r) + 1 : 1;
+    for (let x = 0, i = y * width; x < width; x++, i++) out[i] = counts[x]! >= needY ? 1 : 0;
+  }
   return out;
 }
 
