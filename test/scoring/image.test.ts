@@ -139,6 +139,66 @@ t.test('connected components and distance transform', async (t) => {
   t.ok(distanceTransform(half, 30, 30, true)[15 * 30]! >= 8, 'open edges: as deep as the uncut disc');
 });
 
+t.test('labelling by runs agrees with a pixel flood fill: components, numbering, statistics, minArea', async (t) => {
+  // 8-connected flood fill in raster order: components numbered by their first pixel.
+  const brute = (m: Uint8Array, w: number, h: number, minArea: number) => {
+    const seen = new Int32Array(m.length);
+    const found: { pixels: number[] }[] = [];
+    for (let start = 0; start < m.length; start++) {
+      if (!m[start] || seen[start]) continue;
+      const pixels: number[] = [];
+      const stack = [start];
+      seen[start] = 1;
+      while (stack.length) {
+        const i = stack.pop()!;
+        pixels.push(i);
+        const x = i % w, y = (i - x) / w;
+        for (let dy = -1; dy <= 1; dy++)
+          for (let dx = -1; dx <= 1; dx++) {
+            const u = x + dx, v = y + dy;
+            if (u < 0 || v < 0 || u >= w || v >= h) continue;
+            const j = v * w + u;
+            if (m[j] && !seen[j]) {
+              seen[j] = 1;
+              stack.push(j);
+            }
+          }
+      }
+      found.push({ pixels });
+    }
+    const labels = new Int32Array(m.length);
+    const components = found.filter((f) => f.pixels.length >= minArea).map((f, k) => {
+      const xs = f.pixels.map((i) => i % w), ys = f.pixels.map((i) => Math.floor(i / w));
+      for (const i of f.pixels) labels[i] = k + 1;
+      const sum = (a: number[]) => a.reduce((p, q) => p + q, 0);
+      return { label: k + 1, area: f.pixels.length, minX: Math.min(...xs), minY: Math.min(...ys), maxX: Math.max(...xs), maxY: Math.max(...ys), cx: sum(xs) / xs.length, cy: sum(ys) / ys.length };
+    });
+    return { labels, components };
+  };
+  let seed = 99;
+  const rnd = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 4294967296);
+  let checked = 0;
+  for (const [w, h] of [[1, 1], [1, 9], [9, 1], [6, 5], [31, 23], [80, 40]] as const)
+    for (const density of [0.05, 0.35, 0.6, 0.95])
+      for (const minArea of [1, 4]) {
+        const m = new Uint8Array(w * h).map(() => (rnd() < density ? 1 : 0));
+        const got = labelComponents(m, w, h, minArea);
+        const want = brute(m, w, h, minArea);
+        t.same(got.components, want.components, `${w}×${h} density ${density} minArea ${minArea}: components`);
+        t.same(got.labels, want.labels, `${w}×${h} density ${density} minArea ${minArea}: labels`);
+        checked++;
+      }
+  t.equal(checked, 48);
+  // Spirals and combs: runs joined only through a row several rows away, and diagonal steps.
+  const comb = new Uint8Array(12 * 6);
+  for (let x = 0; x < 12; x += 2) for (let y = 0; y < 5; y++) comb[y * 12 + x] = 1;
+  for (let x = 0; x < 12; x++) comb[5 * 12 + x] = 1;
+  t.equal(labelComponents(comb, 12, 6).components.length, 1, 'the teeth of a comb are one component through its back');
+  const stairs = new Uint8Array(6 * 6);
+  for (let i = 0; i < 6; i++) stairs[i * 6 + i] = 1;
+  t.same(labelComponents(stairs, 6, 6).components.map((c) => c.area), [6], 'a diagonal is one 8-connected component');
+});
+
 t.test('local standard deviation and morphology', async (t) => {
   const w = 30;
   const h = 30;

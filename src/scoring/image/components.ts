@@ -22,13 +22,23 @@ export interface Labelling {
   components: Component[];
 }
 
-/** Two-pass labelling with union-find; components smaller than minArea are dropped (labels set to 0). */
+/**
+ * Labelling by runs: each row's runs of set pixels are found, joined by union-find to the runs
+ * of the row above that they touch (8-connected: a run reaches one pixel beyond its ends), and
+ * the statistics are summed per run. Components are numbered in the raster order of their first
+ * pixel; those smaller than minArea are dropped (labels set to 0). Working on runs rather than
+ * pixels matters for the detector's hole filling, which labels a frame's whole background: a
+ * mask is mostly long runs.
+ */
 export function labelComponents(mask: Uint8Array, width: number, height: number, minArea = 1): Labelling {
   const n = width * height;
-  const labels = new Int32Array(n);
-  // Provisional labels never exceed one per two pixels of a row pair; n/2 + 2 is a safe bound.
-  const parent = new Int32Array((n >> 1) + 2);
-  let next = 1;
+  // Runs: row, first and last x; at most one per two pixels of a row, plus one.
+  let capacity = 1024;
+  let runY = new Int32Array(capacity);
+  let runX0 = new Int32Array(capacity);
+  let runX1 = new Int32Array(capacity);
+  let parent = new Int32Array(capacity);
+  let runs = 0;
   const find = (x: number): number => {
     while (parent[x] !== x) {
       parent[x] = parent[parent[x]!]!;
@@ -36,45 +46,57 @@ export function labelComponents(mask: Uint8Array, width: number, height: number,
     }
     return x;
   };
-  const union = (a: number, b: number): number => {
+  const union = (a: number, b: number): void => {
     const ra = find(a);
     const rb = find(b);
-    if (ra === rb) return ra;
-    if (ra < rb) {
-      parent[rb] = ra;
-      return ra;
-    }
-    parent[ra] = rb;
-    return rb;
+    // The earlier run is the root, so a component's root is its first run in raster order.
+    if (ra < rb) parent[rb] = ra;
+    else if (rb < ra) parent[ra] = rb;
   };
+  let prevStart = 0;
+  let prevEnd = 0;
   for (let y = 0; y < height; y++) {
     const row = y * width;
-    for (let x = 0; x < width; x++) {
-      const i = row + x;
-      if (!mask[i]) continue;
-      let l = 0;
-      // Neighbours already visited: W, NW, N, NE.
-      if (x > 0 && labels[i - 1]) l = labels[i - 1]!;
-      if (y > 0) {
-        const up = i - width;
-        if (x > 0 && labels[up - 1]) l = l ? union(l, labels[up - 1]!) : labels[up - 1]!;
-        if (labels[up]) l = l ? union(l, labels[up]!) : labels[up]!;
-        if (x + 1 < width && labels[up + 1]) l = l ? union(l, labels[up + 1]!) : labels[up + 1]!;
+    const start = runs;
+    let p = prevStart;
+    for (let x = 0; x < width; ) {
+      if (!mask[row + x]) {
+        x++;
+        continue;
       }
-      if (!l) {
-        l = next++;
-        parent[l] = l;
+      const x0 = x;
+      while (x < width && mask[row + x]) x++;
+      const x1 = x - 1;
+      if (runs === capacity) {
+        capacity *= 2;
+        const grow = (a: Int32Array) => {
+          const b = new Int32Array(capacity);
+          b.set(a);
+          return b;
+        };
+        runY = grow(runY);
+        runX0 = grow(runX0);
+        runX1 = grow(runX1);
+        parent = grow(parent);
       }
-      labels[i] = l;
+      runY[runs] = y;
+      runX0[runs] = x0;
+      runX1[runs] = x1;
+      parent[runs] = runs;
+      // Runs of the row above touching [x0 - 1, x1 + 1]; both rows' runs are in x order.
+      while (p < prevEnd && runX1[p]! < x0 - 1) p++;
+      for (let q = p; q < prevEnd && runX0[q]! <= x1 + 1; q++) union(runs, q);
+      runs++;
     }
+    prevStart = start;
+    prevEnd = runs;
   }
-  // Resolve roots to compact labels and gather statistics in typed arrays.
-  const compact = new Int32Array(next);
+  // Compact labels in order of each component's first run, and statistics per run.
+  const compact = new Int32Array(runs);
   let count = 0;
-  for (let l = 1; l < next; l++) {
-    const r = find(l);
-    if (!compact[r]) compact[r] = ++count;
-    compact[l] = compact[r]!;
+  for (let k = 0; k < runs; k++) {
+    const r = find(k);
+    compact[k] = r === k ? ++count : compact[r]!;
   }
   const area = new Int32Array(count + 1);
   const minX = new Int32Array(count + 1).fill(width);
@@ -83,22 +105,17 @@ export function labelComponents(mask: Uint8Array, width: number, height: number,
   const maxY = new Int32Array(count + 1).fill(-1);
   const sx = new Float64Array(count + 1);
   const sy = new Float64Array(count + 1);
-  for (let y = 0; y < height; y++) {
-    const row = y * width;
-    for (let x = 0; x < width; x++) {
-      const i = row + x;
-      const l = labels[i]!;
-      if (!l) continue;
-      const c = compact[l]!;
-      labels[i] = c;
-      area[c]!++;
-      sx[c]! += x;
-      sy[c]! += y;
-      if (x < minX[c]!) minX[c] = x;
-      if (x > maxX[c]!) maxX[c] = x;
-      if (y < minY[c]!) minY[c] = y;
-      if (y > maxY[c]!) maxY[c] = y;
-    }
+  for (let k = 0; k < runs; k++) {
+    const c = compact[k]!;
+    const y = runY[k]!, x0 = runX0[k]!, x1 = runX1[k]!;
+    const len = x1 - x0 + 1;
+    area[c] = area[c]! + len;
+    sx[c] = sx[c]! + ((x0 + x1) * len) / 2;
+    sy[c] = sy[c]! + y * len;
+    if (x0 < minX[c]!) minX[c] = x0;
+    if (x1 > maxX[c]!) maxX[c] = x1;
+    if (y < minY[c]!) minY[c] = y;
+    if (y > maxY[c]!) maxY[c] = y;
   }
   const keep = new Int32Array(count + 1);
   const components: Component[] = [];
@@ -108,7 +125,11 @@ export function labelComponents(mask: Uint8Array, width: number, height: number,
     keep[c] = label;
     components.push({ label, area: area[c]!, minX: minX[c]!, minY: minY[c]!, maxX: maxX[c]!, maxY: maxY[c]!, cx: sx[c]! / area[c]!, cy: sy[c]! / area[c]! });
   }
-  if (components.length !== count) for (let i = 0; i < n; i++) if (labels[i]) labels[i] = keep[labels[i]!]!;
+  const labels = new Int32Array(n);
+  for (let k = 0; k < runs; k++) {
+    const l = keep[compact[k]!]!;
+    if (l) labels.fill(l, runY[k]! * width + runX0[k]!, runY[k]! * width + runX1[k]! + 1);
+  }
   return { labels, components };
 }
 
