@@ -14,6 +14,8 @@ export interface YoloSizedSpec {
   scale?: 'n' | 's';
   /** Input size (imgsz), a multiple of 32. Default 640. */
   size?: number;
+  /** Input height when it differs from `size` (a rectangular export, imgsz=[height, size]), a multiple of 32. */
+  height?: number;
   /** Seed of the random weights. */
   seed?: number;
 }
@@ -38,13 +40,15 @@ function normals(seed: number): () => number {
 interface T {
   name: string;
   c: number;
-  /** Height = width of the feature map. */
-  hw: number;
+  /** Feature map width and height. */
+  fw: number;
+  fh: number;
 }
 
 export function buildYoloSizedModel(spec: YoloSizedSpec): YoloSizedModel {
   const size = spec.size ?? 640;
-  if (!(size > 0 && size % 32 === 0)) throw new RangeError('size must be a positive multiple of 32');
+  const height = spec.height ?? size;
+  if (!(size > 0 && size % 32 === 0 && height > 0 && height % 32 === 0)) throw new RangeError('size and height must be positive multiples of 32');
   const nc = spec.classes;
   const randn = normals(spec.seed ?? 7);
   const nodes: object[] = [];
@@ -73,7 +77,8 @@ export function buildYoloSizedModel(spec: YoloSizedSpec): YoloSizedModel {
 
   /** Conv2d with its BatchNorm folded into the bias, then SiLU unless `plain` (the head's last 1 × 1). */
   const conv = (x: T, c: number, k = 1, s = 1, plain = false, bias = 0): T => {
-    const hw = x.hw / s;
+    const fw = x.fw / s;
+    const fh = x.fh / s;
     const w = new Float32Array(c * x.c * k * k);
     // He initialisation halved: activations stay in range through the stack.
     const std = Math.sqrt(2 / (x.c * k * k)) * 0.5;
@@ -81,21 +86,21 @@ export function buildYoloSizedModel(spec: YoloSizedSpec): YoloSizedModel {
     const wn = constFloats([c, x.c, k, k], w);
     const bn = constFloats([c], new Float32Array(c).fill(bias));
     parameters += w.length + c;
-    macs += hw * hw * c * x.c * k * k;
+    macs += fw * fh * c * x.c * k * k;
     const p = (k - 1) >> 1;
     const [y] = node('Conv', [x.name, wn, bn], [ints('kernel_shape', [k, k]), ints('strides', [s, s]), ints('pads', [p, p, p, p])]);
-    if (plain) return { name: y!, c, hw };
+    if (plain) return { name: y!, c, fw, fh };
     const [g] = node('Sigmoid', [y!]);
-    return { name: node('Mul', [y!, g!])[0]!, c, hw };
+    return { name: node('Mul', [y!, g!])[0]!, c, fw, fh };
   };
-  const concat = (xs: T[]): T => ({ name: node('Concat', xs.map((x) => x.name), [int('axis', 1)])[0]!, c: xs.reduce((a, x) => a + x.c, 0), hw: xs[0]!.hw });
+  const concat = (xs: T[]): T => ({ name: node('Concat', xs.map((x) => x.name), [int('axis', 1)])[0]!, c: xs.reduce((a, x) => a + x.c, 0), fw: xs[0]!.fw, fh: xs[0]!.fh });
   const add = (a: T, b: T): T => ({ ...a, name: node('Add', [a.name, b.name])[0]! });
 
   /** C2f: a 1 × 1 to 2c split in two, n bottlenecks on the second half, all concatenated into a 1 × 1. */
   const c2f = (x: T, c2: number, repeats: number, shortcut: boolean): T => {
     const c = c2 / 2;
     const y = conv(x, 2 * c);
-    const halves = node('Split', [y.name, constInts([c, c])], [int('axis', 1)], 2).map((name) => ({ name, c, hw: x.hw }));
+    const halves = node('Split', [y.name, constInts([c, c])], [int('axis', 1)], 2).map((name) => ({ name, c, fw: x.fw, fh: x.fh }));
     const parts: T[] = [...halves];
     let last = halves[1]!;
     for (let i = 0; i < repeats; i++) {
@@ -115,12 +120,13 @@ export function buildYoloSizedModel(spec: YoloSizedSpec): YoloSizedModel {
   const upsample = (x: T): T => ({
     name: node('Resize', [x.name, '', constFloats([4], [1, 1, 2, 2])], [{ name: 'mode', s: Buffer.from('nearest'), type: 3 }])[0]!,
     c: x.c,
-    hw: x.hw * 2,
+    fw: x.fw * 2,
+    fh: x.fh * 2,
   });
 
   // Backbone (yolov8.yaml: channels 64…1024 times the scale's width, C2f repeats 3 and 6 times depth 0.33).
   const w = (c: number) => c * (spec.scale === 's' ? 0.5 : 0.25);
-  const input: T = { name: 'images', c: 3, hw: size };
+  const input: T = { name: 'images', c: 3, fw: size, fh: height };
   const p1 = conv(input, w(64), 3, 2);
   const p2 = c2f(conv(p1, w(128), 3, 2), w(128), 1, true);
   const p3 = c2f(conv(p2, w(256), 3, 2), w(256), 2, true);
@@ -140,9 +146,9 @@ export function buildYoloSizedModel(spec: YoloSizedSpec): YoloSizedModel {
   const anchorXY: number[][] = [[], []];
   const strides: number[] = [];
   for (const t of [out3, out4, out5]) {
-    const cells = t.hw * t.hw;
-    const stride = size / t.hw;
-    for (let y = 0; y < t.hw; y++) for (let x = 0; x < t.hw; x++) {
+    const cells = t.fw * t.fh;
+    const stride = size / t.fw;
+    for (let y = 0; y < t.fh; y++) for (let x = 0; x < t.fw; x++) {
       anchorXY[0]!.push(x + 0.5);
       anchorXY[1]!.push(y + 0.5);
       strides.push(stride);
@@ -185,7 +191,7 @@ export function buildYoloSizedModel(spec: YoloSizedSpec): YoloSizedModel {
       name: `yolov8${spec.scale ?? 'n'}-sized`,
       node: nodes,
       initializer: inits,
-      input: [valueInfo('images', [1, 3, size, size])],
+      input: [valueInfo('images', [1, 3, height, size])],
       output: [valueInfo('output0', [1, 4 + nc, anchors])],
     },
   };

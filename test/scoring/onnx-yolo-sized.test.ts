@@ -45,6 +45,24 @@ t.test('the head is the export layout [1, 4 + nc, N] and the model detector runs
   t.same(await detector.detect(image, { conf: 0.5 }), [], 'runs a frame end to end; random weights find nothing');
 });
 
+t.test('a rectangular export (imgsz=[h, w]) costs its share of the square and runs through the model detector', async (t) => {
+  const square = buildYoloSizedModel({ classes: 3, size: 320 });
+  const rect = buildYoloSizedModel({ classes: 3, size: 320, height: 192 });
+  t.equal(rect.anchors, 40 * 24 + 20 * 12 + 10 * 6);
+  t.equal(rect.parameters, square.parameters, 'the same weights');
+  t.equal(rect.macs / square.macs, 192 / 320, 'compute in proportion to the input area');
+  const dir = t.testdir();
+  await writeFile(path.join(dir, 'rect.onnx'), rect.bytes);
+  const sha256 = createHash('sha256').update(rect.bytes).digest('hex');
+  const classes = ['green', 'turning', 'red'].map((c) => ({ name: c, maps_to: c }));
+  await writeFile(path.join(dir, 'rect.json'), JSON.stringify({ name: 'rect', file: 'rect.onnx', sha256, input: { width: 320, height: 192 }, classes }));
+  const detector = await loadModelDetector(path.join(dir, 'rect.json'));
+  t.teardown(() => detector.close?.());
+  const image: RgbImage = { width: 640, height: 360, data: new Uint8Array(640 * 360 * 3).fill(128) };
+  t.same(await detector.detect(image, { conf: 0.5 }), [], 'a 16:9 frame letterboxed into 320 × 192 runs end to end');
+});
+
 t.test('a size that is not a multiple of 32 is refused', async (t) => {
   t.throws(() => buildYoloSizedModel({ classes: 3, size: 300 }), RangeError);
+  t.throws(() => buildYoloSizedModel({ classes: 3, size: 320, height: 200 }), RangeError);
 });
