@@ -14,10 +14,10 @@
  * --quick: a 20 s walk instead of 60 s.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { buildYoloSizedModel } from '../test/helpers/onnx-yolo-sized.js';
+import { buildYoloSizedModel, installYoloSized } from '../test/helpers/onnx-yolo-sized.js';
 import { printSpeed, speed, type SpeedResult } from './scoring-walk.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -28,16 +28,9 @@ export function yoloSizedManifest(scale: 'n' | 's', size = 640, height = size): 
   const tag = createHash('sha256').update(readFileSync(HELPER)).digest('hex').slice(0, 12);
   const dir = path.join(ROOT, 'bench', 'out', 'models');
   const name = `yolov8${scale}-sized-${size}${height === size ? '' : `x${height}`}`;
-  const manifest = path.join(dir, `${name}-${tag}.json`);
-  const file = `${name}-${tag}.onnx`;
   const m = buildYoloSizedModel({ classes: 3, scale, size, height });
-  if (!existsSync(manifest)) {
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(path.join(dir, file), m.bytes);
-    const sha256 = createHash('sha256').update(m.bytes).digest('hex');
-    const classes = ['green', 'turning', 'red'].map((c) => ({ name: c, maps_to: c }));
-    writeFileSync(manifest, JSON.stringify({ name: `${name} (random weights)`, file, sha256, input: { width: size, height }, classes }, null, 2));
-  }
+  const cached = path.join(dir, `${name}-${tag}.json`);
+  const manifest = existsSync(cached) ? cached : installYoloSized(dir, `${name}-${tag}`, m);
   return { manifest, gflops: (2 * m.macs) / 1e9, parameters: m.parameters };
 }
 

@@ -29,7 +29,7 @@
  * the baseline is then ffmpeg decoding that clip as the walk reads it, its conversion to sRGB
  * included, and the plain decode of it (no conversion) is printed beside it. --model models/x.json
  * times the speed walk scored with that model's manifest as well as with the built-in detector
- * (bench/scoring-model.ts builds a YOLOv8n-sized one to time).
+ * (bench/scoring-model.ts builds YOLOv8-sized ones to time).
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -114,8 +114,8 @@ export interface SpeedResult {
   videoSeconds: number;
   sampledFrames: number;
   detector: string;
-  decode: { ms: number; fps: number; maxRssMB: number };
-  score: { ms: number; fps: number; maxRssMB: number };
+  decode: PhaseTiming;
+  score: PhaseTiming;
   /** score time / decode time */
   vsDecode: number;
   /** video seconds / score seconds: above 1 is faster than real time */
@@ -123,8 +123,8 @@ export interface SpeedResult {
   /** With model manifests: the same walk scored by each model, in the same run. */
   models?: ModelTiming[];
 }
-export type ModelTiming = PhaseTiming & { detector: string; provider: string; detectionsPerFrame: number; vsDecode: number; vsBuiltin: number; realTime: number };
 interface PhaseTiming { ms: number; fps: number; maxRssMB: number }
+export type ModelTiming = PhaseTiming & { detector: string; provider: string; detectionsPerFrame: number; vsDecode: number; vsBuiltin: number; realTime: number };
 
 export interface WalkBenchResult {
   accuracy: AccuracyRow[];
@@ -191,6 +191,7 @@ async function phase(kind: PhaseKind, file: string, model?: string): Promise<Pha
   const t0 = performance.now();
   let frames = 0;
   let detector = 'none';
+  let scored: Pick<PhaseOut, 'detections' | 'provider'> = {};
   if (kind === 'decode') {
     for await (const f of decodeFrames(file, DECODE)) {
       frames++;
@@ -209,10 +210,9 @@ async function phase(kind: PhaseKind, file: string, model?: string): Promise<Pha
     const res = await scoreWalk({ clips: [file], detector: det, decode, options: OPTIONS });
     await det.close?.();
     frames = res.frames.length;
-    const detections = res.frames.reduce((a, f) => a + f.detections.fruit, 0);
-    return { ms: performance.now() - t0, frames, maxRssMB: process.resourceUsage().maxRSS / 1024, detector, detections, ...('executionProvider' in det ? { provider: String(det.executionProvider) } : {}) };
+    scored = { detections: res.frames.reduce((a, f) => a + f.detections.fruit, 0), ...('executionProvider' in det ? { provider: String(det.executionProvider) } : {}) };
   }
-  return { ms: performance.now() - t0, frames, maxRssMB: process.resourceUsage().maxRSS / 1024, detector };
+  return { ms: performance.now() - t0, frames, maxRssMB: process.resourceUsage().maxRSS / 1024, detector, ...scored };
 }
 
 function child(kind: PhaseKind, file: string, model?: string): PhaseOut {

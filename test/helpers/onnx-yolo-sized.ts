@@ -6,6 +6,9 @@
 // published (fused) sizes of YOLOv8n, 3,151,904 parameters and 8.7 GFLOPs at 640, and at scale s
 // of YOLOv8s, 11,156,544 and 28.6, which test/scoring/onnx-yolo-sized.test.ts checks. Output
 // [1, 4 + nc, 8400] at 640.
+import { createHash } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { floatTensor, int64Tensor, ModelProto, valueInfo } from './onnx-model.js';
 
 export interface YoloSizedSpec {
@@ -26,6 +29,9 @@ export interface YoloSizedModel {
   macs: number;
   parameters: number;
   anchors: number;
+  /** Input width and height. */
+  width: number;
+  height: number;
 }
 
 const REG_MAX = 16;
@@ -197,5 +203,24 @@ export function buildYoloSizedModel(spec: YoloSizedSpec): YoloSizedModel {
   };
   const err = ModelProto.verify(model);
   if (err) throw new Error(`model does not fit the ONNX schema: ${err}`);
-  return { bytes: ModelProto.encode(ModelProto.fromObject(model)).finish(), macs, parameters, anchors };
+  return { bytes: ModelProto.encode(ModelProto.fromObject(model)).finish(), macs, parameters, anchors, width: size, height };
+}
+
+/**
+ * Writes `name.onnx` and its manifest `name.json` into `dir` (three classes, read as green,
+ * turning and red) and returns the manifest's path, for `loadModelDetector` or `DETECTOR`.
+ */
+export function installYoloSized(dir: string, name: string, model: YoloSizedModel): string {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(path.join(dir, `${name}.onnx`), model.bytes);
+  const manifest = {
+    name: `${name} (random weights)`,
+    file: `${name}.onnx`,
+    sha256: createHash('sha256').update(model.bytes).digest('hex'),
+    input: { width: model.width, height: model.height },
+    classes: ['green', 'turning', 'red'].map((c) => ({ name: c, maps_to: c })),
+  };
+  const file = path.join(dir, `${name}.json`);
+  writeFileSync(file, JSON.stringify(manifest, null, 2));
+  return file;
 }

@@ -2,13 +2,10 @@
 // YOLOv8n's published size, or the bench's figure is not what a trained YOLOv8n costs; and it must
 // load and run through the model detector like an Ultralytics export.
 import t from 'tap';
-import { createHash } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { loadModelDetector } from '../../src/scoring/onnx/index.js';
 import type { RgbImage } from '../../src/scoring/types.js';
-import { buildYoloSizedModel } from '../helpers/onnx-yolo-sized.js';
+import { buildYoloSizedModel, installYoloSized } from '../helpers/onnx-yolo-sized.js';
 
 t.test('with 80 classes it has the published sizes of YOLOv8n and YOLOv8s (Ultralytics, fused, at 640)', async (t) => {
   const n = buildYoloSizedModel({ classes: 80 });
@@ -34,12 +31,7 @@ t.test('the head is the export layout [1, 4 + nc, N] and the model detector runs
   const w0 = data[2 * m.anchors]!;
   t.ok(w0 > 0 && w0 <= 2 * 15 * 8, `first anchor's width ${w0} is within 2 × 15 × stride`);
 
-  const dir = t.testdir();
-  await writeFile(path.join(dir, 'sized.onnx'), m.bytes);
-  const sha256 = createHash('sha256').update(m.bytes).digest('hex');
-  const classes = ['green', 'turning', 'red'].map((c) => ({ name: c, maps_to: c }));
-  await writeFile(path.join(dir, 'sized.json'), JSON.stringify({ name: 'sized', file: 'sized.onnx', sha256, input: { width: 320, height: 320 }, classes }));
-  const detector = await loadModelDetector(path.join(dir, 'sized.json'));
+  const detector = await loadModelDetector(installYoloSized(t.testdir(), 'sized', m));
   t.teardown(() => detector.close?.());
   const image: RgbImage = { width: 640, height: 360, data: new Uint8Array(640 * 360 * 3).fill(128) };
   t.same(await detector.detect(image, { conf: 0.5 }), [], 'runs a frame end to end; random weights find nothing');
@@ -51,12 +43,7 @@ t.test('a rectangular export (imgsz=[h, w]) costs its share of the square and ru
   t.equal(rect.anchors, 40 * 24 + 20 * 12 + 10 * 6);
   t.equal(rect.parameters, square.parameters, 'the same weights');
   t.equal(rect.macs / square.macs, 192 / 320, 'compute in proportion to the input area');
-  const dir = t.testdir();
-  await writeFile(path.join(dir, 'rect.onnx'), rect.bytes);
-  const sha256 = createHash('sha256').update(rect.bytes).digest('hex');
-  const classes = ['green', 'turning', 'red'].map((c) => ({ name: c, maps_to: c }));
-  await writeFile(path.join(dir, 'rect.json'), JSON.stringify({ name: 'rect', file: 'rect.onnx', sha256, input: { width: 320, height: 192 }, classes }));
-  const detector = await loadModelDetector(path.join(dir, 'rect.json'));
+  const detector = await loadModelDetector(installYoloSized(t.testdir(), 'rect', rect));
   t.teardown(() => detector.close?.());
   const image: RgbImage = { width: 640, height: 360, data: new Uint8Array(640 * 360 * 3).fill(128) };
   t.same(await detector.detect(image, { conf: 0.5 }), [], 'a 16:9 frame letterboxed into 320 × 192 runs end to end');
