@@ -39,7 +39,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { renderWalk, type RenderedWalk } from '../scripts/render/walk.js';
-import type { WalkTruth } from '../scripts/render/truth.js';
+import { USDA_STAGES, type WalkTruth } from '../scripts/render/truth.js';
 import { decodeFrames, resolveFfmpeg } from '../src/scoring/media/index.js';
 import { loadModelDetector } from '../src/scoring/onnx/index.js';
 import type { Detector } from '../src/scoring/types.js';
@@ -317,6 +317,13 @@ function print(r: WalkBenchResult): void {
     const [cg, ct, cr] = byClass('counted');
     const [tg, tt, tr] = byClass('truth');
     console.log(`  by class, all walks: green ${cg} for ${tg} (${pct(cg! / tg! - 1)}), turning ${ct} for ${tt} (${pct(ct! / tt! - 1)}), red ${cr} for ${tr} (${pct(cr! / tr! - 1)})`);
+    // Which fruit the detector loses, by the colour stage the renderer drew them in.
+    const stages = USDA_STAGES.map((s) => {
+      const t = parts.reduce((n, p) => n + p.byStage[s].truth, 0);
+      const m = parts.reduce((n, p) => n + p.byStage[s].missed, 0);
+      return `${s.replace('_', ' ')} ${m} of ${t} (${((m / Math.max(1, t)) * 100).toFixed(1)}%)`;
+    });
+    console.log(`  missed by USDA stage: ${stages.join(', ')}`);
   }
   const b = r.boundary;
   if (b) console.log(`clip joins (18 s as 1 clip vs 3 clips, noise-free oracle, truth ${b.truth}): one clip ${b.oneClip}, three clips carried ${b.carry} (${pct(b.carry / b.oneClip - 1)} vs one clip), three clips reset ${b.reset} (${pct(b.reset / b.oneClip - 1)})`);

@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { readAllFrames } from '../../scripts/render/ffmpeg.js';
 import { createRng, gaussian } from '../../scripts/render/rng.js';
-import type { TruthAppearance, WalkTruth } from '../../scripts/render/truth.js';
+import { USDA_STAGES, type TruthAppearance, type UsdaStage, type WalkTruth } from '../../scripts/render/truth.js';
 import type { Box, Detection, DetectionKind, Detector, RgbImage, Ripeness } from '../../src/scoring/types.js';
 import { iou } from '../../src/scoring/track/box.js';
 import type { WalkDecoder, WalkFrameInput } from '../../src/scoring/walk.js';
@@ -102,6 +102,8 @@ export interface CountBreakdown {
   missed: number;
   /** Missed fruit by how visible they were at best in a scored frame: under 0.5, 0.5–0.9, 0.9 and up. */
   missedByVisibility: { hidden: number; partly: number; whole: number };
+  /** Truth fruit and missed fruit by the USDA colour stage the renderer gave them. */
+  byStage: Record<UsdaStage, { truth: number; missed: number }>;
 }
 
 export function createOracle(
@@ -223,7 +225,8 @@ export function createOracle(
   const explain: Oracle['explain'] = (result, minHits = 2) => {
     const truthIds = new Set(expected('fruit', minHits, false, result.frames).ids);
     const at = (f: { clip: number; clip_frame: number }) => sampled.find((s) => s.clip === f.clip && s.index === f.clip_frame);
-    const out: CountBreakdown = { matched: 0, duplicates: 0, outside: 0, unmatched: 0, missed: 0, missedByVisibility: { hidden: 0, partly: 0, whole: 0 } };
+    const byStage = Object.fromEntries(USDA_STAGES.map((s) => [s, { truth: 0, missed: 0 }])) as CountBreakdown['byStage'];
+    const out: CountBreakdown = { matched: 0, duplicates: 0, outside: 0, unmatched: 0, missed: 0, missedByVisibility: { hidden: 0, partly: 0, whole: 0 }, byStage };
     const counted = new Set<number>();
     for (const fruit of result.fruit) {
       const frame = result.frames[fruit.best_frame];
@@ -247,7 +250,10 @@ export function createOracle(
     }
     const scored = new Set(result.frames.map((f) => at(f)).filter((s) => s !== undefined).map((s) => `${s.clip}:${s.frame}`));
     for (const f of truth.fruit) {
-      if (!truthIds.has(f.id) || counted.has(f.id)) continue;
+      if (!truthIds.has(f.id)) continue;
+      byStage[f.stage].truth++;
+      if (counted.has(f.id)) continue;
+      byStage[f.stage].missed++;
       out.missed++;
       const v = Math.max(0, ...f.appearances.filter((a) => scored.has(`${a.clip}:${a.frame}`)).map((a) => a.visible));
       out.missedByVisibility[v < 0.5 ? 'hidden' : v < 0.9 ? 'partly' : 'whole']++;

@@ -2,6 +2,7 @@
 // (the truth of each frame plus noise) standing in for a detector.
 import t from 'tap';
 import { renderStill, renderWalk, type RenderedWalk } from '../../scripts/render/walk.js';
+import { USDA_STAGES } from '../../scripts/render/truth.js';
 import { decodeFrames, probeMedia, resolveFfmpeg } from '../../src/scoring/media/index.js';
 import { iou } from '../../src/scoring/track/index.js';
 import { createBuiltinDetector } from '../../src/scoring/builtin/index.js';
@@ -63,17 +64,24 @@ t.test('without noise every fruit is counted exactly once', async (t) => {
   t.same(problems, [], 'each counted fruit is a different truth fruit');
   // The bench's breakdown of a count error (oracle.explain) on this walk and on doctored copies of it.
   const none = { hidden: 0, partly: 0, whole: 0 };
-  t.same(oracle.explain(result), { matched: want.total, duplicates: 0, outside: 0, unmatched: 0, missed: 0, missedByVisibility: none });
+  const clean = oracle.explain(result);
+  t.same({ ...clean, byStage: undefined }, { matched: want.total, duplicates: 0, outside: 0, unmatched: 0, missed: 0, missedByVisibility: none, byStage: undefined });
+  const stageOf = new Map(r.truth.fruit.map((f) => [f.id, f.stage]));
+  const wantStages: Record<string, { truth: number; missed: number }> = {};
+  for (const s of USDA_STAGES) wantStages[s] = { truth: want.ids.filter((id) => stageOf.get(id) === s).length, missed: 0 };
+  t.same(clean.byStage, wantStages, 'truth fruit by USDA stage, none missed');
   const [a, b, ...rest] = result.fruit;
   const nowhere = { ...rest[0]!, best_box: [0, 0, 1, 1] as typeof a.best_box };
   const doctored = oracle.explain({ frames: result.frames, fruit: [a!, a!, nowhere, ...rest.slice(1)] });
   t.same(
-    { ...doctored, missedByVisibility: undefined },
-    { matched: want.total - 2, duplicates: 1, outside: 0, unmatched: 1, missed: 2, missedByVisibility: undefined },
+    { ...doctored, missedByVisibility: undefined, byStage: undefined },
+    { matched: want.total - 2, duplicates: 1, outside: 0, unmatched: 1, missed: 2, missedByVisibility: undefined, byStage: undefined },
     `fruit ${b!.track_id} dropped, ${a!.track_id} twice, ${nowhere.track_id} moved where no fruit is`,
   );
   const { hidden, partly, whole } = doctored.missedByVisibility;
   t.equal(hidden + partly + whole, 2, 'each missed fruit has a visibility');
+  t.same(Object.fromEntries(Object.entries(doctored.byStage).map(([s, v]) => [s, v.truth])), Object.fromEntries(Object.entries(clean.byStage).map(([s, v]) => [s, v.truth])), 'the truth by stage does not depend on what was counted');
+  t.equal(Object.values(doctored.byStage).reduce((n, v) => n + v.missed, 0), 2, 'each missed fruit has a stage');
   t.same(result.fruit.map((f) => f.track_id), Array.from({ length: result.fruit.length }, (_, i) => i + 1));
   t.equal(result.stems.count, oracle.expected('stem').total);
   t.equal(result.plants.count, oracle.expected('plant').total);
