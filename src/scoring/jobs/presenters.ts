@@ -13,6 +13,11 @@ export function frameUrl(walkId: string, index: number, name: 'image.jpg' | 'ove
 }
 
 const at = (iso: string | null, zone: string) => (iso === null ? null : presentInstant(iso, zone));
+/** A done walk is all the way; a running one to the thousandth, which is finer than a person reads. */
+const progressOf = (walk: WalkTable) => (walk.status === 'done' ? 1 : Math.round(walk.progress * 1000) / 1000);
+/** The detector's counts, null until the walk is scored. */
+const modelCounts = (walk: WalkTable) =>
+  walk.count_total === null ? null : { green: walk.count_green!, turning: walk.count_turning!, red: walk.count_red!, total: walk.count_total };
 
 /** Days a scored walk's clips and frames are kept (WALK_CLIP_KEEP_DAYS, WALK_FRAME_KEEP_DAYS); 0 is for ever. */
 export interface MediaKeepDays {
@@ -35,7 +40,7 @@ export function presentWalk(walk: WalkTable, clips: WalkClipTable[], keep: Media
     job_id: walk.id,
     organization_id: walk.organization_id,
     status: walk.status,
-    progress: walk.status === 'done' ? 1 : Math.round(walk.progress * 1000) / 1000,
+    progress: progressOf(walk),
     error: walk.status === 'failed' ? walk.error : null,
     source: walk.source,
     example_key: walk.example_key,
@@ -64,7 +69,7 @@ export function presentWalk(walk: WalkTable, clips: WalkClipTable[], keep: Media
       frames: c.frames,
       error: c.error,
     })),
-    counts: walk.count_total === null ? null : { green: walk.count_green!, turning: walk.count_turning!, red: walk.count_red!, total: walk.count_total },
+    counts: modelCounts(walk),
     result: result && {
       detector: result.detector,
       counts: result.counts,
@@ -301,14 +306,14 @@ export function presentWalkSummary(walk: WalkTable, clipCount: number, zone = 'U
   return {
     job_id: walk.id,
     status: walk.status,
-    progress: walk.status === 'done' ? 1 : Math.round(walk.progress * 1000) / 1000,
+    progress: progressOf(walk),
     error: walk.status === 'failed' ? walk.error : null,
     source: walk.source,
     cycle_id: walk.cycle_id,
     week: walk.week,
     clips: clipCount,
     detector: walk.detector,
-    counts: walk.count_total === null ? null : { green: walk.count_green!, turning: walk.count_turning!, red: walk.count_red!, total: walk.count_total },
+    counts: modelCounts(walk),
     created_at: at(walk.created_at, zone)!,
     finished_at: at(walk.finished_at, zone),
   };
