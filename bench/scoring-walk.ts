@@ -19,7 +19,7 @@
  *   node --import tsx bench/scoring-walk.ts [--quick] [--seeds 1,2,3] [--no-merge] [--accuracy-only] [--fixed-sampling] [--pace 0.6]
  *
  * --seeds: the walks to render and score (seeds 1-3 tuned the built-in detector and the track
- * merge, 6-8 too; 9-17 were held out, 23-25, 26-35 and 36-45 rendered later and measured once, see
+ * merge, 6-8 too; 9-17 were held out, 23-25, 26-35, 36-45 and 46-55 rendered later and measured once, see
  * docs/builtin-detector.md). --no-merge: count without
  * merging tracks of one fruit seen twice (WalkOptions.merge false). --accuracy-only: skip the
  * clip-join and speed parts. Options are a video upload's defaults (conf 0.5, adaptive sampling);
