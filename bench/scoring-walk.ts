@@ -16,9 +16,10 @@
  * in its own child process so peak RSS (node's own, not ffmpeg's) is its own.
  * Goal: scoring faster than real time on two cores.
  *
- *   node --import tsx bench/scoring-walk.ts [--quick] [--seeds 1,2,3] [--no-merge] [--accuracy-only] [--fixed-sampling] [--pace 0.6]
+ *   node --import tsx bench/scoring-walk.ts [--quick] [--seeds 1,2,3 | 46-55 | all] [--no-merge] [--accuracy-only] [--fixed-sampling] [--pace 0.6]
  *
- * --seeds: the walks to render and score (seeds 1-3 tuned the built-in detector and the track
+ * --seeds: the walks to render and score, as a list, ranges, or `all` (the 51 seeds of the published
+ * figures, 102 walks; seeds 1-3 tuned the built-in detector and the track
  * merge, 6-8 too; 9-17 were held out, 23-25, 26-35, 36-45 and 46-55 rendered later and measured once, see
  * docs/builtin-detector.md). --no-merge: count without
  * merging tracks of one fruit seen twice (WalkOptions.merge false). --accuracy-only: skip the
@@ -343,6 +344,25 @@ export function printSpeed(s: SpeedResult | undefined): void {
   }
 }
 
+/** Every seed the published figures were measured on: tuning (1-3, 6-8), then held-out sets as docs/builtin-detector.md tells. */
+export const PUBLISHED_SEEDS: readonly number[] = [1, 2, 3, ...range(6, 20), ...range(23, 55)];
+
+function range(from: number, to: number): number[] {
+  return Array.from({ length: to - from + 1 }, (_, i) => from + i);
+}
+
+/** `--seeds 1,2,3`, `--seeds 46-55`, or `--seeds all` (PUBLISHED_SEEDS: 102 walks, about half an hour on two cores). */
+export function parseSeeds(arg: string): number[] {
+  if (arg === 'all') return [...PUBLISHED_SEEDS];
+  const seeds = arg.split(',').flatMap((part) => {
+    const m = /^(\d+)(?:-(\d+))?$/.exec(part.trim());
+    if (!m) throw new Error(`--seeds: "${part}" is not a seed or a range like 46-55`);
+    return m[2] === undefined ? [Number(m[1])] : range(Number(m[1]), Number(m[2]));
+  });
+  if (seeds.length === 0) throw new Error('--seeds: no seed given');
+  return seeds;
+}
+
 const self = process.argv[1] && pathToFileURL(path.resolve(process.argv[1])).href === import.meta.url;
 if (self) {
   const i = process.argv.indexOf('--phase');
@@ -351,7 +371,7 @@ if (self) {
     console.log(JSON.stringify(await phase(process.argv[i + 1] as PhaseKind, process.argv[i + 2]!, m > 0 ? process.argv[m + 1] : undefined)));
   } else {
     const k = process.argv.indexOf('--seeds');
-    const seeds = k > 0 ? process.argv[k + 1]!.split(',').map(Number) : undefined;
+    const seeds = k > 0 ? parseSeeds(process.argv[k + 1] ?? '') : undefined;
     const m = process.argv.indexOf('--model');
     const model = m > 0 ? path.resolve(process.argv[m + 1]!) : undefined;
     print(await runWalkBench({ quick: process.argv.includes('--quick'), seeds, accuracyOnly: process.argv.includes('--accuracy-only'), speedOnly: process.argv.includes('--speed-only'), model }));
