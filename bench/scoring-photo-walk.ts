@@ -126,9 +126,10 @@ export async function runPhotoWalkBench(options: { sizes?: number[]; conf?: numb
 }
 
 const pct = (x: number) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)} %`;
+const missedShare = (s: { truth: number; missed: number }) => `${s.missed} of ${s.truth} (${((s.missed / Math.max(1, s.truth)) * 100).toFixed(0)} %)`;
 export function formatPhotoWalk(r: PhotoWalkResult): string {
   if (!r.available) return `skipped: ${r.reason}`;
-  const lines = ['fruit px | frame | video s | scored | truth (green/red) | walk counted (green/red) | error | stills summed | error | oracle error | walk: duplicates, no fruit, outside, missed (hidden/partly/whole)'];
+  const lines = ['fruit px | frame | video s | scored | truth (green/red) | walk counted (green/red) | error | stills summed | error | oracle error | walk: duplicates, no fruit, outside, missed (hidden/partly/whole) | missed green, red'];
   for (const x of r.rows) {
     const b = x.walk.breakdown;
     lines.push([
@@ -137,6 +138,8 @@ export function formatPhotoWalk(r: PhotoWalkResult): string {
       `${x.walk.total} (${x.walk.green}/${x.walk.red})`, pct(x.walk.error),
       `${x.stills.total} (${x.stills.green}/${x.stills.red})`, pct(x.stills.error), pct(x.oracle.error),
       `${b.duplicates}, ${b.unmatched}, ${b.outside}, ${b.missed} (${b.missedByVisibility.hidden}/${b.missedByVisibility.partly}/${b.missedByVisibility.whole})`,
+      // The labels have two classes: the wall's truth gives every fruit the stage green or red.
+      `${missedShare(b.byStage.green)}, ${missedShare(b.byStage.red)}`,
     ].join(' | '));
   }
   return lines.join('\n');
