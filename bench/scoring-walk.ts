@@ -351,7 +351,7 @@ function range(from: number, to: number): number[] {
   return Array.from({ length: to - from + 1 }, (_, i) => from + i);
 }
 
-/** `--seeds 1,2,3`, `--seeds 46-55`, or `--seeds all` (PUBLISHED_SEEDS: 102 walks, about half an hour on two cores). */
+/** `--seeds 1,2,3`, `--seeds 46-55`, or `--seeds all` (PUBLISHED_SEEDS: 102 walks, about 40 minutes on two cores before the renders are cached). */
 export function parseSeeds(arg: string): number[] {
   if (arg === 'all') return [...PUBLISHED_SEEDS];
   const seeds = arg.split(',').flatMap((part) => {
