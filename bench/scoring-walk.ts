@@ -345,14 +345,14 @@ export function printSpeed(s: SpeedResult | undefined): void {
 }
 
 /** Every seed the published figures were measured on: tuning (1-3, 6-8), then held-out sets as docs/builtin-detector.md tells. */
-export const PUBLISHED_SEEDS: readonly number[] = [1, 2, 3, ...range(6, 20), ...range(23, 55)];
+const PUBLISHED_SEEDS: readonly number[] = [1, 2, 3, ...range(6, 20), ...range(23, 55)];
 
 function range(from: number, to: number): number[] {
   return Array.from({ length: to - from + 1 }, (_, i) => from + i);
 }
 
 /** `--seeds 1,2,3`, `--seeds 46-55`, or `--seeds all` (PUBLISHED_SEEDS: 102 walks, about 40 minutes on two cores before the renders are cached). */
-export function parseSeeds(arg: string): number[] {
+function parseSeeds(arg: string): number[] {
   if (arg === 'all') return [...PUBLISHED_SEEDS];
   const seeds = arg.split(',').flatMap((part) => {
     const m = /^(\d+)(?:-(\d+))?$/.exec(part.trim());

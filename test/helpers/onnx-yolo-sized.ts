@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { createRng, gaussian } from '../../scripts/render/rng.js';
 import { floatTensor, int64Tensor, ModelProto, valueInfo } from './onnx-model.js';
 
 export interface YoloSizedSpec {
@@ -36,13 +37,6 @@ export interface YoloSizedModel {
 
 const REG_MAX = 16;
 
-/** Deterministic normal deviates (Box–Muller on a 32-bit LCG). */
-function normals(seed: number): () => number {
-  let s = seed >>> 0 || 1;
-  const u = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) + 1) / 4294967297;
-  return () => Math.sqrt(-2 * Math.log(u())) * Math.cos(2 * Math.PI * u());
-}
-
 interface T {
   name: string;
   c: number;
@@ -56,7 +50,8 @@ export function buildYoloSizedModel(spec: YoloSizedSpec): YoloSizedModel {
   const height = spec.height ?? size;
   if (!(size > 0 && size % 32 === 0 && height > 0 && height % 32 === 0)) throw new RangeError('size and height must be positive multiples of 32');
   const nc = spec.classes;
-  const randn = normals(spec.seed ?? 7);
+  const rng = createRng(spec.seed ?? 7);
+  const randn = () => gaussian(rng);
   const nodes: object[] = [];
   const inits: object[] = [];
   let macs = 0;

@@ -20,6 +20,7 @@ import {
   open,
 } from '../../src/scoring/image/index.js';
 import type { RgbImage } from '../../src/scoring/types.js';
+import { createRng } from '../../scripts/render/rng.js';
 
 function solid(width: number, height: number, rgb: [number, number, number]): RgbImage {
   const data = new Uint8Array(width * height * 3);
@@ -175,8 +176,7 @@ t.test('labelling by runs agrees with a pixel flood fill: components, numbering,
     });
     return { labels, components };
   };
-  let seed = 99;
-  const rnd = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 4294967296);
+  const rnd = createRng(99);
   let checked = 0;
   for (const [w, h] of [[1, 1], [1, 9], [9, 1], [6, 5], [31, 23], [80, 40]] as const)
     for (const density of [0.05, 0.35, 0.6, 0.95])
@@ -241,8 +241,7 @@ t.test('erosion and dilation agree with a brute-force window, edges and windows 
       }
     return out;
   };
-  let seed = 12345;
-  const rnd = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 4294967296);
+  const rnd = createRng(12345);
   let checked = 0;
   for (const [w, h] of [[1, 1], [1, 7], [9, 1], [5, 4], [23, 17], [64, 31]] as const)
     for (const r of [0, 1, 2, 3, 7, 40])

@@ -32,7 +32,7 @@ export interface Labelling {
  */
 export function labelComponents(mask: Uint8Array, width: number, height: number, minArea = 1): Labelling {
   const n = width * height;
-  // Runs: row, first and last x; at most one per two pixels of a row, plus one.
+  // Runs: row, first and last x, in arrays that double when full (a mask has far fewer runs than pixels).
   let capacity = 1024;
   let runY = new Int32Array(capacity);
   let runX0 = new Int32Array(capacity);

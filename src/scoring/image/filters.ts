@@ -110,12 +110,6 @@ export function localDetrendedStdDev(src: Float32Array, width: number, height: n
   return out;
 }
 
-function maskCount(mask: Uint8Array, width: number, height: number, r: number): Float32Array {
-  const f = new Float32Array(mask.length);
-  for (let i = 0; i < mask.length; i++) f[i] = mask[i] ? 1 : 0;
-  return boxMean(f, width, height, r);
-}
-
 /**
  * Square-window erosion: a pixel stays when its whole (2r+1)² window is set (the window clipped
  * at the frame's edge, as boxMean's is).
@@ -175,6 +169,13 @@ export function open(mask: Uint8Array, width: number, height: number, r: number)
 /** Closing fills holes (a specular highlight, a sepal) smaller than the window. */
 export function close(mask: Uint8Array, width: number, height: number, r: number): Uint8Array {
   return erode(dilate(mask, width, height, r), width, height, r);
+}
+
+/** Share of each pixel's clipped window that is set. */
+function maskCount(mask: Uint8Array, width: number, height: number, r: number): Float32Array {
+  const f = new Float32Array(mask.length);
+  for (let i = 0; i < mask.length; i++) f[i] = mask[i] ? 1 : 0;
+  return boxMean(f, width, height, r);
 }
 
 /** Majority filter: set where more than `fraction` of the window is set; smooths a noisy mask. */
