@@ -2,6 +2,7 @@ import type { Box, Detection, DetectOptions, Detector, DetectorInfo, RgbImage } 
 import { hueAngle } from '../image/colour.js';
 import { fitLongSide, resizeArea } from '../image/resize.js';
 import { findCircles, type Circle } from './circles.js';
+import { fittedFruitScore, type CircleEvidence } from './fruit-score.js';
 import { houghCircles } from './hough.js';
 import { planesFor, type FramePlanes } from './features.js';
 import { DEFAULT_PARAMS, type BuiltinParams } from './params.js';
@@ -87,6 +88,8 @@ export interface FrameAnalysis {
   closeUp?: FrameAnalysis;
   /** Fruit hypotheses before overlap suppression, made once. */
   candidates?: Candidate[];
+  /** A close-up frame scored by the fitted score (closeUpScore 'fitted'). */
+  fitted?: boolean;
 }
 
 /**
@@ -99,17 +102,26 @@ export interface FrameAnalysis {
  * (docs/builtin-detector.md). The largest, not a quantile: a close-up photo also has many small
  * hypotheses (fruit cut up by hairs and stems, specks of light), but always some large fruit.
  * After frames of small fruit (`smallLikely`) the close-up analysis is kept only when it is
- * credible (`smallFruitGate`): a clump of touching small fruit does not take the frame.
+ * credible (`smallFruitGate`): a clump of touching small fruit does not take the frame. A frame
+ * kept as a close-up takes its fruit from inscribed and Hough circles under the fitted score
+ * (`closeUpScore`, fruit-score.ts).
  */
 export function analyseFrame(image: RgbImage, params: BuiltinParams = DEFAULT_PARAMS, smallLikely = false): FrameAnalysis {
   const first = analyseWith(image, params);
-  if (!(params.smallFruitRadius > 0)) return first;
-  const radii: number[] = [];
-  for (const c of rawCandidates(first)) if (c.score >= params.smallFruitMinScore) radii.push(effectiveRadius(c.circle, params));
-  // After frames of small fruit (smallLikely: the walk's recent frames) the close-up analysis must be credible.
-  if (!smallFruitGate(radii, smallLikely, params)) return first;
-  const small = { ...params, ...params.smallFruit };
-  return { ...analyseWith(image, small, first), smallFruit: true, closeUp: first };
+  if (params.smallFruitRadius > 0) {
+    const radii: number[] = [];
+    for (const c of rawCandidates(first)) if (c.score >= params.smallFruitMinScore) radii.push(effectiveRadius(c.circle, params));
+    // After frames of small fruit (smallLikely: the walk's recent frames) the close-up analysis must be credible.
+    if (smallFruitGate(radii, smallLikely, params)) {
+      const small = { ...params, ...params.smallFruit };
+      return { ...analyseWith(image, small, first), smallFruit: true, closeUp: first };
+    }
+  }
+  if (params.closeUpScore !== 'fitted') return first;
+  // The gate above read the hand-weighted inscribed circles, so what it decides does not move with
+  // the fit; the frame's fruit come from the inscribed and Hough circles under the fitted score.
+  const circleMethod = params.circleMethod === 'inscribed' ? 'both' : params.circleMethod;
+  return { ...first, params: { ...params, circleMethod }, candidates: undefined, fitted: true };
 }
 
 /** The frame's fruit radius: the sizeRefQuantile of its candidates' radii; Infinity (unknown) with fewer than sizeRefMinCount. */
@@ -207,6 +219,17 @@ export function toDetection(c: Candidate, sx: number, sy: number, image: RgbImag
   return { kind: 'fruit', box, score: round3(c.score), ripeness: ripenessFromHue(c.hue, thresholds), hue: Math.round(c.hue * 10) / 10 };
 }
 
+/**
+ * Every circle of a frame before overlap suppression, with what the fitted score reads of it and
+ * its box in the input's pixels: what scripts/fit-fruit-score.ts fits the score on.
+ */
+export function circleEvidence(image: RgbImage, params: BuiltinParams = DEFAULT_PARAMS): Array<{ evidence: CircleEvidence; box: Box }> {
+  const frame = analyseFrame(image, params);
+  const cands = rawCandidates(frame);
+  const full = sizeFullRadiusFor(cands, frame.params);
+  return cands.map((c) => ({ evidence: evidenceOf(c, frame.params, full), box: toDetection(c, frame.sx, frame.sy, image, frame.params, DEFAULT_RIPENESS_THRESHOLDS).box }));
+}
+
 /** All fruit hypotheses of a frame after overlap suppression, before the conf threshold; sx, sy map working pixels to the input's. */
 export function fruitCandidates(image: RgbImage, params: BuiltinParams = DEFAULT_PARAMS, minScore = 0): { kept: Candidate[]; sx: number; sy: number; params: BuiltinParams } {
   const frame = analyseFrame(image, params);
@@ -239,7 +262,11 @@ function rawCandidates(frame: FrameAnalysis): Candidate[] {
     }
   }
   const full = sizeFullRadiusFor(candidates, params);
-  for (const c of candidates) c.score = scoreOf(c.circle, c.measured, c.source, params, full);
+  for (const c of candidates) {
+    c.score = frame.fitted
+      ? calibrate(fittedFruitScore(evidenceOf(c, params, full), params, params.fruitScoreWeights), params.fittedBalancedScore, params.calibratedAt)
+      : calibrate(scoreOf(c.circle, c.measured, c.source, params, full), params.balancedRawScore, params.calibratedAt);
+  }
   frame.candidates = candidates;
   return candidates;
 }
@@ -345,8 +372,8 @@ export function sizeFullRadiusFor(cands: readonly Candidate[], q: BuiltinParams)
 }
 
 /**
- * Confidence that a circle is a fruit, from what separates fruit from the
- * rest in the labelled photos: a blob the circles explain well, little skin
+ * The hand-weighted confidence that a circle is a fruit, before calibration, from what separates
+ * fruit from the rest in the labelled photos: a blob the circles explain well, little skin
  * around the circle (round, not a sausage of leaf), strong colour for ripe
  * fruit, smooth and lit skin for green fruit, and size.
  */
@@ -368,7 +395,23 @@ function scoreOf(c: Circle, m: DiscMeasure, source: 'ripe' | 'green', q: Builtin
   if (source === 'ripe') colour = clamp01((m.chroma - q.ripeMinChroma) / 30);
   else colour = 0.5 * clamp01(1 - m.texture / q.greenMaxTexture) + 0.5 * clamp01(m.relativeL / 15);
   const base = source === 'ripe' ? q.ripeBias : q.greenBias;
-  return calibrate(clamp01(base + 0.15 * shape + 0.1 * round + 0.45 * size + 0.3 * colour), q);
+  return clamp01(base + 0.15 * shape + 0.1 * round + 0.45 * size + 0.3 * colour);
+}
+
+function evidenceOf(c: Candidate, q: BuiltinParams, sizeFullRadius: number): CircleEvidence {
+  const { circle, measured } = c;
+  return {
+    method: circle.method,
+    explained: circle.explained,
+    rim: circle.rim,
+    effectiveRadius: effectiveRadius(circle, q),
+    sizeFullRadius,
+    minRadius: q.minRadius,
+    source: c.source,
+    chroma: measured.chroma,
+    texture: measured.texture,
+    relativeL: measured.relativeL,
+  };
 }
 
 /**
@@ -380,10 +423,9 @@ export function effectiveRadius(c: Circle, q: BuiltinParams): number {
   return Math.min(Math.max(c.r, Math.sqrt(c.claimed / Math.PI)), c.r * 1.6);
 }
 
-function calibrate(raw: number, q: BuiltinParams): number {
-  const b = q.balancedRawScore;
-  const t = q.calibratedAt;
-  return raw <= b ? (raw * t) / b : t + ((raw - b) * (1 - t)) / (1 - b);
+/** Piecewise-linear and monotone: `balanced` (where counts balanced on the tuning photos) reads as `at`. */
+function calibrate(raw: number, balanced: number, at: number): number {
+  return raw <= balanced ? (raw * at) / balanced : at + ((raw - balanced) * (1 - at)) / (1 - balanced);
 }
 
 /**

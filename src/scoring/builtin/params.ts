@@ -1,3 +1,5 @@
+import { FRUIT_SCORE_WEIGHTS, type FruitScoreWeights } from './fruit-score.js';
+
 /**
  * Every number the built-in detector decides with, in one object so the
  * accuracy bench can report what it ran with and a caller can override one.
@@ -92,6 +94,17 @@ export interface BuiltinParams {
    */
   balancedRawScore: number;
   calibratedAt: number;
+  /**
+   * How a close-up frame (one the small-fruit analysis does not take) scores its circles: 'weighted',
+   * the hand-weighted evidence on inscribed circles; 'fitted', the logistic score fitted on the
+   * tuning photos (fruit-score.ts) on inscribed and Hough circles together. The small-fruit gate
+   * reads the hand-weighted score either way.
+   */
+  closeUpScore: 'weighted' | 'fitted';
+  /** The fitted score's weights (fruit-score.ts, scripts/fit-fruit-score.ts)… */
+  fruitScoreWeights: FruitScoreWeights;
+  /** …and its value where detected and labelled counts balanced on the tuning photos, reported as calibratedAt. */
+  fittedBalancedScore: number;
   /** Size a fruit by the skin its circle claims, not only its inscribed circle. */
   useClaimedSize: boolean;
   /** Box half-size = radius × this (the inscribed circle misses the outer rim). */
@@ -197,6 +210,9 @@ export const DEFAULT_PARAMS: BuiltinParams = {
   openEdges: false,
   balancedRawScore: 0.7,
   calibratedAt: 0.35,
+  closeUpScore: 'fitted',
+  fruitScoreWeights: FRUIT_SCORE_WEIGHTS,
+  fittedBalancedScore: 0.18,
   useClaimedSize: true,
   boxScale: 1.25,
   smallFruitRadius: 21.5,

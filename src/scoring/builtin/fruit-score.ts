@@ -1,0 +1,110 @@
+/**
+ * The fitted fruit score of close-up frames: a logistic model over what the detector measures of
+ * a circle, its weights fitted on the tuning half of the labelled photos
+ * (`scripts/fit-fruit-score.ts`; docs/builtin-detector.md, "Fitted score"). The hand-weighted score
+ * (detector.ts, scoreOf) judged the inscribed circles alone; the fitted one judges those and the
+ * Hough circles together, which is what lets a close-up frame keep the Hough circles of fruit cut
+ * into crescents without the false circles they bring among leaves.
+ */
+
+/** What the score reads of one circle; sizes in working pixels. */
+export interface CircleEvidence {
+  method: 'inscribed' | 'hough';
+  /** Inscribed: share of the blob its circles explain. Hough: share of the disc that is skin. */
+  explained: number;
+  /** Inscribed: skin share of the ring just outside. Hough: share of the outline that voted. */
+  rim: number;
+  effectiveRadius: number;
+  sizeFullRadius: number;
+  minRadius: number;
+  source: 'ripe' | 'green';
+  chroma: number;
+  texture: number;
+  relativeL: number;
+}
+
+/** The knobs the features read (BuiltinParams has them). */
+export interface FruitFeatureParams {
+  ripeMinChroma: number;
+  greenMaxTexture: number;
+}
+
+export const FRUIT_FEATURES = [
+  'bias',
+  'inscribedExplained',
+  'inscribedRim',
+  'houghFill',
+  'houghSupport',
+  'hough',
+  'size',
+  'logSize',
+  'ripe',
+  'ripeChroma',
+  'greenSmooth',
+  'greenLit',
+  'chroma',
+  'texture',
+  'relativeL',
+] as const;
+export type FruitFeature = (typeof FRUIT_FEATURES)[number];
+export type FruitScoreWeights = Record<FruitFeature, number>;
+
+const clamp01 = (x: number) => Math.max(0, Math.min(1, x));
+
+/**
+ * The features, in FRUIT_FEATURES order. The clamped terms are the hand-weighted score's evidence;
+ * the raw chroma, texture and lightness and the log size let the fit find what the clamps cut off.
+ */
+export function fruitFeatures(e: CircleEvidence, q: FruitFeatureParams): number[] {
+  const inscribed = e.method === 'inscribed' ? 1 : 0;
+  const ripe = e.source === 'ripe' ? 1 : 0;
+  return [
+    1,
+    inscribed * e.explained,
+    inscribed * e.rim,
+    (1 - inscribed) * e.explained,
+    (1 - inscribed) * e.rim,
+    1 - inscribed,
+    clamp01((e.effectiveRadius - e.minRadius) / Math.max(1, e.sizeFullRadius - e.minRadius)),
+    Math.log(Math.max(1e-3, e.effectiveRadius) / e.sizeFullRadius),
+    ripe,
+    ripe * clamp01((e.chroma - q.ripeMinChroma) / 30),
+    (1 - ripe) * clamp01(1 - e.texture / q.greenMaxTexture),
+    (1 - ripe) * clamp01(e.relativeL / 15),
+    e.chroma / 50,
+    e.texture / 5,
+    e.relativeL / 15,
+  ];
+}
+
+/** The probability the fit gives that the circle is a labelled fruit (box IoU ≥ 0.3), in [0, 1]. */
+export function fittedFruitScore(e: CircleEvidence, q: FruitFeatureParams, w: FruitScoreWeights): number {
+  const x = fruitFeatures(e, q);
+  let z = 0;
+  FRUIT_FEATURES.forEach((name, k) => {
+    z += w[name] * x[k]!;
+  });
+  return 1 / (1 + Math.exp(-z));
+}
+
+/**
+ * Fitted by `node --import tsx scripts/fit-fruit-score.ts` (L2 0.01) on the circles of the 18
+ * tuning photos; the check photos were not used.
+ */
+export const FRUIT_SCORE_WEIGHTS: FruitScoreWeights = {
+  bias: -8.156,
+  inscribedExplained: -2.038,
+  inscribedRim: -2.251,
+  houghFill: 0.922,
+  houghSupport: 3.202,
+  hough: -3.947,
+  size: 1.589,
+  logSize: 4.807,
+  ripe: 5.783,
+  ripeChroma: 0.031,
+  greenSmooth: 3.433,
+  greenLit: 4.19,
+  chroma: 1.047,
+  texture: 2.232,
+  relativeL: 0.194,
+};
