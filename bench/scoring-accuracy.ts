@@ -3,7 +3,10 @@
  * ../shared/data/tomato-photos (not part of the project; absent on a fresh
  * clone, in which case this says so and reports nothing).
  *
- *   node --import tsx bench/scoring-accuracy.ts [--conf 0.35] [--json] [--display-p3]
+ *   node --import tsx bench/scoring-accuracy.ts [--conf 0.35] [--json] [--display-p3] [--hand-weighted]
+ *
+ * --hand-weighted: close-up photos scored with the hand-weighted score on inscribed circles alone,
+ * as before the fitted score (closeUpScore 'weighted'), to compare in one session.
  *
  * --display-p3: each photo re-expressed in Display P3 (ffmpeg's zscale), as an iPhone stores
  * it, and scored twice: with its profile embedded (the box converts it back to sRGB) and
@@ -21,7 +24,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { createBuiltinDetector } from '../src/scoring/builtin/index.js';
+import { circleEvidence, createBuiltinDetector, DEFAULT_PARAMS, type BuiltinParams } from '../src/scoring/builtin/index.js';
 import { decodeImage, requireFfmpeg } from '../src/scoring/media/index.js';
 import { displayP3Profile, pngWithProfile } from '../test/helpers/icc.js';
 import type { Box, Detection, Detector, Ripeness } from '../src/scoring/types.js';
@@ -108,6 +111,12 @@ export interface Summary {
   walkRealTimeRatio: number;
   /** Where the labelled fruit's measured hues fall, all photos: what the ripeness bounds can and cannot separate. */
   hueByLabel: { green: HueSpread; red: HueSpread };
+  /**
+   * Built-in detector only: the labelled fruit by the best circle the detector made on them before
+   * its score and overlap suppression (IoU ≥ 0.3: a circle of the whole fruit; 0.1–0.3: of a piece
+   * of it; none). What no score on those circles can recover.
+   */
+  circles: { whole: number; piece: number; none: number } | null;
 }
 
 /** CPU time (user + system) of a synchronous-enough async call, in ms; steadier than wall time on a shared box. */
@@ -236,6 +245,8 @@ export interface AccuracyOptions {
   only?: string[];
   /** Re-express each photo in Display P3 first, with its profile embedded ('p3') or not ('p3-untagged'). */
   colour?: 'as-is' | 'p3' | 'p3-untagged';
+  /** Built-in detector settings (without `detector`), e.g. { closeUpScore: 'weighted' }. */
+  params?: Partial<BuiltinParams>;
 }
 
 /** The photo's colours in Display P3 (zscale, lossless PNG), tagged with the profile or not. */
@@ -255,9 +266,11 @@ export async function runPhotoAccuracy(options: AccuracyOptions = {}): Promise<S
   const conf = options.conf ?? DEFAULT_BENCH_CONF;
   const empty = summarise([]);
   if (!existsSync(PHOTO_DIR)) {
-    return { available: false, reason: `labelled photos not found at ${PHOTO_DIR}`, conf, photos: [], all: empty, tune: empty, check: empty, speedRatioVsDecode: NaN, meanDetectMs: NaN, walkFrameCpuMs: NaN, walkRealTimeRatio: NaN, hueByLabel: { green: hueSpread([]), red: hueSpread([]) } };
+    return { available: false, reason: `labelled photos not found at ${PHOTO_DIR}`, conf, photos: [], all: empty, tune: empty, check: empty, speedRatioVsDecode: NaN, meanDetectMs: NaN, walkFrameCpuMs: NaN, walkRealTimeRatio: NaN, hueByLabel: { green: hueSpread([]), red: hueSpread([]) }, circles: null };
   }
-  const detector = options.detector ?? createBuiltinDetector();
+  const detector = options.detector ?? createBuiltinDetector({ params: options.params });
+  const builtinParams = options.detector ? null : { ...DEFAULT_PARAMS, ...options.params };
+  const circles = builtinParams ? { whole: 0, piece: 0, none: 0 } : null;
   const names = readdirSync(PHOTO_DIR).filter((f) => f.endsWith('.jpg')).sort();
   const photos: PhotoResult[] = [];
   const colour = options.colour ?? 'as-is';
@@ -273,6 +286,15 @@ export async function runPhotoAccuracy(options: AccuracyOptions = {}): Promise<S
     const dets = await detector.detect(image, { conf });
     const t2 = performance.now();
     photos.push(scorePhoto(name, k % 2 === 0 ? 'tune' : 'check', dets, labelled.fruit, t2 - t1, t1 - t0));
+    if (circles && builtinParams) {
+      const boxes = circleEvidence(image, builtinParams).map((c) => c.box);
+      for (const f of labelled.fruit) {
+        const best = boxes.reduce((m, b) => Math.max(m, iou(b, f.box)), 0);
+        if (best >= 0.3) circles.whole++;
+        else if (best >= 0.1) circles.piece++;
+        else circles.none++;
+      }
+    }
   }
   if (scratch) rmSync(scratch, { recursive: true, force: true });
   const meanDetectMs = mean(photos.map((p) => p.detectMs));
@@ -296,6 +318,7 @@ export async function runPhotoAccuracy(options: AccuracyOptions = {}): Promise<S
     walkFrameCpuMs,
     walkRealTimeRatio: walkFrameCpuMs / 500,
     hueByLabel: { green: hueSpread(photos.flatMap((p) => p.hues.green)), red: hueSpread(photos.flatMap((p) => p.hues.red)) },
+    circles,
   };
 }
 
@@ -323,6 +346,10 @@ export function formatSummary(s: Summary): string {
     const h = s.hueByLabel[label];
     lines.push(`  ${label.padEnd(5)} ${h.fruit} fruit: p2 ${h.p2.toFixed(0)}°, median ${h.median.toFixed(0)}°, p98 ${h.p98.toFixed(0)}°; by band ${h.bands.join(' / ')}`);
   }
+  if (s.circles) {
+    const c = s.circles;
+    lines.push(`circles before the score: of ${c.whole + c.piece + c.none} labelled fruit, ${c.whole} have a circle of the whole fruit (IoU ≥ 0.3) at any score, ${c.piece} one on a piece of it only (0.1–0.3), ${c.none} none`);
+  }
   return lines.join('\n');
 }
 
@@ -342,7 +369,8 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
       console.log(`photos ${what}: median |count error| ${pct(r.all.medianCountError)}, median |red error| ${pct(red)}, red+turning found ${predicted}, ripeness agreement strict ${pct(r.all.ripenessStrict)}`);
     }
   } else {
-    const summary = await runPhotoAccuracy({ conf });
+    // --hand-weighted: close-up frames scored as before the fitted score (docs/builtin-detector.md).
+    const summary = await runPhotoAccuracy({ conf, params: args.includes('--hand-weighted') ? { closeUpScore: 'weighted' } : undefined });
     if (args.includes('--json')) console.log(JSON.stringify(summary, null, 2));
     else console.log(formatSummary(summary));
   }

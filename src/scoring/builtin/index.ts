@@ -4,6 +4,7 @@ export {
   detectAll,
   detectStems,
   fruitCandidates,
+  circleEvidence,
   type Candidate,
   BUILTIN_DETECTOR_NAME,
   STEMS_UNSUPPORTED_REASON,
