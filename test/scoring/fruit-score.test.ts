@@ -1,8 +1,11 @@
 import t from 'tap';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { createRng } from '../../scripts/render/rng.js';
 import { detectFruit } from '../../src/scoring/builtin/detector.js';
 import { FRUIT_FEATURES, FRUIT_SCORE_WEIGHTS, fittedFruitScore, fruitFeatures, type CircleEvidence } from '../../src/scoring/builtin/fruit-score.js';
 import { DEFAULT_PARAMS } from '../../src/scoring/builtin/params.js';
+import { decodeImage, resolveFfmpeg } from '../../src/scoring/media/index.js';
 import type { RgbImage } from '../../src/scoring/types.js';
 
 const evidence = (over: Partial<CircleEvidence> = {}): CircleEvidence => ({
@@ -64,4 +67,20 @@ t.test('a close-up fruit cut into quarters is one fruit under the fitted score (
   const weighted = detectFruit(img, 0.35, { ...DEFAULT_PARAMS, closeUpScore: 'weighted' });
   t.equal(weighted.length, 4, `weighted: a quarter each (${weighted.map((d) => d.box.map(Math.round).join(',')).join(' | ')})`);
   t.notOk(weighted.some((d) => whole(d.box)));
+});
+
+t.test('the shipped close-up example (rendered, not used for the fit) is counted whole under the fitted score', async (t) => {
+  const ffmpeg = await resolveFfmpeg();
+  if (!ffmpeg.available) {
+    t.plan(0, `ffmpeg is not available to decode the example: ${ffmpeg.reason}`);
+    return;
+  }
+  const examples = new URL('../../examples/', import.meta.url);
+  const index = JSON.parse(readFileSync(new URL('index.json', examples), 'utf8')) as { examples: Array<{ key: string; file: string; truth: { total: number } }> };
+  const example = index.examples.find((e) => e.key === 'row-close')!;
+  const img = await decodeImage(fileURLToPath(new URL(example.file, examples)));
+  const fitted = detectFruit(img, 0.35).length;
+  const weighted = detectFruit(img, 0.35, { ...DEFAULT_PARAMS, closeUpScore: 'weighted' }).length;
+  t.ok(Math.abs(fitted - example.truth.total) <= 0.2 * example.truth.total, `fitted: ${fitted} of ${example.truth.total}`);
+  t.ok(weighted < 0.5 * example.truth.total, `hand-weighted: ${weighted} of ${example.truth.total}`);
 });
