@@ -1,10 +1,10 @@
 /**
  * The fitted fruit score of close-up frames: a logistic model over what the detector measures of
  * a circle, its weights fitted on the tuning half of the labelled photos
- * (`scripts/fit-fruit-score.ts`; docs/builtin-detector.md, "Fitted score"). The hand-weighted score
- * (detector.ts, scoreOf) judged the inscribed circles alone; the fitted one judges those and the
- * Hough circles together, which is what lets a close-up frame keep the Hough circles of fruit cut
- * into crescents without the false circles they bring among leaves.
+ * (`scripts/fit-fruit-score.ts`; docs/builtin-detector.md, "The fitted score (close-up frames)").
+ * The hand-weighted score (detector.ts, scoreOf) judged the inscribed circles alone; the fitted one
+ * judges those and the Hough circles together, which is what lets a close-up frame keep the Hough
+ * circles of fruit cut into crescents without the false circles they bring among leaves.
  */
 
 /** What the score reads of one circle; sizes in working pixels. */
