@@ -38,6 +38,9 @@ const TITLES: Record<number, string> = {
   507: 'Insufficient Storage',
 };
 
+/** RFC 9457 members and our `code`: a problem's extra fields may not take these names. */
+const STANDARD_MEMBERS = ['type', 'title', 'status', 'detail', 'instance', 'code'] as const;
+
 export class HttpProblem extends Error {
   readonly status: number;
   readonly code: string;
@@ -46,6 +49,10 @@ export class HttpProblem extends Error {
 
   constructor(status: number, code: string, detail: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
     super(detail);
+    // An extra `status` once carried a walk's state over the HTTP status; a client reading
+    // `status` must always get the number it was answered with.
+    const clash = STANDARD_MEMBERS.find((m) => m in extra);
+    if (clash) throw new TypeError(`a problem's extra field may not be named "${clash}"`);
     this.status = status;
     this.code = code;
     this.extra = extra;

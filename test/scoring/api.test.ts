@@ -222,6 +222,8 @@ t.test('rescore: a walk cut short is scored again whole from its kept clips; 409
   const early = await s.request('POST', `/api/observations/${id}/rescore`, { key: KEY, body: { max_frames: 8 } });
   t.equal(early.status, 409, 'queued or scoring: 409');
   t.equal(early.body.job_id, id);
+  t.equal(early.body.status, 409, 'the problem\'s status is the HTTP status');
+  t.match(early.body.walk_status, /^(queued|running)$/, 'the walk\'s state has its own name');
   const first = (await poll(s, id, KEY)).at(-1);
   t.equal(first.result.frames.length, 4);
   t.ok(first.result.quality.warnings.some((w: any) => w.code === 'clip_cut_short'));

@@ -257,7 +257,7 @@ export function rescoreOptions(previous: ScoringOptions, fields: RescoreFields):
 export async function rescoreWalk(w: Writer, walkId: string, organizationId: string, fields: RescoreFields): Promise<WalkTable> {
   const walk = await loadWalk(w.trx as unknown as Db, walkId, organizationId);
   if (walk.status === 'queued' || walk.status === 'running') {
-    throw conflict('The walk is still being scored; score it again once it is done or failed.', { job_id: walk.id, status: walk.status });
+    throw conflict('The walk is still being scored; score it again once it is done or failed.', { job_id: walk.id, walk_status: walk.status });
   }
   if (walk.clips_removed_at !== null) throw mediaRemoved('clips', walk.id, walk.clips_removed_at);
   const mode = fields.mode ?? (walk.mode as ScoringMode);
