@@ -31,6 +31,14 @@ const CORRUPT = path.join(dir, 'corrupt.mp4');
   }
   writeFileSync(CORRUPT, bytes);
 }
+// A clip without its index (the moov box): an export or upload broken off before the index was
+// written. ffprobe's reason names the file's path and a memory address, neither for a client.
+const CUT = path.join(dir, 'no-index.mp4');
+{
+  const bytes = readFileSync(CLIP);
+  const moov = bytes.indexOf('moov') - 4;
+  writeFileSync(CUT, Buffer.concat([bytes.subarray(0, moov), bytes.subarray(moov + bytes.readUInt32BE(moov))]));
+}
 
 
 function rawGet(s: TestServer, rawPath: string, key: string): Promise<{ status: number; body: string }> {
@@ -318,6 +326,7 @@ t.test('refused uploads answer a clear 4xx and store nothing', async (t) => {
   const before = await walkCount(s);
   const refusals: [string, Promise<any>, number, RegExp | null][] = [
     ['a text file named .mp4', upload(s, '/api/observations', KEY, [{ field: 'file', file: TEXT }]), 415, /not a photo .* or video/],
+    ['an mp4 without its index', upload(s, '/api/observations', KEY, [{ field: 'file', file: CUT }]), 415, /moov atom not found/],
     ['no file', upload(s, '/api/observations', KEY, [], { conf: '0.5' }), 422, null],
     ['conf above 1', upload(s, '/api/observations', KEY, [{ field: 'file', file: PHOTO }], { conf: '1.5' }), 422, null],
     ['sample_seconds below 0.05', upload(s, '/api/observations', KEY, [{ field: 'file', file: PHOTO }], { sample_seconds: '0.01' }), 422, null],
@@ -340,6 +349,8 @@ t.test('refused uploads answer a clear 4xx and store nothing', async (t) => {
     t.type(r.body.code, 'string');
     if (status === 422) t.ok(Array.isArray(r.body.errors) && r.body.errors.length > 0, `${what}: errors per field`);
     if (detail) t.match(r.body.detail, detail, `${what}: says why`);
+    t.notMatch(r.body.detail ?? '', s.dataDir, `${what}: the detail does not show the box's folders`);
+    t.notMatch(r.body.detail ?? '', /0x[0-9a-f]{6,}/i, `${what}: nor ffmpeg's memory addresses`);
   }
   t.equal(await walkCount(s), before, 'no walk was stored');
   t.same(leftovers(s), [], 'no upload left behind');

@@ -14,6 +14,7 @@ import {
   sniffMediaType,
 } from '../../src/scoring/media/index.js';
 import { canConvertColour } from '../../src/scoring/media/colour-conversion.js';
+import { tailReason } from '../../src/scoring/media/errors.js';
 import type { RgbImage } from '../../src/scoring/types.js';
 
 const resolution = await resolveFfmpeg();
@@ -357,4 +358,20 @@ t.test('probe reads the colour tags that decide an HDR conversion; decoded frame
   const partly = await collect(at('partly-tagged-hlg.mp4'), { sampleSeconds: 0.5 });
   t.equal(partly.length, 4, 'every sample decoded');
   t.equal(partly[0]!.colour, hlg!.colour);
+});
+
+t.test('tailReason keeps what went wrong and drops the box\'s paths and ffmpeg\'s internals', async (t) => {
+  const stderr = [
+    '[mov,mp4,m4a,3gp,3g2,mj2 @ 0x55d52520e240] moov atom not found',
+    'file:/srv/cropwalk/data/uploads/3f2a.part: Invalid data found when processing input',
+    '[h264 @ 0x5648f32a64c0] Error splitting the input into NAL units.',
+    '[h264 @ 0x5648f32a64c0] Error splitting the input into NAL units.',
+    'Cannot determine format of input stream 0:0 after EOF',
+    'Error marking filters as finished',
+    '',
+  ].join('\n');
+  const reason = tailReason(stderr, '/srv/cropwalk/data/uploads/3f2a.part');
+  t.equal(reason, 'moov atom not found; the file: Invalid data found when processing input; Error splitting the input into NAL units.');
+  t.notMatch(tailReason('/srv/x/y.mp4: No such file', '/srv/x/y.mp4'), /srv/, 'a bare path is hidden too');
+  t.equal(tailReason('x'.repeat(500), undefined, 50).length, 51, 'long reasons are cut from the front, with an ellipsis');
 });

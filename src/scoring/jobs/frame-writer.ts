@@ -87,7 +87,7 @@ export class JpegSequenceWriter {
       proc.once('error', (err) => reject(new MediaError('media_unavailable', 'ffmpeg could not be started', err.message)));
       proc.once('close', (code, signal) => {
         if (code === 0 || signal === 'SIGKILL') resolve();
-        else reject(new MediaError('encode_failed', 'ffmpeg could not write the frame images', tailReason(this.stderr) || `exit ${code ?? signal}`));
+        else reject(new MediaError('encode_failed', 'ffmpeg could not write the frame images', tailReason(this.stderr, this.dir) || `exit ${code ?? signal}`));
       });
     });
     // A rejected exit before anyone awaits it must not crash the worker as an unhandled rejection.

@@ -57,9 +57,8 @@ export async function inspectUpload(file: IncomingFile, label: string, sha256?: 
     info = await probeMedia(file.path);
   } catch (err) {
     if (err instanceof MediaError && err.code === 'unsupported_media') {
-      // ffprobe quotes the spooled file's path: name the upload instead of showing the box's folders.
-      const why = err.message.split(`file:${file.path}`).join(label).split(file.path).join(label);
-      throw new HttpProblem(415, 'unsupported_media_type', `${label} starts like ${sniffed.format} but cannot be read as one: ${why}.`, { field: label });
+      // The reason no longer holds the spooled file's path (tailReason): the box's folders stay private.
+      throw new HttpProblem(415, 'unsupported_media_type', `${label} starts like ${sniffed.format} but cannot be read as one: ${err.message}.`, { field: label });
     }
     if (err instanceof MediaError && err.code === 'media_unavailable') {
       throw new HttpProblem(503, 'scoring_unavailable', `Uploads cannot be checked: ${err.message}.`);

@@ -150,10 +150,10 @@ export async function* decodeFrames(file: string, options: DecodeOptions = {}): 
     if (aborted) throw new MediaError('aborted', 'decoding was cancelled');
     if (result.spawnError) throw new MediaError('media_unavailable', 'ffmpeg could not be started', result.spawnError.message);
     if (result.code !== 0) {
-      throw new MediaError('decode_failed', 'ffmpeg could not decode this file', tailReason(stderr) || `exit ${result.code ?? result.signal}`);
+      throw new MediaError('decode_failed', 'ffmpeg could not decode this file', tailReason(stderr, file) || `exit ${result.code ?? result.signal}`);
     }
-    if (index === 0) throw new MediaError('decode_failed', 'the file holds no decodable frame', tailReason(stderr) || undefined);
-    if (filled !== 0) throw new MediaError('decode_failed', 'ffmpeg stopped in the middle of a frame', tailReason(stderr) || undefined);
+    if (index === 0) throw new MediaError('decode_failed', 'the file holds no decodable frame', tailReason(stderr, file) || undefined);
+    if (filled !== 0) throw new MediaError('decode_failed', 'ffmpeg stopped in the middle of a frame', tailReason(stderr, file) || undefined);
     finished = true;
   } finally {
     options.signal?.removeEventListener('abort', onAbort);

@@ -18,12 +18,25 @@ export class MediaError extends Error {
   }
 }
 
-/** The last meaningful lines of a tool's stderr, without ffmpeg's banner noise. */
-export function tailReason(stderr: string, maxChars = 400): string {
-  const lines = stderr
-    .split(/\r?\n/)
-    .map((l) => l.trim())
-    .filter((l) => l.length > 0);
+// ffmpeg's aftermath of an error already said: it adds nothing a person could act on.
+const AFTERMATH = [/^Error marking filters as finished$/, /^Cannot determine format of input stream .* after EOF$/, /^Conversion failed!$/];
+
+/**
+ * The last meaningful lines of a tool's stderr, as an upload's refusal or a failed walk shows
+ * them: without ffmpeg's banner noise, its "[demuxer @ 0x…]" context (a memory address), and the
+ * server's path of the input (`input`: the file as the tool was given it), which a client must
+ * not learn from an error.
+ */
+export function tailReason(stderr: string, input?: string, maxChars = 400): string {
+  const seen = new Set<string>();
+  const lines: string[] = [];
+  for (const raw of stderr.split(/\r?\n/)) {
+    let line = raw.replace(/^\[[^\]]* @ 0x[0-9a-f]+\]\s*/i, '').trim();
+    if (input) line = line.split(`file:${input}`).join('the file').split(input).join('the file');
+    if (line.length === 0 || AFTERMATH.some((r) => r.test(line)) || seen.has(line)) continue;
+    seen.add(line);
+    lines.push(line);
+  }
   let text = lines.slice(-4).join('; ');
   if (text.length > maxChars) text = '…' + text.slice(text.length - maxChars);
   return text;

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import path from 'node:path';
 import { open } from 'node:fs/promises';
 import { MediaError, tailReason } from './errors.js';
 import { orientationRotation, readJpegOrientation } from './exif.js';
@@ -212,7 +213,9 @@ function run(binary: string, args: string[], timeoutMs: number): Promise<string>
   return new Promise((resolve, reject) => {
     execFile(binary, args, { timeout: timeoutMs, maxBuffer: 4 * 1024 * 1024 }, (err, stdout, stderr) => {
       if (err) {
-        const reason = tailReason(String(stderr)) || err.message.split('\n')[0];
+        // err.message is the command line, the server's path of the file in it: not for a client.
+        const input = args.find((a) => a.startsWith('file:'))?.slice('file:'.length);
+        const reason = tailReason(String(stderr), input) || (err.killed ? `${path.basename(binary)} timed out` : `${path.basename(binary)} exit ${err.code ?? 'unknown'}`);
         reject(new MediaError('unsupported_media', 'not a photo or video this appliance can read', reason));
         return;
       }
