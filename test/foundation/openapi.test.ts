@@ -42,6 +42,12 @@ t.test('the OpenAPI document', async (t) => {
     t.ok(del.responses['409'], 'delete documents 409');
   });
 
+  t.test('a JSON body is required where leaving it out is refused, optional where it is read as {}', async (t) => {
+    t.equal(doc.paths['/api/organizations/{organization_id}/keys'].post.requestBody.required, true, 'a new key needs its fields');
+    t.equal(doc.paths['/api/examples/{key}'].post.requestBody.required, false, 'an example is scored with its defaults');
+    t.equal(doc.paths['/api/observations/{id}/rescore'].post.requestBody.required, false, 'a rescore keeps the walk\'s options');
+  });
+
   t.test('the interactive reference is served from local files', async (t) => {
     const page = await s.request('GET', '/api/docs');
     t.equal(page.status, 200);
