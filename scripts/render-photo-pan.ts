@@ -9,7 +9,8 @@ import { renderPhotoPan } from './photo-pan/pan.js';
 
 const USAGE =
   'usage: render-photo-pan.ts --photos DIR --out DIR [--fruit-px 48 --name pan --width 1280 --height 720 --fps 15 --pace 0.25 --balance-each]\n' +
-  '  --fruit-px: the median labelled fruit\'s size in the video; --pace: share of the frame crossed per second;\n  --balance-each: white-balance each photo on its own first (one light over the wall, as over a real row)';
+  '  --fruit-px: the median labelled fruit\'s size in the video; --pace: share of the frame crossed per second;\n' +
+  '  --height: about this high: the wall is whole rows of photos, so the video is as many rows as fit (718 for 720 at 48 px);\n  --balance-each: white-balance each photo on its own first (one light over the wall, as over a real row)';
 
 const values = parseCli(
   {

@@ -64,7 +64,7 @@ export async function submitWalk(services: Services, who: Submitter, runner: Wal
     const earlier = await findByIdempotencyKey(services.db, organizationId, a.idempotencyKey);
     if (!earlier) return null;
     if (earlier.request_hash !== hash) {
-      throw conflict('This Idempotency-Key was already used for a different upload (other bytes or fields). Use a new key for a new walk.', { job_id: earlier.id });
+      throw conflict('This Idempotency-Key was already used for a different upload (other files, fields, crop cycle, week or endpoint). Use a new key for a new walk.', { job_id: earlier.id });
     }
     return earlier;
   };
