@@ -30,7 +30,11 @@ function mapMulterError(err: any, limit: number, spec: MultipartSpec): HttpProbl
       // busboy's file-count error carries no field name: with a single file field it can only be that one.
       const name = err.field ?? (spec.files.length === 1 ? spec.files[0]!.name : 'file');
       const max = spec.files.find((f) => f.name === name)?.maxCount;
-      return validationFailed([{ in: 'body', name, message: max ? `unexpected file field, or more than ${max} file${max === 1 ? '' : 's'} in it` : 'unexpected file field, or too many files in it' }]);
+      const expected = spec.files.map((f) => `"${f.name}" (${f.maxCount === 1 ? 'one file' : `up to ${f.maxCount} files`})`).join(' or ');
+      const message = max
+        ? `more than ${max} file${max === 1 ? '' : 's'} in this field`
+        : `is not a file field of this operation, which takes ${expected || 'no file'}`;
+      return validationFailed([{ in: 'body', name, message }], `${name}: ${message}`);
     }
     case 'LIMIT_FIELD_VALUE':
     case 'LIMIT_FIELD_COUNT':
