@@ -90,6 +90,8 @@ export interface FrameAnalysis {
   candidates?: Candidate[];
   /** A close-up frame scored by the fitted score (closeUpScore 'fitted'). */
   fitted?: boolean;
+  /** A small-fruit frame analysed again at a finer working size (tinyFruitShare). */
+  tinyFruit?: boolean;
 }
 
 /**
@@ -114,7 +116,8 @@ export function analyseFrame(image: RgbImage, params: BuiltinParams = DEFAULT_PA
     // After frames of small fruit (smallLikely: the walk's recent frames) the close-up analysis must be credible.
     if (smallFruitGate(radii, smallLikely, params)) {
       const small = { ...params, ...params.smallFruit };
-      return { ...analyseWith(image, small, first), smallFruit: true, closeUp: first };
+      const frame: FrameAnalysis = { ...analyseWith(image, small, first), smallFruit: true, closeUp: first };
+      return finerForTinyFruit(image, frame) ?? frame;
     }
   }
   if (params.closeUpScore !== 'fitted') return first;
@@ -122,6 +125,25 @@ export function analyseFrame(image: RgbImage, params: BuiltinParams = DEFAULT_PA
   // the fit; the frame's fruit come from the inscribed and Hough circles under the fitted score.
   const circleMethod = params.circleMethod === 'inscribed' ? 'both' : params.circleMethod;
   return { ...first, params: { ...params, circleMethod }, candidates: undefined, fitted: true };
+}
+
+/**
+ * A small-fruit frame whose fruit are at or under the analysis's smallest circles, analysed again at
+ * up to twice the working size (`tinyFruitShare`, `tinyFruitGain`); null when the rule does not
+ * apply or the finer analysis does not resolve the frame into more fruit. Only frames decoded larger
+ * than the working size can gain: rendered walks at 640 px never take it.
+ */
+function finerForTinyFruit(image: RgbImage, coarse: FrameAnalysis): FrameAnalysis | null {
+  const q = coarse.params;
+  const fineSide = Math.min(q.workingLongSide * 2, Math.max(image.width, image.height));
+  if (!(q.tinyFruitShare > 0) || fineSide < q.workingLongSide * 1.5) return null;
+  const confident = rawCandidates(coarse).filter((c) => c.score >= q.smallFruitMinScore);
+  if (confident.length < q.sizeRefMinCount) return null;
+  const atFloor = confident.filter((c) => effectiveRadius(c.circle, q) <= q.minRadius + 2).length;
+  if (atFloor < q.tinyFruitShare * confident.length) return null;
+  const fine: FrameAnalysis = { ...analyseWith(image, { ...q, workingLongSide: fineSide }), smallFruit: true, closeUp: coarse.closeUp, tinyFruit: true };
+  const found = rawCandidates(fine).filter((c) => c.score >= q.smallFruitMinScore).length;
+  return found >= q.tinyFruitGain * confident.length ? fine : null;
 }
 
 /** The frame's fruit radius: the sizeRefQuantile of its candidates' radii; Infinity (unknown) with fewer than sizeRefMinCount. */

@@ -139,6 +139,22 @@ export interface BuiltinParams {
   /** Score (of the first, close-up analysis) from which a hypothesis counts for the frame's fruit size. */
   smallFruitMinScore: number;
   smallFruit: Partial<BuiltinParams>;
+  /**
+   * Fruit below the small-fruit analysis's reach: in a small-fruit frame where at least this share
+   * of the confident hypotheses (score ≥ smallFruitMinScore, at least sizeRefMinCount of them) are
+   * at its smallest sizes (radius up to minRadius + 2), the fruit are as small as the analysis
+   * resolves or smaller, and what it finds are clumps of them. When the frame was decoded larger
+   * than the working size (at least 1.5 times), it is analysed again at up to twice the working size
+   * (0: never). Real fruit 24 px across at 1280 are 6 px in radius at 640, under minRadius
+   * (docs/builtin-detector.md, "Fruit too small for the working size").
+   */
+  tinyFruitShare: number;
+  /**
+   * The finer analysis is kept only when it finds at least this many times the confident
+   * hypotheses: tiny fruit resolve into many; the leaves and stems of a close view whose large
+   * fruit the gate missed do not.
+   */
+  tinyFruitGain: number;
 }
 
 /**
@@ -221,4 +237,6 @@ export const DEFAULT_PARAMS: BuiltinParams = {
   sceneCloseUpSingleRadius: 43,
   smallFruitMinScore: 0.5,
   smallFruit: SMALL_FRUIT_PARAMS,
+  tinyFruitShare: 0.5,
+  tinyFruitGain: 2,
 };
