@@ -3,8 +3,9 @@
  * camera (scripts/photo-pan/pan.ts), scored as a video upload is (built-in detector, video
  * defaults, adaptive sampling, tracking), at several fruit sizes: close-ups (96 px, the photos at 0.6
  * of their size), fruit the size of a round tomato filmed from the path
- * (48 px: about 50 mm with 1.2 m of row across 1280 px; rendered walks' fruit are 40–80 px), and of a
- * cherry tomato there (24 px, about 25 mm).
+ * (48 px: about 50 mm with 1.2 m of row across 1280 px; rendered walks' fruit are 40–80 px), of a
+ * cherry tomato there (24 px, about 25 mm), and between close-up and path (64 px, where the
+ * small-fruit gate errs: docs/builtin-detector.md, "Fruit too small for the working size").
  *
  * Truth: the labelled fruit at least 35 % inside the frame in two or more scored frames (all of
  * them: the wall enters and leaves the frame whole). Baseline in the same run: the same detector
@@ -12,7 +13,7 @@
  * summed: what tracking adds or takes away against counting every photo once. The oracle (the truth
  * with typical noise) through the same tracker checks that the walk itself is countable.
  *
- *   node --import tsx bench/scoring-photo-walk.ts [--sizes 96,48,24] [--conf 0.35] [--as-photographed] [--model models/x.json]
+ *   node --import tsx bench/scoring-photo-walk.ts [--sizes 96,64,48,24] [--conf 0.35] [--as-photographed] [--model models/x.json]
  *
  * --model scores the walls and the photos with a model detector (a manifest as in models/README.md)
  * instead of the built-in one: a trained model is measured on real fruit the same way.
@@ -100,7 +101,7 @@ export async function runPhotoWalkBench(options: { sizes?: number[]; conf?: numb
   const video: WalkOptions = options.conf === undefined ? VIDEO : { ...VIDEO, conf: options.conf };
   if (!existsSync(PHOTO_DIR)) return { available: false, reason: `labelled photos not found at ${PHOTO_DIR}: nothing to film`, rows: [] };
   const rows: PhotoWalkRow[] = [];
-  for (const fruitPx of options.sizes ?? [96, 48, 24]) {
+  for (const fruitPx of options.sizes ?? [96, 64, 48, 24]) {
     const pan = await cached(fruitPx);
     const t = pan.truth;
     const real = createOracle(t, pan.files, decodeFrames as WalkDecoder, NO_NOISE);
