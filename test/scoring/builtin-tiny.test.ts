@@ -5,6 +5,7 @@ import path from 'node:path';
 import { renderStill } from '../../scripts/render/walk.js';
 import { analyseFrame, detectFruit } from '../../src/scoring/builtin/detector.js';
 import { DEFAULT_PARAMS } from '../../src/scoring/builtin/params.js';
+import { iou } from '../../src/scoring/track/box.js';
 import { decodeImage, resolveFfmpeg } from '../../src/scoring/media/index.js';
 import type { Box, Detection, RgbImage } from '../../src/scoring/types.js';
 
@@ -18,13 +19,6 @@ if (!ffmpeg.available) {
 }
 const dir = mkdtempSync(path.join(tmpdir(), 'cropwalk-tiny-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-
-const iou = (a: Box, b: Box) => {
-  const w = Math.max(0, Math.min(a[2], b[2]) - Math.max(a[0], b[0]));
-  const h = Math.max(0, Math.min(a[3], b[3]) - Math.max(a[1], b[1]));
-  const i = w * h;
-  return i / ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - i);
-};
 
 async function row(width: number, height: number, viewWidth: number): Promise<{ image: RgbImage; fruit: Box[] }> {
   const { jpeg, truth } = await renderStill({ seed: 5, width, height, viewWidth });
