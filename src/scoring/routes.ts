@@ -65,8 +65,18 @@ const uploadErrors = `A file that is not a photo (JPEG, PNG, WebP, HEIC) or vide
 const walkIdParams: ObjectSchema = { type: 'object', required: ['id'], properties: { id: idSchema('The job id (job_id).') } };
 
 const walkResponse = (status: number, what: string) => ({
-  [status]: { description: `${what} The walk (job) as stored now: poll GET /api/observations/{job_id} until status is done or failed.`, schema: walkSchema },
+  [status]: {
+    description: `${what} The walk (job) as stored now: poll GET /api/observations/{job_id} until status is done or failed.`,
+    schema: walkSchema,
+    headers: { Location: { description: 'Where to poll the walk: /api/observations/{job_id}.', schema: { type: 'string' } } },
+  },
 });
+
+/** An accepted walk: HTTP's way of saying where to poll (RFC 9110, 201 and 202), beside the job_id in the body. */
+function presentAccepted(ctx: Context, walk: WalkTable) {
+  ctx.set('Location', `/api/observations/${walk.id}`);
+  return present(ctx, walk);
+}
 
 async function present(ctx: Context, walk: WalkTable) {
   let zone = 'UTC';
@@ -113,7 +123,7 @@ export const scoringRoutes: RouteSpec[] = [
     handler: async (ctx, { body, files, headers }) => {
       ctx.status = 202;
       const walk = await accept(ctx, { operation: 'observation', source: 'observation', scope: null, fields: body, files, labels: ['file'], idempotencyKey: headers['idempotency-key'] as string | undefined });
-      return present(ctx, walk);
+      return presentAccepted(ctx, walk);
     },
   }),
   defineRoute<{ id: string }>({
@@ -171,7 +181,7 @@ export const scoringRoutes: RouteSpec[] = [
       if (fields.mode) chooseDetector(configuredDetector(ctx.services.config.detector, ctx.services.config.modelsDir), fields.mode);
       const walk = await queueRescore(ctx.services, actorOf(ctx.state.principal), params.id, organizationOf(ctx), fields);
       ctx.status = 202;
-      return present(ctx, walk);
+      return presentAccepted(ctx, walk);
     },
   }),
   defineRoute<{ id: string }>({
@@ -244,7 +254,7 @@ export const scoringRoutes: RouteSpec[] = [
     handler: async (ctx, { params, body, files, headers }) => {
       const scope = await resolveCycle(ctx.services.db, params);
       const walk = await accept(ctx, { operation: 'cycle_video', source: 'cycle_video', scope: { ...scope, week: weekOf(body) }, fields: body, files, labels: ['file'], idempotencyKey: headers['idempotency-key'] as string | undefined });
-      return present(ctx, walk);
+      return presentAccepted(ctx, walk);
     },
   }),
   defineRoute<CyclePath, unknown, ScoringFields>({
@@ -271,7 +281,7 @@ export const scoringRoutes: RouteSpec[] = [
         labels: files.map((_, i) => `files[${i}]`),
         idempotencyKey: headers['idempotency-key'] as string | undefined,
       });
-      return present(ctx, walk);
+      return presentAccepted(ctx, walk);
     },
   }),
   defineRoute<CyclePath, { week?: string; limit: number; offset: number }>({
@@ -382,7 +392,7 @@ export const scoringRoutes: RouteSpec[] = [
         exampleKey: example.key,
         copy: true,
       });
-      return present(ctx, walk);
+      return presentAccepted(ctx, walk);
     },
   }),
 ];

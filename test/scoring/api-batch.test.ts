@@ -26,6 +26,7 @@ t.test('a batch of clips in walking order is one walk with per-clip progress', a
   const files = batch.files.map((f, i) => ({ field: 'files', file: f, name: `part ${i + 1}.mp4` }));
   const r = await upload(s, `${tree.cyclePath}/videos/batch`, KEY, files, { week: '2026-02-11', sample_seconds: '0.25' });
   t.equal(r.status, 201, r.status === 201 ? 'created' : r.text);
+  t.equal(r.headers.get('location'), `/api/observations/${r.body.job_id}`, 'Location says where to poll');
   t.match(r.body, { source: 'cycle_batch', cycle_id: tree.cycleId, row_id: tree.rowId, greenhouse_id: tree.greenhouseId, farm_id: tree.farmId, week: '2026-W07' });
   t.same(r.body.clips.map((c: any) => [c.position, c.name]), [[0, 'part 1.mp4'], [1, 'part 2.mp4'], [2, 'part 3.mp4']]);
   t.match(r.body.created_at, /\+01:00$/, 'instants on the greenhouse clock (Europe/Amsterdam in winter)');
@@ -74,6 +75,7 @@ t.test('Idempotency-Key: a retry returns the same walk, a different upload with 
   const again = await upload(s, url, KEY, [{ field: 'file', file: PHOTO }], { week: '2026-02-10' }, headers);
   t.equal(again.status, 201, 'a retry answers 201 again');
   t.equal(again.body.job_id, first.body.job_id, 'the same walk (a date of the same week is the same week)');
+  t.equal(again.headers.get('location'), `/api/observations/${first.body.job_id}`, 'and Location points at it');
   t.equal(await walkCount(s), before + 1, 'one walk, not two');
 
   const otherFile = await upload(s, url, KEY, [{ field: 'file', file: CLIP }], { week: '2026-W07' }, headers);

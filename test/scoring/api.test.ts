@@ -64,6 +64,7 @@ t.test('a clip: 202 at once, progress moves while the worker scores, then the re
   const r = await upload(s, '/api/observations', KEY, [{ field: 'file', file: CLIP, name: 'row 4.mp4' }], { sample_seconds: '0.25' });
   t.equal(r.status, 202, r.status === 202 ? 'accepted' : r.text);
   t.match(r.body, { job_id: /^[0-9a-f-]{36}$/, status: /^(queued|running)$/, source: 'observation', cycle_id: null, week: null, result: null, counts: null });
+  t.equal(r.headers.get('location'), `/api/observations/${r.body.job_id}`, 'Location says where to poll');
   t.ok(r.body.progress >= 0 && r.body.progress < 1);
   t.match(r.body.clips, [{ position: 0, name: 'row 4.mp4', kind: 'video', format: 'mp4', width: 480, height: 270 }]);
   const id = r.body.job_id;
@@ -252,6 +253,7 @@ t.test('rescore: a walk cut short is scored again whole from its kept clips; 409
   const again = await s.request('POST', `/api/observations/${id}/rescore`, { key: KEY, body: { max_frames: 8 } });
   t.equal(again.status, 202, again.text);
   t.match(again.body, { job_id: id, status: /^(queued|running)$/, result: null, counts: null, attempts: 0 });
+  t.equal(again.headers.get('location'), `/api/observations/${id}`, 'Location: the same walk');
   t.same(again.body.options, { ...first.options, max_frames: 8 }, 'the options given replace the walk\'s, the others stay (sample_seconds 0.5 exact)');
   t.match(again.body.clips, [{ read_s: 4 }], 'the whole clip is read now');
   const second = (await poll(s, id, KEY)).at(-1);
@@ -269,6 +271,7 @@ t.test('PATCH a walk\'s week: moved with its counts kept, in the change log; 422
   const r = await upload(s, `${tree.cyclePath}/videos`, KEY, [{ field: 'file', file: PHOTO }], { week: '2026-W10' });
   t.equal(r.status, 201, r.text);
   const id = r.body.job_id;
+  t.equal(r.headers.get('location'), `/api/observations/${id}`, 'Location says where to poll');
   const done = (await poll(s, id, KEY)).at(-1);
   const moved = await s.request('PATCH', `/api/observations/${id}`, { key: KEY, body: { week: '2026-03-11' } });
   t.equal(moved.status, 200, moved.text);

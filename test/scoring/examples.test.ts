@@ -45,6 +45,7 @@ t.test('GET /api/examples, the photo, and POST /api/examples/{key} scores one li
 
   const r = await s.request('POST', '/api/examples/row-mixed', { key: adminKey });
   t.equal(r.status, 202);
+  t.equal(r.headers.get('location'), `/api/observations/${r.body.job_id}`, 'Location says where to poll');
   t.match(r.body, { source: 'example', example_key: 'row-mixed', status: /queued|running/, options: { mm_per_pixel: first.mm_per_pixel }, clips: [{ kind: 'image', name: 'row-mixed.jpg' }] });
   const done = await poll(s, r.body.job_id, adminKey);
   t.equal(done.status, 'done', done.error ?? '');
