@@ -40,6 +40,11 @@ const contentsSchema = {
   },
 };
 
+/** A level's item path with its ids filled in. */
+function itemUrl(level: Level, ids: Record<string, string>): string {
+  return level.itemPath.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(ids[name] ?? ''));
+}
+
 function levelRoutes(level: Level): RouteSpec[] {
   const parentParams = pathParams(...['organization_id', ...level.parentIds]);
   const itemParams = pathParams(...idsOf(level));
@@ -55,11 +60,12 @@ function levelRoutes(level: Level): RouteSpec[] {
       auth: 'key',
       params: parentParams,
       body: createSchema(level),
-      responses: { 201: { description: `The created ${level.label}.`, schema } },
+      responses: { 201: { description: `The created ${level.label}.`, schema, headers: { Location: { description: `The new ${level.label}'s address.`, schema: { type: 'string' } } } } },
       errors: [404],
       handler: async (ctx, { params, body }) => {
         await loadParent(ctx, level, params);
         const row = await ctx.services.store.write(actorOf(ctx.state.principal), (w) => createLevel(w, level, params, body));
+        ctx.set('Location', itemUrl(level, { ...params, [level.idName]: String(row.id) }));
         return presentLevel(level, row);
       },
     }),

@@ -54,6 +54,8 @@ t.test('registry', async (t) => {
     const r = await s.request('POST', `${farm}/greenhouses`, { key, body: { name: 'GH 2', time_zone: 'America/Chicago', area_m2: 1200 } });
     t.equal(r.status, 201);
     t.match(r.body.greenhouse_id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-/);
+    t.equal(r.headers.get('location'), `${farm}/greenhouses/${r.body.greenhouse_id}`, 'Location: the new greenhouse');
+    t.equal((await s.request('GET', r.headers.get('location')!, { key })).body.greenhouse_id, r.body.greenhouse_id, 'and it reads back');
     t.equal(r.body.farm_id, tree.farmId);
     t.equal(r.body.organization_id, tree.orgId);
     t.equal(r.body.area_m2, 1200);
