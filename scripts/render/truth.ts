@@ -6,14 +6,17 @@ export type UsdaStage = 'green' | 'breaker' | 'turning' | 'pink' | 'light_red' |
 export const USDA_STAGES: readonly UsdaStage[] = ['green', 'breaker', 'turning', 'pink', 'light_red', 'red'];
 
 /**
- * The product counts three classes: breaker, turning and pink fruit are all
- * "turning" (colour has broken but is not yet mostly red); light red and red are "red".
+ * The product counts three classes, the USDA stages grouped by the share of the surface that has
+ * turned: "green" up to a tenth (mature green and breakers, whose break in colour is at the
+ * blossom end, out of sight of a camera beside the row), "turning" a tenth to three fifths
+ * (turning and pink), "red" more (light red and red). The built-in detector's hue bounds are the
+ * colorimetry boundaries of the same stages (src/scoring/builtin/ripeness.ts).
  */
 export function stageToRipeness(stage: UsdaStage): Ripeness {
   switch (stage) {
     case 'green':
-      return 'green';
     case 'breaker':
+      return 'green';
     case 'turning':
     case 'pink':
       return 'turning';

@@ -11,6 +11,7 @@ import { ScaleMemory } from '../../src/scoring/builtin/scale-memory.js';
 import { splitBySeeds } from '../../src/scoring/builtin/segment.js';
 import { labelComponents } from '../../src/scoring/image/index.js';
 import type { Detection, RgbImage } from '../../src/scoring/types.js';
+import { stageToRipeness, USDA_STAGES, type UsdaStage } from '../../scripts/render/truth.js';
 
 /** A leafy background: dark green with deterministic mottling and vein-like streaks. */
 function leaves(width: number, height: number): RgbImage {
@@ -154,6 +155,18 @@ t.test('ripeness thresholds on the CIELAB hue angle', async (t) => {
   t.equal(ripenessFromHue(greenFrom), 'green');
   t.equal(ripenessFromHue(120), 'green');
   t.equal(ripenessFromHue(355), 'red', 'just below 360° is red under a magenta cast');
+});
+
+t.test('the hue bounds and the renderer\'s truth group the USDA stages the same way', async (t) => {
+  // Each stage's hue band at the circumference, from the colorimetry study the bounds follow
+  // within a degree (100° and 65° against its 101° and 64°; docs/builtin-detector.md, ripeness
+  // section); green has no upper end and red no lower.
+  const bands: Record<UsdaStage, [number, number]> = { green: [114, 140], breaker: [101, 114], turning: [85, 101], pink: [64, 85], light_red: [36, 64], red: [10, 36] };
+  for (const stage of USDA_STAGES) {
+    const [lo, hi] = bands[stage];
+    for (const hue of [lo + 1.5, (lo + hi) / 2, hi - 1.5]) t.equal(ripenessFromHue(hue), stageToRipeness(stage), `${stage} at ${hue}°`);
+  }
+  t.same(USDA_STAGES.map(stageToRipeness), ['green', 'green', 'turning', 'turning', 'red', 'red'], 'green and breakers, turning and pink, light red and red');
 });
 
 t.test('the detector says it does not count stems or plants, and why', async (t) => {

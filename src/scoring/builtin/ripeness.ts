@@ -6,10 +6,12 @@ import type { Ripeness } from '../types.js';
  * turning, pink, light red, red) are defined by the share of the surface
  * that has turned; the mean hue of the visible skin falls steadily through
  * them, from about 115° (green) to about 40° (red). The product's three
- * classes follow the project's mapping (scripts/render/truth.ts):
+ * classes group the stages by the share turned (scripts/render/truth.ts), and
+ * the bounds sit at a colorimetry study's boundaries between those stages
+ * (breakers 101–114°, turning 85–101°, pink 64–85°, light red 36–64°):
  *
- *   USDA green                   → green    (hue ≥ greenFrom, 100°)
- *   USDA breakers, turning, pink → turning  (turningFrom ≤ hue < greenFrom)
+ *   USDA green, breakers         → green    (hue ≥ greenFrom, 100°)
+ *   USDA turning, pink           → turning  (turningFrom ≤ hue < greenFrom)
  *   USDA light red, red          → red      (hue < turningFrom, 65°)
  *
  * docs/builtin-detector.md explains the mapping and how the numbers were set.
