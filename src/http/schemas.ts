@@ -37,7 +37,8 @@ export const pageOf = (item: JsonSchema): JsonSchema => ({
 
 export const countsSchema: JsonSchema = {
   type: 'object',
-  description: 'Counts by ripeness.',
+  description:
+    'Counts by ripeness: the USDA colour stages grouped by the share of the skin turned from green. green: mature green and breakers (up to a tenth, which from the path looks green); turning: turning and pink (a tenth to three fifths); red: light red and red (more).',
   required: ['green', 'turning', 'red', 'total'],
   properties: { green: { type: 'integer' }, turning: { type: 'integer' }, red: { type: 'integer' }, total: { type: 'integer' } },
 };
