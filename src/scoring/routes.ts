@@ -29,7 +29,7 @@ const optionFields: Record<string, JsonSchema> = {
   mode: { enum: [...SCORING_MODES], default: 'auto', description: modeDescription },
   conf: {
     type: 'number', minimum: LIMITS.conf.min, maximum: LIMITS.conf.max,
-    description: `Detection threshold, ${LIMITS.conf.min} to ${LIMITS.conf.max}: in a photo, detections scoring below it are not counted; in a video, only detections from it up start a fruit's track (the track then follows the fruit down to a third of it). Default by what is uploaded: ${DEFAULT_CONF.photo} for photos, ${DEFAULT_CONF.video} when any upload is a video clip (a fruit in a video is seen several times, so a stricter start keeps a stray second circle from becoming a fruit).`,
+    description: `Detection threshold, ${LIMITS.conf.min} to ${LIMITS.conf.max}: in a photo, detections scoring below it are not counted; in a video, only detections from it up start a fruit's track (the track then keeps following it in frames where it scores at least conf ÷ 3). Default by what is uploaded: ${DEFAULT_CONF.photo} for photos, ${DEFAULT_CONF.video} when any upload is a video clip (a fruit in a video is seen several times, so a stricter start keeps a stray second circle from becoming a fruit).`,
   },
   sample_seconds: {
     type: 'number', minimum: LIMITS.sample_seconds.min, maximum: LIMITS.sample_seconds.max, 'x-unit': 's',

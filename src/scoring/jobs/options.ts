@@ -52,10 +52,10 @@ export const LIMITS = {
 export const KIND_OF_MODE: Partial<Record<ScoringMode, 'image' | 'video'>> = { photo: 'image', video: 'video' };
 
 export const MODE_TEXT: Record<ScoringMode, string> = {
-  auto: 'the model detector when one is configured (DETECTOR names a manifest in models/) and loads, else the built-in colour detector',
+  auto: 'the model detector when one is configured (DETECTOR names a manifest in MODELS_DIR) and loads, else the built-in colour detector',
   builtin: 'the built-in colour detector, whatever is configured',
-  model: 'the configured model detector; 422 when none is configured or its manifest is missing',
-  photo: 'like auto, and every upload must be a photo (422 for a video)',
+  model: 'the configured model detector; 422 when none is configured or its manifest is missing, and the walk fails if the model then cannot load',
+  photo: 'like auto, and every upload must be a photo (422 for a video); a check, never needed',
   video: 'like auto, and every upload must be a video clip (422 for a photo)',
 };
 

@@ -233,7 +233,7 @@ export const walkSchema: JsonSchema = {
                 required: ['track_id', 'ripeness', 'votes', 'box', 'frame', 'first_frame', 'last_frame', 'frames_seen', 'score', 'diameter_mm'],
                 additionalProperties: false,
                 properties: {
-                  track_id: { type: 'integer', description: 'Unique in the walk; corrections name a fruit by it.' },
+                  track_id: { type: 'integer', description: 'Unique in the walk, numbered in counting order; walk corrections (not built yet) will name a fruit by it.' },
                   ripeness: { enum: ['green', 'turning', 'red'] },
                   votes: { type: 'object', description: 'Score-weighted votes of the frames that saw it, per ripeness.', properties: { green: { type: 'number' }, turning: { type: 'number' }, red: { type: 'number' } }, required: ['green', 'turning', 'red'] },
                   box: boxSchema,
