@@ -52,9 +52,16 @@ export const keyRoutes: RouteSpec[] = [
       additionalProperties: false,
       properties: { name: { type: 'string', minLength: 1, maxLength: 200 }, key_name: { ...keyName, description: 'Name of the first admin key (default "first admin key").' } },
     },
-    responses: { 201: { description: 'The organization and its first admin key.', schema: orgCreatedSchema } },
+    responses: {
+      201: {
+        description: 'The organization and its first admin key.',
+        schema: orgCreatedSchema,
+        headers: { Location: { description: 'The organization\'s address, /api/organizations/{organization_id}.', schema: { type: 'string' } } },
+      },
+    },
     handler: async (ctx, { body }) => {
       const { org, key } = await ctx.services.store.write(actorOf(ctx.state.principal), (w) => createOrganization(w, body.name, body.key_name ?? 'first admin key'));
+      ctx.set('Location', `${ORGS}/${org.id}`);
       return {
         organization_id: org.id,
         name: org.name,

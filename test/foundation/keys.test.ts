@@ -9,6 +9,7 @@ t.test('organizations and keys', async (t) => {
     t.equal(none.status, 401);
     const viaHeader = await s.request('POST', '/api/organizations', { headers: { 'x-admin-token': ADMIN_TOKEN }, body: { name: 'Via header' } });
     t.equal(viaHeader.status, 201);
+    t.equal(viaHeader.headers.get('location'), `/api/organizations/${viaHeader.body.organization_id}`, 'Location: the new organization');
     t.equal(viaHeader.body.key.role, 'admin');
     t.match(viaHeader.body.key.api_key, /^cwk_[0-9a-f]{16}_/);
     const invalid = await s.request('POST', '/api/organizations', { admin: true, body: { name: '' } });

@@ -49,8 +49,8 @@ t.test('the OpenAPI document', async (t) => {
     t.equal(doc.paths['/api/observations/{id}/rescore'].post.requestBody.required, false, 'a rescore keeps the walk\'s options');
   });
 
-  t.test('a created registry level and an accepted walk document their Location', async (t) => {
-    const accepted: [string, string][] = [[FARMS, '201'], [CYCLES, '201'], ['/api/observations', '202'], ['/api/observations/{id}/rescore', '202'], ['/api/examples/{key}', '202'], [`${CYCLE}/videos`, '201'], [`${CYCLE}/videos/batch`, '201']];
+  t.test('a created organization or registry level and an accepted walk document their Location', async (t) => {
+    const accepted: [string, string][] = [['/api/organizations', '201'], [FARMS, '201'], [CYCLES, '201'], ['/api/observations', '202'], ['/api/observations/{id}/rescore', '202'], ['/api/examples/{key}', '202'], [`${CYCLE}/videos`, '201'], [`${CYCLE}/videos/batch`, '201']];
     for (const [p, status] of accepted) t.ok(doc.paths[p]?.post.responses[status]?.headers?.Location, `${p} ${status}`);
   });
 
