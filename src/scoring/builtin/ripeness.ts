@@ -7,7 +7,7 @@ import type { Ripeness } from '../types.js';
  * that has turned; the mean hue of the visible skin falls steadily through
  * them, from about 115° (green) to about 40° (red). The product's three
  * classes group the stages by the share turned (scripts/render/truth.ts), and
- * the bounds sit at a colorimetry study's boundaries between those stages
+ * the bounds sit within a degree of a colorimetry study's boundaries between them
  * (breakers 101–114°, turning 85–101°, pink 64–85°, light red 36–64°):
  *
  *   USDA green, breakers         → green    (hue ≥ greenFrom, 100°)
