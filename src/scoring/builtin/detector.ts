@@ -111,8 +111,7 @@ export interface FrameAnalysis {
 export function analyseFrame(image: RgbImage, params: BuiltinParams = DEFAULT_PARAMS, smallLikely = false): FrameAnalysis {
   const first = analyseWith(image, params);
   if (params.smallFruitRadius > 0) {
-    const radii: number[] = [];
-    for (const c of rawCandidates(first)) if (c.score >= params.smallFruitMinScore) radii.push(effectiveRadius(c.circle, params));
+    const radii = confidentCandidates(first).map((c) => effectiveRadius(c.circle, params));
     // After frames of small fruit (smallLikely: the walk's recent frames) the close-up analysis must be credible.
     if (smallFruitGate(radii, smallLikely, params)) {
       const small = { ...params, ...params.smallFruit };
@@ -137,13 +136,17 @@ function finerForTinyFruit(image: RgbImage, coarse: FrameAnalysis): FrameAnalysi
   const q = coarse.params;
   const fineSide = Math.min(q.workingLongSide * 2, Math.max(image.width, image.height));
   if (!(q.tinyFruitShare > 0) || fineSide < q.workingLongSide * 1.5) return null;
-  const confident = rawCandidates(coarse).filter((c) => c.score >= q.smallFruitMinScore);
+  const confident = confidentCandidates(coarse);
   if (confident.length < q.sizeRefMinCount) return null;
   const atFloor = confident.filter((c) => effectiveRadius(c.circle, q) <= q.minRadius + 2).length;
   if (atFloor < q.tinyFruitShare * confident.length) return null;
   const fine: FrameAnalysis = { ...analyseWith(image, { ...q, workingLongSide: fineSide }), smallFruit: true, closeUp: coarse.closeUp, tinyFruit: true };
-  const found = rawCandidates(fine).filter((c) => c.score >= q.smallFruitMinScore).length;
-  return found >= q.tinyFruitGain * confident.length ? fine : null;
+  return confidentCandidates(fine).length >= q.tinyFruitGain * confident.length ? fine : null;
+}
+
+/** The frame's hypotheses that count for its fruit size (score ≥ smallFruitMinScore). */
+function confidentCandidates(frame: FrameAnalysis): Candidate[] {
+  return rawCandidates(frame).filter((c) => c.score >= frame.params.smallFruitMinScore);
 }
 
 /** The frame's fruit radius: the sizeRefQuantile of its candidates' radii; Infinity (unknown) with fewer than sizeRefMinCount. */
