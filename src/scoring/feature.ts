@@ -4,6 +4,7 @@ import { BUILTIN_DETECTOR_NAME } from './builtin/index.js';
 import { scoringHealthCheck } from './jobs/health.js';
 import { attachRetention, MediaRetention } from './jobs/retention.js';
 import { attachRunner, forgetWalks, WalkRunner } from './jobs/runner.js';
+import { correctionRoutes } from './corrections/routes.js';
 import { scoringRoutes } from './routes.js';
 
 /**
@@ -12,10 +13,11 @@ import { scoringRoutes } from './routes.js';
  */
 export const scoringFeature: Feature = {
   name: 'scoring',
-  routes: scoringRoutes,
+  routes: [...scoringRoutes, ...correctionRoutes],
   recordKinds: [
     { name: 'walks', table: 'walks', scope: 'cycle', column: 'cycle_id', afterRemove: forgetWalks },
     { name: 'walk_clips', table: 'walk_clips', scope: 'cycle', column: 'cycle_id', dependsOn: ['walks'] },
+    { name: 'walk_corrections', table: 'walk_corrections', scope: 'cycle', column: 'cycle_id', dependsOn: ['walks'] },
   ],
   async start(services: Services) {
     const runner = new WalkRunner(services, { concurrency: services.config.scoringConcurrency });

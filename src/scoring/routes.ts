@@ -9,7 +9,7 @@ import { fieldError, notFound } from '../http/problem.js';
 import { CYCLE, CYCLE_PARAMS } from '../registry/paths.js';
 import { resolveCycle, type CyclePath } from '../registry/scope.js';
 import { parseWeek, WEEK_FORMS } from '../time/weeks.js';
-import { clipsOf, deleteWalk, listCycleWalks, loadWalk, moveWalkToWeek, type RescoreFields } from './jobs/commands.js';
+import { clipsOf, deleteWalk, listCycleWalks, loadWalk, moveWalkToWeek, walkZone, type RescoreFields } from './jobs/commands.js';
 import { queueRescore } from './jobs/rescore.js';
 import { mediaRemoved } from './jobs/retention.js';
 import { chooseDetector, configuredDetector } from './jobs/detector-choice.js';
@@ -79,13 +79,8 @@ function presentAccepted(ctx: Context, walk: WalkTable) {
 }
 
 async function present(ctx: Context, walk: WalkTable) {
-  let zone = 'UTC';
-  if (walk.greenhouse_id) {
-    const gh = await ctx.services.db.selectFrom('greenhouses').select('time_zone').where('id', '=', walk.greenhouse_id).executeTakeFirst();
-    zone = gh?.time_zone ?? 'UTC';
-  }
   const { walkClipKeepDays: clips, walkFrameKeepDays: frames } = ctx.services.config;
-  return presentWalk(walk, await clipsOf(ctx.services.db, walk.id), { clips, frames }, zone);
+  return presentWalk(walk, await clipsOf(ctx.services.db, walk.id), { clips, frames }, await walkZone(ctx.services.db, walk));
 }
 
 function organizationOf(ctx: Context): string {

@@ -293,6 +293,10 @@ t.test('presenter: instants on the greenhouse clock, the same under any process 
     count_turning: 0,
     count_red: 1,
     count_total: 1,
+    corrected_green: 1,
+    corrected_turning: 0,
+    corrected_red: 1,
+    corrected_total: 2,
     result: JSON.stringify(RESULT),
     created_at: '2026-02-11T23:29:00.000Z',
     updated_at: '2026-07-01T10:00:00.000Z',
@@ -306,6 +310,7 @@ t.test('presenter: instants on the greenhouse clock, the same under any process 
   t.equal(here.finished_at, '2026-07-01T12:00:00+02:00', 'summer: +02:00');
   t.equal(here.result!.frames[0]!.overlay_url, `/api/observations/${walk.id}/frames/0/overlay.jpg`);
   t.same(here.counts, { green: 0, turning: 0, red: 1, total: 1 });
+  t.same(here.corrected_counts, { green: 1, turning: 0, red: 1, total: 2 }, 'the corrected counts beside the model\'s');
   t.same(here.media, { clips: { kept_until: '2026-07-31T12:00:00+02:00', removed_at: null }, frames: { kept_until: null, removed_at: null } }, 'clips kept 30 days from the end of scoring, frames for ever');
   const removed = presentWalk({ ...walk, clips_removed_at: '2026-11-01T09:00:00.000Z' }, [], keep, 'Europe/Amsterdam');
   t.same(removed.media.clips, { kept_until: null, removed_at: '2026-11-01T10:00:00+01:00' }, 'once removed: when, and no date to come');

@@ -61,6 +61,10 @@ const UNSCORED = {
   count_turning: null,
   count_red: null,
   count_total: null,
+  corrected_green: null,
+  corrected_turning: null,
+  corrected_red: null,
+  corrected_total: null,
   result: null,
 } as const;
 
@@ -120,6 +124,13 @@ export async function loadWalk(db: Db, id: string, organizationId: string): Prom
   const walk = await db.selectFrom('walks').selectAll().where('id', '=', id).where('organization_id', '=', organizationId).executeTakeFirst();
   if (!walk) throw notFound('walk');
   return walk;
+}
+
+/** The zone a walk's instants are answered in: its greenhouse's, UTC for a walk in no crop cycle. */
+export async function walkZone(db: Db, walk: Pick<WalkTable, 'greenhouse_id'>): Promise<string> {
+  if (!walk.greenhouse_id) return 'UTC';
+  const gh = await db.selectFrom('greenhouses').select('time_zone').where('id', '=', walk.greenhouse_id).executeTakeFirst();
+  return gh?.time_zone ?? 'UTC';
 }
 
 export async function clipsOf(db: Db, walkId: string): Promise<WalkClipTable[]> {
@@ -196,6 +207,11 @@ export async function finishWalk(w: Writer, walkId: string, result: StoredResult
     count_turning: result.counts.turning,
     count_red: result.counts.red,
     count_total: result.counts.total,
+    // A walk is scored only without corrections (a corrected walk is not scored again), so these start as the detector's.
+    corrected_green: result.counts.green,
+    corrected_turning: result.counts.turning,
+    corrected_red: result.counts.red,
+    corrected_total: result.counts.total,
     result: JSON.stringify(result),
     error: null,
   });
@@ -260,6 +276,14 @@ export async function rescoreWalk(w: Writer, walkId: string, organizationId: str
     throw conflict('The walk is still being scored; score it again once it is done or failed.', { job_id: walk.id, walk_status: walk.status });
   }
   if (walk.clips_removed_at !== null) throw mediaRemoved('clips', walk.id, walk.clips_removed_at);
+  // Corrections name fruit by track id, and a new scoring gives new ones: staff work is never dropped silently.
+  const corrections = await w.trx.selectFrom('walk_corrections').select('id').where('walk_id', '=', walk.id).orderBy('id').execute();
+  if (corrections.length > 0) {
+    throw conflict(
+      `The walk has ${corrections.length} staff correction(s), which name its fruit by track id; scoring it again would number the fruit anew. Undo them first (DELETE {walk}/corrections/{correction_id}).`,
+      { job_id: walk.id, correction_ids: corrections.map((c) => c.id) },
+    );
+  }
   const mode = fields.mode ?? (walk.mode as ScoringMode);
   const want = KIND_OF_MODE[mode];
   if (want) {
@@ -283,6 +307,7 @@ export async function rescoreWalk(w: Writer, walkId: string, organizationId: str
  * transaction; its files go once that has committed (`forgetWalks`).
  */
 export async function deleteWalk(w: Writer, walkId: string): Promise<void> {
+  await w.removeWhereIn('walk_corrections', 'walk_id', [walkId]);
   await w.removeWhereIn('walk_clips', 'walk_id', [walkId]);
   await w.remove('walks', walkId);
 }

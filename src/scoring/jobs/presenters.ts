@@ -16,8 +16,11 @@ const at = (iso: string | null, zone: string) => (iso === null ? null : presentI
 /** A done walk is all the way; a running one to the thousandth, which is finer than a person reads. */
 const progressOf = (walk: WalkTable) => (walk.status === 'done' ? 1 : Math.round(walk.progress * 1000) / 1000);
 /** The detector's counts, null until the walk is scored. */
-const modelCounts = (walk: WalkTable) =>
+export const modelCounts = (walk: WalkTable) =>
   walk.count_total === null ? null : { green: walk.count_green!, turning: walk.count_turning!, red: walk.count_red!, total: walk.count_total };
+/** The counts after staff corrections (the detector's while there are none), null until the walk is scored. */
+export const correctedCounts = (walk: WalkTable) =>
+  walk.corrected_total === null ? null : { green: walk.corrected_green!, turning: walk.corrected_turning!, red: walk.corrected_red!, total: walk.corrected_total };
 
 /** Days a scored walk's clips and frames are kept (WALK_CLIP_KEEP_DAYS, WALK_FRAME_KEEP_DAYS); 0 is for ever. */
 export interface MediaKeepDays {
@@ -32,6 +35,11 @@ function presentMedia(walk: WalkTable, keep: MediaKeepDays, zone: string) {
   };
   return { clips: part('clips'), frames: part('frames') };
 }
+
+export const correctedCountsSchema: JsonSchema = {
+  oneOf: [countsSchema, { type: 'null' }],
+  description: 'The counts after staff corrections ({walk}/corrections: a ripeness changed, a fruit removed or added, counts set by hand); the same as counts while the walk has none; null until done.',
+};
 
 export function presentWalk(walk: WalkTable, clips: WalkClipTable[], keep: MediaKeepDays, zone = 'UTC') {
   const options = { ...DEFAULT_OPTIONS, ...(JSON.parse(walk.options) as Partial<ScoringOptions>) };
@@ -70,6 +78,7 @@ export function presentWalk(walk: WalkTable, clips: WalkClipTable[], keep: Media
       error: c.error,
     })),
     counts: modelCounts(walk),
+    corrected_counts: correctedCounts(walk),
     result: result && {
       detector: result.detector,
       counts: result.counts,
@@ -129,7 +138,7 @@ export const frameQualitySchema: JsonSchema = {
 
 export const walkSchema: JsonSchema = {
   type: 'object',
-  required: ['job_id', 'organization_id', 'status', 'progress', 'error', 'source', 'example_key', 'farm_id', 'greenhouse_id', 'row_id', 'cycle_id', 'week', 'mode', 'options', 'detector', 'attempts', 'clips', 'counts', 'result', 'media', 'created_at', 'started_at', 'finished_at', 'updated_at', 'version'],
+  required: ['job_id', 'organization_id', 'status', 'progress', 'error', 'source', 'example_key', 'farm_id', 'greenhouse_id', 'row_id', 'cycle_id', 'week', 'mode', 'options', 'detector', 'attempts', 'clips', 'counts', 'corrected_counts', 'result', 'media', 'created_at', 'started_at', 'finished_at', 'updated_at', 'version'],
   additionalProperties: false,
   properties: {
     job_id: { type: 'string', description: 'The walk\'s id (UUIDv7): the job id, also walk_id in {walk} paths.' },
@@ -147,6 +156,7 @@ export const walkSchema: JsonSchema = {
     mode: { type: 'string', description: 'The mode asked for: auto, builtin, model, photo or video.' },
     options: {
       type: 'object',
+      description: 'The options the walk is scored with. A photo is one frame whatever the sampling, so the sampling fields and max_frames apply to video clips only; a walk of photos shows their defaults.',
       required: ['conf', 'sample_seconds', 'fast_sample_seconds', 'max_frames', 'mm_per_pixel'],
       additionalProperties: false,
       properties: {
@@ -184,7 +194,8 @@ export const walkSchema: JsonSchema = {
         },
       },
     },
-    counts: { oneOf: [countsSchema, { type: 'null' }], description: 'Fruit counted by ripeness (each fruit once); null until done.' },
+    counts: { oneOf: [countsSchema, { type: 'null' }], description: 'The model counts: fruit counted by ripeness by the detector (each fruit once); null until done. Staff corrections never change them.' },
+    corrected_counts: correctedCountsSchema,
     result: {
       description: 'The scoring result; null until done.',
       oneOf: [
@@ -233,7 +244,7 @@ export const walkSchema: JsonSchema = {
                 required: ['track_id', 'ripeness', 'votes', 'box', 'frame', 'first_frame', 'last_frame', 'frames_seen', 'score', 'diameter_mm'],
                 additionalProperties: false,
                 properties: {
-                  track_id: { type: 'integer', description: 'Unique in the walk, numbered in counting order; walk corrections (not built yet) will name a fruit by it.' },
+                  track_id: { type: 'integer', description: 'Unique in the walk, numbered in counting order; a correction ({walk}/corrections) names a fruit by it.' },
                   ripeness: { enum: ['green', 'turning', 'red'] },
                   votes: { type: 'object', description: 'Score-weighted votes of the frames that saw it, per ripeness.', properties: { green: { type: 'number' }, turning: { type: 'number' }, red: { type: 'number' } }, required: ['green', 'turning', 'red'] },
                   box: boxSchema,
@@ -314,6 +325,7 @@ export function presentWalkSummary(walk: WalkTable, clipCount: number, zone = 'U
     clips: clipCount,
     detector: walk.detector,
     counts: modelCounts(walk),
+    corrected_counts: correctedCounts(walk),
     created_at: at(walk.created_at, zone)!,
     finished_at: at(walk.finished_at, zone),
   };
@@ -321,7 +333,7 @@ export function presentWalkSummary(walk: WalkTable, clipCount: number, zone = 'U
 
 export const walkSummarySchema: JsonSchema = {
   type: 'object',
-  required: ['job_id', 'status', 'progress', 'error', 'source', 'cycle_id', 'week', 'clips', 'detector', 'counts', 'created_at', 'finished_at'],
+  required: ['job_id', 'status', 'progress', 'error', 'source', 'cycle_id', 'week', 'clips', 'detector', 'counts', 'corrected_counts', 'created_at', 'finished_at'],
   additionalProperties: false,
   properties: {
     job_id: { type: 'string' },
@@ -333,7 +345,8 @@ export const walkSummarySchema: JsonSchema = {
     week: { type: ['string', 'null'], description: 'ISO week label.' },
     clips: { type: 'integer', description: 'Clips (or photos) in the walk.' },
     detector: { type: ['string', 'null'] },
-    counts: { oneOf: [countsSchema, { type: 'null' }], description: 'Fruit by ripeness once done.' },
+    counts: { oneOf: [countsSchema, { type: 'null' }], description: 'The model counts: fruit by ripeness as the detector counted them, once done.' },
+    corrected_counts: correctedCountsSchema,
     created_at: instantSchema,
     finished_at: { type: ['string', 'null'], format: 'date-time' },
   },

@@ -39,6 +39,11 @@ export interface WalkTable extends SyncedColumns {
   count_turning: number | null;
   count_red: number | null;
   count_total: number | null;
+  /** Counts after staff corrections (src/scoring/corrections; the detector's while there are none); null until done. */
+  corrected_green: number | null;
+  corrected_turning: number | null;
+  corrected_red: number | null;
+  corrected_total: number | null;
   /** JSON of StoredResult when done. */
   result: string | null;
   /** When the uploaded clips were removed by the retention setting (null while kept). */

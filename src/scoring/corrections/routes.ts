@@ -1,0 +1,91 @@
+import { defineRoute, type RouteSpec } from '../../http/route.js';
+import { actorOf } from '../../http/pipeline.js';
+import { ORG } from '../../registry/paths.js';
+import type { Principal } from '../../auth/principal.js';
+import { loadWalk, walkZone } from '../jobs/commands.js';
+import { addCorrection, changeCorrection, correctedResult, listCorrections, undoCorrection, MAX_CORRECTIONS_PER_WALK, type CorrectionInput, type CorrectionPatch } from './commands.js';
+import { presentCorrection, presentWalkCorrections, walkCounts } from './presenters.js';
+import { correctionAnswerSchema, correctionPathParams, createCorrectionBody, patchCorrectionBody, undoneSchema, walkCorrectionsSchema, walkPathParams } from './schemas.js';
+
+const TAG = 'Walk corrections';
+const WALK = `${ORG}/walks/{walk_id}`;
+
+type WalkParams = { organization_id: string; walk_id: string };
+type CorrectionParams = WalkParams & { correction_id: string };
+
+const keyIdOf = (p: Principal | undefined) => (p?.kind === 'key' ? p.keyId : null);
+const refusedWhileScoring = 'A walk still queued or being scored, or one that failed, is a 409 (code conflict, with job_id and walk_status): it has no fruit to correct yet.';
+
+export const correctionRoutes: RouteSpec[] = [
+  defineRoute<WalkParams>({
+    method: 'get',
+    path: `${WALK}/corrections`,
+    operationId: 'list_walk_corrections',
+    summary: 'A walk\'s corrections, its fruit after them, the weeks it is saved to, and its model and corrected counts',
+    description: 'walk_id is the walk\'s job_id. Any key of the organization; another organization\'s walk is a 404. A walk not yet done answers its status with no fruit and null counts.',
+    tags: [TAG],
+    auth: 'key',
+    params: walkPathParams,
+    responses: { 200: { description: 'The walk\'s corrections and what they make of it.', schema: walkCorrectionsSchema } },
+    errors: [404],
+    handler: async (ctx, { params }) => {
+      const db = ctx.services.db;
+      const walk = await loadWalk(db, params.walk_id, params.organization_id);
+      const rows = await listCorrections(db, walk.id);
+      return presentWalkCorrections(walk, rows, correctedResult(walk, rows), await walkZone(db, walk));
+    },
+  }),
+  defineRoute<WalkParams, unknown, CorrectionInput>({
+    method: 'post',
+    path: `${WALK}/corrections`,
+    operationId: 'create_walk_correction',
+    summary: 'Correct a walk: a fruit\'s ripeness, a fruit removed or added, or counts made by hand',
+    description:
+      'The walk\'s counts (the model counts) stay as scored; corrected_counts follow every correction, on the walk and in {cycle}/walks too. ' +
+      `A fruit takes one ripeness correction and one removal (a removal outweighs a ripeness given before it), and a walk one counts correction: another is a 409 (code conflict) with correction_ids, the one to change (PATCH) or undo (DELETE). ${refusedWhileScoring} ` +
+      `At most ${MAX_CORRECTIONS_PER_WALK} corrections per walk (409 beyond). A walk that has corrections is not scored again (POST /api/observations/{id}/rescore answers 409 with their ids): the fruit would be numbered anew. The change log has every correction.`,
+    tags: [TAG],
+    auth: 'key',
+    params: walkPathParams,
+    body: createCorrectionBody,
+    responses: { 201: { description: 'The correction, with the walk\'s model and corrected counts.', schema: correctionAnswerSchema } },
+    errors: [404, 409],
+    handler: async (ctx, { params, body }) => {
+      const { correction, walk } = await ctx.services.store.write(actorOf(ctx.state.principal), (w) => addCorrection(w, params.walk_id, params.organization_id, keyIdOf(ctx.state.principal), body));
+      return { ...presentCorrection(correction, await walkZone(ctx.services.db, walk)), ...walkCounts(walk) };
+    },
+  }),
+  defineRoute<CorrectionParams, unknown, CorrectionPatch>({
+    method: 'patch',
+    path: `${WALK}/corrections/{correction_id}`,
+    operationId: 'update_walk_correction',
+    summary: 'Change a correction\'s ripeness, box, counts or note',
+    description: `Kind and fruit do not change: kind, track_id or frame_id in the body is a 422 (undo the correction and make another). A field the kind does not take (box on a ripeness correction, say) is a 422. ${refusedWhileScoring} A correction of another walk is a 404.`,
+    tags: [TAG],
+    auth: 'key',
+    params: correctionPathParams,
+    body: patchCorrectionBody,
+    responses: { 200: { description: 'The changed correction, with the walk\'s model and corrected counts.', schema: correctionAnswerSchema } },
+    errors: [404, 409],
+    handler: async (ctx, { params, body }) => {
+      const { correction, walk } = await ctx.services.store.write(actorOf(ctx.state.principal), (w) => changeCorrection(w, params.walk_id, params.organization_id, params.correction_id, body));
+      return { ...presentCorrection(correction, await walkZone(ctx.services.db, walk)), ...walkCounts(walk) };
+    },
+  }),
+  defineRoute<CorrectionParams>({
+    method: 'delete',
+    path: `${WALK}/corrections/{correction_id}`,
+    operationId: 'delete_walk_correction',
+    summary: 'Undo a correction',
+    description: `The fruit or counts are as they were without it. ${refusedWhileScoring} A correction of another walk is a 404.`,
+    tags: [TAG],
+    auth: 'key',
+    params: correctionPathParams,
+    responses: { 200: { description: 'Undone, with the walk\'s model and corrected counts.', schema: undoneSchema } },
+    errors: [404, 409],
+    handler: async (ctx, { params }) => {
+      const walk = await ctx.services.store.write(actorOf(ctx.state.principal), (w) => undoCorrection(w, params.walk_id, params.organization_id, params.correction_id));
+      return { deleted: true as const, correction_id: params.correction_id, ...walkCounts(walk) };
+    },
+  }),
+];
