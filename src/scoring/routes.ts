@@ -164,7 +164,7 @@ export const scoringRoutes: RouteSpec[] = [
       'For a walk whose clip was cut short (warning clip_cut_short: send a larger max_frames), or to score it with a model installed since (mode model), a threshold or sampling of its own, or mm_per_pixel. ' +
       'The optional JSON body takes the scoring options of an upload; those left out keep the walk\'s (a given sample_seconds is exact, as at upload). ' +
       'Answers 202 with the walk queued again under the same job_id: its result and counts are cleared until it is done, its clips are not uploaded again, its week and crop cycle stay. ' +
-      'A walk still queued or being scored is a 409 (code conflict, with its job_id and walk_status, queued or running), and so is one whose clips were removed (past WALK_CLIP_KEEP_DAYS, or for room under DISK_RESERVE; code clips_removed); mode photo or video against what the walk holds, or mode model with no usable model, is a 422; another organization\'s walk is a 404.',
+      'A walk still queued or being scored is a 409 (code conflict, with its job_id and walk_status, queued or running), and so is one whose clips were removed (past WALK_CLIP_KEEP_DAYS, or for room under DISK_RESERVE; code clips_removed), and one with staff corrections (code conflict, with their correction_ids: a new scoring numbers the fruit anew, so undo them first); mode photo or video against what the walk holds, or mode model with no usable model, is a 422; another organization\'s walk is a 404.',
     tags: [TAG],
     auth: 'key',
     params: walkIdParams,
