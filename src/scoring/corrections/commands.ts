@@ -2,7 +2,7 @@ import type { Db } from '../../db/database.js';
 import type { Writer } from '../../db/store.js';
 import { conflict, fieldError, notFound } from '../../http/problem.js';
 import { loadWalk } from '../jobs/commands.js';
-import type { StoredResult } from '../jobs/result.js';
+import type { StoredFrame, StoredResult } from '../jobs/result.js';
 import type { WalkTable } from '../jobs/tables.js';
 import type { Box, Ripeness } from '../types.js';
 import { applyCorrections, boxProblem, conflictingCorrections, type Correction, type Corrected } from './apply.js';
@@ -64,32 +64,38 @@ export function correctedResult(walk: WalkTable, rows: readonly WalkCorrectionTa
   return applyCorrections((JSON.parse(walk.result) as StoredResult).fruit, rows.map(toCorrection));
 }
 
-/** A walk is corrected once it is scored: while it is queued or running its fruit are not known yet, and a failed walk has none. */
-async function correctableWalk(w: Writer, walkId: string, organizationId: string): Promise<{ walk: WalkTable; result: StoredResult }> {
+/**
+ * A walk is corrected once it is scored: while it is queued or running its fruit are not known yet,
+ * and a failed walk has none. Its corrections are read once here; each command works on that list.
+ */
+async function correctableWalk(w: Writer, walkId: string, organizationId: string): Promise<{ walk: WalkTable; result: StoredResult; rows: WalkCorrectionTable[] }> {
   const walk = await loadWalk(w.trx as unknown as Db, walkId, organizationId);
   if (walk.status !== 'done' || walk.result === null) {
     const why = walk.status === 'failed' ? 'failed to score and has no fruit to correct' : 'is still being scored; correct it once it is done';
     throw conflict(`The walk ${why}.`, { job_id: walk.id, walk_status: walk.status });
   }
-  return { walk, result: JSON.parse(walk.result) as StoredResult };
+  return { walk, result: JSON.parse(walk.result) as StoredResult, rows: await listCorrections(w.trx as unknown as Db, walk.id) };
 }
 
-async function loadCorrection(w: Writer, walkId: string, correctionId: string): Promise<WalkCorrectionTable> {
-  const row = await w.trx.selectFrom('walk_corrections').selectAll().where('id', '=', correctionId).where('walk_id', '=', walkId).executeTakeFirst();
+function correctionIn(rows: readonly WalkCorrectionTable[], correctionId: string): WalkCorrectionTable {
+  const row = rows.find((r) => r.id === correctionId);
   if (!row) throw notFound('correction');
   return row;
 }
 
-function checkBox(result: StoredResult, frameId: number, box: Box): void {
+function frameOf(result: StoredResult, frameId: number): StoredFrame {
   const frame = result.frames.find((f) => f.index === frameId);
   if (!frame) throw fieldError('body', 'frame_id', `no frame ${frameId} in this walk (frames 0 to ${result.frames.length - 1})`);
+  return frame;
+}
+
+function checkBox(frame: StoredFrame, box: Box): void {
   const problem = boxProblem(box, frame.width, frame.height);
   if (problem) throw fieldError('body', 'box', problem);
 }
 
-/** Stores the corrected counts the walk has with these corrections; returns the walk as written. */
-async function recount(w: Writer, walk: WalkTable, result: StoredResult): Promise<WalkTable> {
-  const rows = await w.trx.selectFrom('walk_corrections').selectAll().where('walk_id', '=', walk.id).execute();
+/** Stores the corrected counts the walk has with these corrections (the ones it has after the change); returns the walk as written. */
+async function recount(w: Writer, walk: WalkTable, result: StoredResult, rows: readonly WalkCorrectionTable[]): Promise<WalkTable> {
   const { counts } = applyCorrections(result.fruit, rows.map(toCorrection));
   if (counts.green === walk.corrected_green && counts.turning === walk.corrected_turning && counts.red === walk.corrected_red && counts.total === walk.corrected_total) return walk;
   const { after } = await w.update<WalkTable>('walks', walk.id, { corrected_green: counts.green, corrected_turning: counts.turning, corrected_red: counts.red, corrected_total: counts.total });
@@ -101,8 +107,8 @@ export interface CorrectionWritten {
   walk: WalkTable;
 }
 
-export async function addCorrection(w: Writer, walkId: string, organizationId: string, keyId: string | null, input: CorrectionInput): Promise<CorrectionWritten> {
-  const { walk, result } = await correctableWalk(w, walkId, organizationId);
+export async function addCorrection(w: Writer, walkId: string, organizationId: string, input: CorrectionInput): Promise<CorrectionWritten> {
+  const { walk, result, rows: existing } = await correctableWalk(w, walkId, organizationId);
   const rule = FIELDS[input.kind];
   for (const name of rule.required) if (input[name] === undefined) throw fieldError('body', name, `is required for a correction of kind ${input.kind}`);
   for (const name of KIND_FIELDS) {
@@ -112,12 +118,10 @@ export async function addCorrection(w: Writer, walkId: string, organizationId: s
     throw fieldError('body', 'track_id', `no fruit with track_id ${input.track_id} in this walk (result.fruit[].track_id)`);
   }
   if (input.kind === 'add') {
-    if (!result.frames.some((f) => f.index === input.frame_id)) throw fieldError('body', 'frame_id', `no frame ${input.frame_id} in this walk (frames 0 to ${result.frames.length - 1})`);
-    if (input.box) checkBox(result, input.frame_id!, input.box);
+    const frame = frameOf(result, input.frame_id!);
+    if (input.box) checkBox(frame, input.box);
   }
-  if (input.kind === 'counts' && Object.keys(input.counts!).length === 0) throw fieldError('body', 'counts', 'must set at least one of green, turning, red');
 
-  const existing = await w.trx.selectFrom('walk_corrections').selectAll().where('walk_id', '=', walk.id).execute();
   const clash = conflictingCorrections(existing.map(toCorrection), { kind: input.kind, track_id: input.track_id ?? null });
   if (clash.length > 0) {
     const what = input.kind === 'counts' ? 'The walk already has a counts correction' : clash.some((c) => c.kind === 'remove') ? `The fruit with track_id ${input.track_id} was removed` : `The fruit with track_id ${input.track_id} already has a ripeness correction`;
@@ -138,34 +142,33 @@ export async function addCorrection(w: Writer, walkId: string, organizationId: s
     box: input.box ? JSON.stringify(input.box) : null,
     counts: input.counts ? JSON.stringify(input.counts) : null,
     note: input.note ?? null,
-    created_by_key_id: keyId,
+    created_by_key_id: w.actor.keyId,
   });
-  return { correction, walk: await recount(w, walk, result) };
+  return { correction, walk: await recount(w, walk, result, [...existing, correction]) };
 }
 
 /** Changes what a correction says; which kind it is and which fruit or frame it concerns stay (interface.md). */
 export async function changeCorrection(w: Writer, walkId: string, organizationId: string, correctionId: string, patch: CorrectionPatch): Promise<CorrectionWritten> {
-  const { walk, result } = await correctableWalk(w, walkId, organizationId);
-  const row = await loadCorrection(w, walk.id, correctionId);
+  const { walk, result, rows } = await correctableWalk(w, walkId, organizationId);
+  const row = correctionIn(rows, correctionId);
   const takes: Record<CorrectionKind, (keyof CorrectionPatch)[]> = { ripeness: ['ripeness'], remove: [], add: ['ripeness', 'box'], counts: ['counts'] };
   for (const name of ['ripeness', 'box', 'counts'] as const) {
     if (patch[name] !== undefined && !takes[row.kind].includes(name)) throw fieldError('body', name, `cannot be changed on a correction of kind ${row.kind}`);
   }
-  if (patch.box) checkBox(result, row.frame_id!, patch.box);
-  if (patch.counts !== undefined && Object.keys(patch.counts).length === 0) throw fieldError('body', 'counts', 'must set at least one of green, turning, red');
+  if (patch.box) checkBox(frameOf(result, row.frame_id!), patch.box);
   const changes: Partial<WalkCorrectionTable> = {};
   if (patch.ripeness !== undefined) changes.ripeness = patch.ripeness;
   if (patch.box !== undefined) changes.box = JSON.stringify(patch.box);
   if (patch.counts !== undefined) changes.counts = JSON.stringify(patch.counts);
   if (patch.note !== undefined) changes.note = patch.note;
   const { after } = await w.update<WalkCorrectionTable>('walk_corrections', row.id, changes);
-  return { correction: after, walk: await recount(w, walk, result) };
+  return { correction: after, walk: await recount(w, walk, result, rows.map((r) => (r.id === after.id ? after : r))) };
 }
 
 /** Undoes a correction: the fruit or counts are as before it. */
 export async function undoCorrection(w: Writer, walkId: string, organizationId: string, correctionId: string): Promise<WalkTable> {
-  const { walk, result } = await correctableWalk(w, walkId, organizationId);
-  const row = await loadCorrection(w, walk.id, correctionId);
+  const { walk, result, rows } = await correctableWalk(w, walkId, organizationId);
+  const row = correctionIn(rows, correctionId);
   await w.remove('walk_corrections', row.id);
-  return recount(w, walk, result);
+  return recount(w, walk, result, rows.filter((r) => r !== row));
 }

@@ -1,9 +1,9 @@
 import { defineRoute, type RouteSpec } from '../../http/route.js';
 import { actorOf } from '../../http/pipeline.js';
 import { ORG } from '../../registry/paths.js';
-import type { Principal } from '../../auth/principal.js';
+import type { Db } from '../../db/database.js';
 import { loadWalk, walkZone } from '../jobs/commands.js';
-import { addCorrection, changeCorrection, correctedResult, listCorrections, undoCorrection, MAX_CORRECTIONS_PER_WALK, type CorrectionInput, type CorrectionPatch } from './commands.js';
+import { addCorrection, changeCorrection, correctedResult, listCorrections, undoCorrection, MAX_CORRECTIONS_PER_WALK, type CorrectionInput, type CorrectionPatch, type CorrectionWritten } from './commands.js';
 import { presentCorrection, presentWalkCorrections, walkCounts } from './presenters.js';
 import { correctionAnswerSchema, correctionPathParams, createCorrectionBody, patchCorrectionBody, undoneSchema, walkCorrectionsSchema, walkPathParams } from './schemas.js';
 
@@ -13,7 +13,9 @@ const WALK = `${ORG}/walks/{walk_id}`;
 type WalkParams = { organization_id: string; walk_id: string };
 type CorrectionParams = WalkParams & { correction_id: string };
 
-const keyIdOf = (p: Principal | undefined) => (p?.kind === 'key' ? p.keyId : null);
+/** A created or changed correction, with what it did to the walk's counts. */
+const presentWritten = async (db: Db, { correction, walk }: CorrectionWritten) => ({ ...presentCorrection(correction, await walkZone(db, walk)), ...walkCounts(walk) });
+
 const refusedWhileScoring = 'A walk still queued or being scored, or one that failed, is a 409 (code conflict, with job_id and walk_status): it has no fruit to correct yet.';
 
 export const correctionRoutes: RouteSpec[] = [
@@ -51,8 +53,7 @@ export const correctionRoutes: RouteSpec[] = [
     responses: { 201: { description: 'The correction, with the walk\'s model and corrected counts.', schema: correctionAnswerSchema } },
     errors: [404, 409],
     handler: async (ctx, { params, body }) => {
-      const { correction, walk } = await ctx.services.store.write(actorOf(ctx.state.principal), (w) => addCorrection(w, params.walk_id, params.organization_id, keyIdOf(ctx.state.principal), body));
-      return { ...presentCorrection(correction, await walkZone(ctx.services.db, walk)), ...walkCounts(walk) };
+      return presentWritten(ctx.services.db, await ctx.services.store.write(actorOf(ctx.state.principal), (w) => addCorrection(w, params.walk_id, params.organization_id, body)));
     },
   }),
   defineRoute<CorrectionParams, unknown, CorrectionPatch>({
@@ -68,8 +69,7 @@ export const correctionRoutes: RouteSpec[] = [
     responses: { 200: { description: 'The changed correction, with the walk\'s model and corrected counts.', schema: correctionAnswerSchema } },
     errors: [404, 409],
     handler: async (ctx, { params, body }) => {
-      const { correction, walk } = await ctx.services.store.write(actorOf(ctx.state.principal), (w) => changeCorrection(w, params.walk_id, params.organization_id, params.correction_id, body));
-      return { ...presentCorrection(correction, await walkZone(ctx.services.db, walk)), ...walkCounts(walk) };
+      return presentWritten(ctx.services.db, await ctx.services.store.write(actorOf(ctx.state.principal), (w) => changeCorrection(w, params.walk_id, params.organization_id, params.correction_id, body)));
     },
   }),
   defineRoute<CorrectionParams>({

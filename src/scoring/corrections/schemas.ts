@@ -4,6 +4,7 @@ import { NOTE_MAX } from '../../records/common.js';
 import { RIPENESS } from '../types.js';
 import { CORRECTION_KINDS } from './tables.js';
 import { MAX_CORRECTIONS_PER_WALK } from './commands.js';
+import { correctedCountsSchema } from '../jobs/presenters.js';
 
 const COUNT_MAX = 1_000_000;
 
@@ -74,8 +75,7 @@ export const correctionSchema: JsonSchema = {
 };
 
 const modelCounts: JsonSchema = { oneOf: [countsSchema, { type: 'null' }], description: 'The detector\'s counts (the walk\'s counts), null until done.' };
-const correctedCounts: JsonSchema = { oneOf: [countsSchema, { type: 'null' }], description: 'The counts after every correction of the walk, null until done.' };
-const withCounts = { model_counts: modelCounts, corrected_counts: correctedCounts };
+const withCounts = { model_counts: modelCounts, corrected_counts: correctedCountsSchema };
 
 /** A created or changed correction, with what it did to the walk's counts. */
 export const correctionAnswerSchema: JsonSchema = {
