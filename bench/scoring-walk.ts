@@ -55,7 +55,8 @@ const RENDER_HASH = createHash('sha256')
   .update(readdirSync(RENDER_SOURCES).sort().map((f) => readFileSync(path.join(RENDER_SOURCES, f), 'utf8')).join('\0'))
   .digest('hex')
   .slice(0, 12);
-const OUT = path.join(ROOT, 'bench', 'out', `walks-${RENDER_HASH}`);
+/** Where the rendered walks are cached (scripts/replay-walks.ts reads them too). */
+export const OUT = path.join(ROOT, 'bench', 'out', `walks-${RENDER_HASH}`);
 const decode = decodeFrames as WalkDecoder;
 // What a video upload gets by default (conf 0.5, adaptive sampling), or with --fixed-sampling what
 // sample_seconds 0.5 asks for (every 0.5 s whatever the pace).
@@ -77,7 +78,7 @@ async function builtinDetector(): Promise<Detector | null> {
 }
 
 /** Renders once per parameter set; later runs reuse bench/out/walks. */
-async function cachedWalk(name: string, o: Parameters<typeof renderWalk>[0]): Promise<RenderedWalk> {
+export async function cachedWalk(name: string, o: Parameters<typeof renderWalk>[0]): Promise<RenderedWalk> {
   const truthFile = path.join(o.out, `${name}.json`);
   if (existsSync(truthFile)) {
     const truth = JSON.parse(await readFile(truthFile, 'utf8')) as WalkTruth;
@@ -345,14 +346,14 @@ export function printSpeed(s: SpeedResult | undefined): void {
 }
 
 /** Every seed the published figures were measured on: tuning (1-3, 6-8), then held-out sets as docs/builtin-detector.md tells. */
-const PUBLISHED_SEEDS: readonly number[] = [1, 2, 3, ...range(6, 20), ...range(23, 55)];
+export const PUBLISHED_SEEDS: readonly number[] = [1, 2, 3, ...range(6, 20), ...range(23, 55)];
 
 function range(from: number, to: number): number[] {
   return Array.from({ length: to - from + 1 }, (_, i) => from + i);
 }
 
 /** `--seeds 1,2,3`, `--seeds 46-55`, or `--seeds all` (PUBLISHED_SEEDS: 102 walks, about 40 minutes on two cores before the renders are cached). */
-function parseSeeds(arg: string): number[] {
+export function parseSeeds(arg: string): number[] {
   if (arg === 'all') return [...PUBLISHED_SEEDS];
   const seeds = arg.split(',').flatMap((part) => {
     const m = /^(\d+)(?:-(\d+))?$/.exec(part.trim());
