@@ -33,7 +33,7 @@ import { cachedWalk, OUT as RENDERS, PUBLISHED_SEEDS, parseSeeds } from '../benc
 import { createBuiltinDetector, type BuiltinParams } from '../src/scoring/builtin/index.js';
 import { optionsFrom, walkOptionsFrom } from '../src/scoring/jobs/options.js';
 import { decodeFrames } from '../src/scoring/media/index.js';
-import { decodePlan, scoreWalk, type WalkDecoder, type WalkOptions } from '../src/scoring/walk.js';
+import { decodePlan, lowScoreFor, scoreWalk, type WalkDecoder, type WalkOptions } from '../src/scoring/walk.js';
 import type { Detection, Detector, RgbImage } from '../src/scoring/types.js';
 import { clipPaths, createOracle, NO_NOISE, type CountBreakdown, type SampledFrame } from '../test/helpers/walk-oracle.js';
 
@@ -90,9 +90,7 @@ interface Recording {
 }
 
 const detector = createBuiltinDetector({ params: detectorParams });
-/** The walk asks the detector for everything from a third of conf up: the tracker's low-score round. */
-const lowScoreOf = (conf: number) => Math.min(conf, Math.max(0.05, conf / 3));
-const recordedLow = lowScoreOf(BASE.conf);
+const recordedLow = lowScoreFor(BASE.conf);
 
 /** Scores the walk once for real, keeping what replaying needs. */
 async function record(files: string[], truth: Parameters<typeof createOracle>[0]): Promise<Recording> {
@@ -227,7 +225,7 @@ for (const [name, v] of Object.entries(variants)) {
   };
   if (name === 'default') refuse('"default" is the name of the baseline');
   if (JSON.stringify(decodePlan(o)) !== JSON.stringify(decodePlan(BASE)) || o.maxLongSide !== BASE.maxLongSide) refuse('it decodes other frames than the recording (sampleSeconds, fastSampleSeconds, maxFrames, maxLongSide)');
-  if (lowScoreOf(o.conf) < recordedLow - 1e-9) refuse(`conf ${o.conf} reads detections from ${lowScoreOf(o.conf).toFixed(3)}, under the lowest recorded (${recordedLow.toFixed(3)}, conf ${BASE.conf})`);
+  if (lowScoreFor(o.conf) < recordedLow - 1e-9) refuse(`conf ${o.conf} reads detections from ${lowScoreFor(o.conf).toFixed(3)}, under the lowest recorded (${recordedLow.toFixed(3)}, conf ${BASE.conf})`);
 }
 
 mkdirSync(CACHE, { recursive: true });

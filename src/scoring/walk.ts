@@ -142,7 +142,7 @@ const KINDS: DetectionKind[] = ['fruit', 'stem', 'plant'];
 export async function scoreWalk(input: ScoreWalkInput): Promise<WalkResult> {
   const { detector, options, signal } = input;
   const conf = options.conf;
-  const lowScore = Math.min(conf, Math.max(0.05, conf / 3));
+  const lowScore = lowScoreFor(conf);
   const trackerOptions: Partial<TrackerOptions> = { highScore: conf, lowScore, ...options.tracker };
   const supported: Record<DetectionKind, boolean> = {
     fruit: true,
@@ -298,6 +298,11 @@ export async function scoreWalk(input: ScoreWalkInput): Promise<WalkResult> {
     return { count: items.length, items };
   };
   return { detector: detector.info, frames, fruit, stems: objects('stem'), plants: objects('plant'), counts, clips };
+}
+
+/** The least score the walk asks the detector for: the tracker's low-score round reads down to a third of conf. */
+export function lowScoreFor(conf: number): number {
+  return Math.min(conf, Math.max(0.05, conf / 3));
 }
 
 /**
