@@ -115,7 +115,7 @@ export function analyseFrame(image: RgbImage, params: BuiltinParams = DEFAULT_PA
     // After frames of small fruit (smallLikely: the walk's recent frames) the close-up analysis must be credible.
     if (smallFruitGate(radii, smallLikely, params)) {
       const small = { ...params, ...params.smallFruit };
-      const frame: FrameAnalysis = { ...analyseWith(image, small, first), smallFruit: true, closeUp: first };
+      const frame: FrameAnalysis = { ...analyseWith(image, small, first), smallFruit: true, closeUp: first, fitted: small.smallFruitScore === 'fitted' };
       return finerForTinyFruit(image, frame) ?? frame;
     }
   }
@@ -140,7 +140,7 @@ function finerForTinyFruit(image: RgbImage, coarse: FrameAnalysis): FrameAnalysi
   if (confident.length < q.sizeRefMinCount) return null;
   const atFloor = confident.filter((c) => effectiveRadius(c.circle, q) <= q.minRadius + 2).length;
   if (atFloor < q.tinyFruitShare * confident.length) return null;
-  const fine: FrameAnalysis = { ...analyseWith(image, { ...q, workingLongSide: fineSide }), smallFruit: true, closeUp: coarse.closeUp, tinyFruit: true };
+  const fine: FrameAnalysis = { ...analyseWith(image, { ...q, workingLongSide: fineSide }), smallFruit: true, closeUp: coarse.closeUp, tinyFruit: true, fitted: coarse.fitted };
   return confidentCandidates(fine).length >= q.tinyFruitGain * confident.length ? fine : null;
 }
 
@@ -288,9 +288,11 @@ function rawCandidates(frame: FrameAnalysis): Candidate[] {
   }
   const full = sizeFullRadiusFor(candidates, params);
   for (const c of candidates) {
-    c.score = frame.fitted
-      ? calibrate(fittedFruitScore(evidenceOf(c, params, full), params, params.fruitScoreWeights), params.fittedBalancedScore, params.calibratedAt)
-      : calibrate(scoreOf(c.circle, c.measured, c.source, params, full), params.balancedRawScore, params.calibratedAt);
+    if (!frame.fitted) c.score = calibrate(scoreOf(c.circle, c.measured, c.source, params, full), params.balancedRawScore, params.calibratedAt);
+    else {
+      const p = fittedFruitScore(evidenceOf(c, params, full), params, params.fruitScoreWeights);
+      c.score = frame.smallFruit ? throughKnots(p, params.smallFruitScoreKnots) : calibrate(p, params.fittedBalancedScore, params.calibratedAt);
+    }
   }
   frame.candidates = candidates;
   return candidates;
@@ -451,6 +453,18 @@ export function effectiveRadius(c: Circle, q: BuiltinParams): number {
 /** Piecewise-linear and monotone: `balanced` (where counts balanced on the tuning photos) reads as `at`. */
 function calibrate(raw: number, balanced: number, at: number): number {
   return raw <= balanced ? (raw * at) / balanced : at + ((raw - balanced) * (1 - at)) / (1 - balanced);
+}
+
+/** Piecewise linear through (0, 0), the knots (ascending in both) and (1, 1). */
+export function throughKnots(raw: number, knots: ReadonlyArray<readonly [number, number]>): number {
+  let x0 = 0;
+  let y0 = 0;
+  for (const [x1, y1] of [...knots, [1, 1] as const]) {
+    if (raw <= x1) return x1 > x0 ? y0 + ((raw - x0) * (y1 - y0)) / (x1 - x0) : y1;
+    x0 = x1;
+    y0 = y1;
+  }
+  return 1;
 }
 
 /**

@@ -108,3 +108,27 @@ export const FRUIT_SCORE_WEIGHTS: FruitScoreWeights = {
   texture: 2.232,
   relativeL: 0.194,
 };
+
+/**
+ * The same model fitted for small-fruit frames (`scripts/fit-fruit-score.ts --small`, L2 0.01): on
+ * the circles of the 18 tuning photos scaled so that their median fruit is 16, 24 and 32 working px
+ * across, analysed as small fruit, and of rendered walk frames of seeds 1–3 (both speeds, a frame
+ * every 2 s); the check photos and the other seeds were not used.
+ */
+export const SMALL_FRUIT_SCORE_WEIGHTS: FruitScoreWeights = {
+  bias: -8.719,
+  inscribedExplained: 3.931,
+  inscribedRim: -3.737,
+  houghFill: 5.9,
+  houghSupport: 5.822,
+  hough: -6.89,
+  size: 1.014,
+  logSize: 4.59,
+  ripe: 5.924,
+  ripeChroma: 0.935,
+  greenSmooth: 5.072,
+  greenLit: 2.395,
+  chroma: -0.4,
+  texture: 4.039,
+  relativeL: 0.811,
+};

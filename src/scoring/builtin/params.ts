@@ -1,4 +1,4 @@
-import { FRUIT_SCORE_WEIGHTS, type FruitScoreWeights } from './fruit-score.js';
+import { FRUIT_SCORE_WEIGHTS, SMALL_FRUIT_SCORE_WEIGHTS, type FruitScoreWeights } from './fruit-score.js';
 
 /**
  * Every number the built-in detector decides with, in one object so the
@@ -101,6 +101,22 @@ export interface BuiltinParams {
    * reads the hand-weighted score either way.
    */
   closeUpScore: 'weighted' | 'fitted';
+  /**
+   * How a small-fruit frame scores its circles: 'weighted', the hand-weighted evidence (the
+   * default), or 'fitted', the logistic model with the `smallFruit` settings' own fruitScoreWeights,
+   * read through smallFruitScoreKnots. 'fitted' counts the rendered walks closer (102 of 102 within
+   * 5 %) but real fruit at walk sizes worse (the 48-px photo wall −37 % against −27 %), so it is not
+   * the default (docs/builtin-detector.md, "The fitted score of small-fruit frames").
+   */
+  smallFruitScore: 'weighted' | 'fitted';
+  /**
+   * The fitted small-fruit score's map from the model's probability to the reported score:
+   * piecewise linear through (0, 0), these [raw, score] knots and (1, 1). Raw 0.82, where the
+   * tuning walks (seeds 1–10) balance, reads 0.5, the video conf; raw 0.25 reads 0.284, so the
+   * tracker's low-score round (a third of conf) takes detections from raw 0.147, as measured
+   * (docs/builtin-detector.md, "The fitted score of small-fruit frames").
+   */
+  smallFruitScoreKnots: ReadonlyArray<readonly [number, number]>;
   /** The fitted score's weights (fruit-score.ts, scripts/fit-fruit-score.ts)… */
   fruitScoreWeights: FruitScoreWeights;
   /** …and its value where detected and labelled counts balanced on the tuning photos, reported as calibratedAt. */
@@ -179,6 +195,7 @@ export const SMALL_FRUIT_PARAMS: Partial<BuiltinParams> = {
   circleMethod: 'both',
   maxRadius: 30,
   openEdges: true,
+  fruitScoreWeights: SMALL_FRUIT_SCORE_WEIGHTS,
 };
 
 export const DEFAULT_PARAMS: BuiltinParams = {
@@ -227,6 +244,11 @@ export const DEFAULT_PARAMS: BuiltinParams = {
   balancedRawScore: 0.7,
   calibratedAt: 0.35,
   closeUpScore: 'fitted',
+  smallFruitScore: 'weighted',
+  smallFruitScoreKnots: [
+    [0.25, 0.28409],
+    [0.82, 0.5],
+  ],
   fruitScoreWeights: FRUIT_SCORE_WEIGHTS,
   fittedBalancedScore: 0.18,
   useClaimedSize: true,
