@@ -452,7 +452,7 @@ export function effectiveRadius(c: Circle, q: BuiltinParams): number {
 
 /** Piecewise-linear and monotone: `balanced` (where counts balanced on the tuning photos) reads as `at`. */
 function calibrate(raw: number, balanced: number, at: number): number {
-  return raw <= balanced ? (raw * at) / balanced : at + ((raw - balanced) * (1 - at)) / (1 - balanced);
+  return throughKnots(raw, [[balanced, at]]);
 }
 
 /** Piecewise linear through (0, 0), the knots (ascending in both) and (1, 1). */
