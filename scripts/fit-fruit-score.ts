@@ -105,12 +105,12 @@ async function fitSmall(): Promise<void> {
       X.push(fruitFeatures(evidence, forced));
     }
   };
-  // Walk sizes: 16, 24 and 32 px across at the 640-px working size (32, 48 and 64 px at 1280).
-  for (const across of [16, 24, 32])
-    for (const name of tune) {
-      const labels = labelsOf(name);
-      const full = await decodeImage(path.join(dir, name), { maxLongSide: 4096 });
-      const sizes = labels.map((b) => (b[2] - b[0] + b[3] - b[1]) / 2).sort((a, b) => a - b);
+  for (const name of tune) {
+    const labels = labelsOf(name);
+    const full = await decodeImage(path.join(dir, name), { maxLongSide: 4096 });
+    const sizes = labels.map((b) => (b[2] - b[0] + b[3] - b[1]) / 2).sort((a, b) => a - b);
+    // Walk sizes: 16, 24 and 32 px across at the 640-px working size (32, 48 and 64 px at 1280).
+    for (const across of [16, 24, 32]) {
       const k = across / sizes[sizes.length >> 1]!;
       const w = Math.round(full.width * k);
       const h = Math.round(full.height * k);
@@ -118,6 +118,7 @@ async function fitSmall(): Promise<void> {
       const ky = h / full.height;
       add(resizeArea(full, w, h), labels.map((b) => [b[0] * kx, b[1] * ky, b[2] * kx, b[3] * ky] as Box), []);
     }
+  }
   const photoRows = X.length;
   for (const seed of [1, 2, 3])
     for (const speed of [0.3, 0.6]) {
