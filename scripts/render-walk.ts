@@ -1,16 +1,17 @@
 // CLI: render a synthetic walk along a tomato row into mp4 clip(s) plus a JSON ground truth.
 //   node --import tsx scripts/render-walk.ts --out dir --seconds 10 --fps 30 --width 1280 --height 720 --speed 0.3 --seed 1 [--clips 3]
-//   [--gap 0] [--spacing 0.4] [--view-width 1.2] [--dark] [--blur 0.5] [--noise 2] [--name walk]
+//   [--gap 0] [--spacing 0.4] [--view-width 1.2] [--dark] [--lighting studio|greenhouse] [--blur 0.5] [--noise 2] [--name walk]
 //   --still N renders N example photos (example-<seed>.jpg + .json) instead of a walk.
 import { writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { parseCli } from './cli.js';
 import { renderStill, renderWalk } from './render/walk.js';
+import type { FruitLighting } from './render/raster.js';
 import { countableFruit, sampledEvery } from './compare/countable.js';
 
 const USAGE =
   'usage: render-walk.ts --out DIR [--seconds 10 --fps 30 --width 1280 --height 720 --speed 0.3 --seed 1 --clips 1 --gap 0 ' +
-  '--spacing 0.4 --view-width 1.2 --dark --blur 0.5 --noise 2 --name walk] | [--out DIR --still N]';
+  '--spacing 0.4 --view-width 1.2 --dark --lighting studio|greenhouse --blur 0.5 --noise 2 --name walk] | [--out DIR --still N]';
 
 const values = parseCli(
   {
@@ -27,6 +28,7 @@ const values = parseCli(
       spacing: { type: 'string' },
       'view-width': { type: 'string' },
       dark: { type: 'boolean', default: false },
+      lighting: { type: 'string', default: 'studio' },
       blur: { type: 'string' },
       noise: { type: 'string' },
       name: { type: 'string' },
@@ -38,6 +40,11 @@ const values = parseCli(
 );
 
 const num = (s: string | undefined) => (s === undefined ? undefined : Number(s));
+function lightingOf(s: string | undefined): FruitLighting {
+  if (s === 'studio' || s === 'greenhouse') return s;
+  console.error(`--lighting must be studio or greenhouse\n${USAGE}`);
+  process.exit(2);
+}
 if (!values.out) {
   console.error(USAGE);
   process.exit(2);
@@ -68,6 +75,7 @@ if (values.still) {
     plantSpacing: num(values.spacing),
     viewWidth: num(values['view-width']),
     dark: values.dark,
+    lighting: lightingOf(values.lighting),
     blur: num(values.blur),
     noise: num(values.noise),
     name: values.name,

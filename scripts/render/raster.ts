@@ -36,6 +36,50 @@ export interface RasterOptions {
   noise: number;
   /** Horizontal motion-blur length in pixels (0 for none). */
   blurPx: number;
+  /** How the fruit are lit (default 'studio'; see FRUIT_LIGHTING). */
+  lighting?: FruitLighting;
+}
+
+/**
+ * 'studio': one light from the upper left over a dim ambient, the same for every fruit. A fruit's
+ * lower right is then about a quarter as bright as its lit side: its box's centre is 35–41 luma
+ * levels (of 255) brighter than the ring around it, on every fruit. 'greenhouse': light through
+ * glass, screens and the canopy comes from much of the sky and from the side the fruit happens to
+ * face, so each fruit gets its own direction and a brighter ambient, and a duller shine. Chosen so
+ * that the centre-to-ring step of fully visible rendered fruit spreads as on the labelled tomato
+ * photos (docs/tracking.md, "Synthetic walks").
+ */
+export type FruitLighting = 'studio' | 'greenhouse';
+
+interface FruitLight {
+  lx: number;
+  ly: number;
+  lz: number;
+  hx: number;
+  hy: number;
+  hz: number;
+  ambient: number;
+  diffuse: number;
+  shine: number;
+}
+
+const STUDIO_LIGHT: FruitLight = { lx: -0.35, ly: -0.45, lz: 0.82, hx: -0.184, hy: -0.236, hz: 0.954, ambient: 0.28, diffuse: 0.78, shine: 230 };
+
+/** A fruit's own light under 'greenhouse' lighting, fixed by its id so every frame agrees. */
+function greenhouseLight(id: number): FruitLight {
+  const u = (k: number) => (((id + 1) * 2654435761 + k * 40503) >>> 0) / 4294967296;
+  // Azimuth anywhere; elevation from grazing to nearly frontal.
+  const az = u(1) * 2 * Math.PI;
+  const tilt = Math.acos(0.25 + 0.7 * u(2));
+  const lx = Math.sin(tilt) * Math.cos(az);
+  const ly = Math.sin(tilt) * Math.sin(az);
+  const lz = Math.cos(tilt);
+  // Half vector between the light and the viewer (0, 0, 1).
+  const n = Math.hypot(lx, ly, lz + 1);
+  // A brighter ambient with a weaker direct light; the sum keeps a fruit as bright on average as
+  // under 'studio' light (about 0.71 of its skin colour), so the skin colours stay calibrated.
+  const ambient = 0.44 + 0.26 * u(3);
+  return { lx, ly, lz, hx: lx / n, hy: ly / n, hz: (lz + 1) / n, ambient, diffuse: 0.93 - ambient, shine: 60 + 90 * u(4) };
 }
 
 export interface FrameObject {
@@ -246,6 +290,7 @@ export class FrameRasterizer {
     const y0 = Math.max(0, Math.floor(cy - r));
     const y1 = Math.min(H - 1, Math.ceil(cy + r));
     const inv = 1 / r;
+    const L = this.o.lighting === 'greenhouse' ? greenhouseLight(f.id) : STUDIO_LIGHT;
     for (let y = y0; y <= y1; y++) {
       const ny = (y + 0.5 - cy) * inv;
       for (let x = x0; x <= x1; x++) {
@@ -253,10 +298,10 @@ export class FrameRasterizer {
         const d2 = nx * nx + ny * ny;
         if (d2 >= 1) continue;
         const nz = Math.sqrt(1 - d2);
-        // Light from the upper left; Blinn–Phong highlight gives the waxy shine of a tomato.
-        const diffuse = Math.max(0, -0.35 * nx - 0.45 * ny + 0.82 * nz);
-        const spec = Math.pow(Math.max(0, -0.184 * nx - 0.236 * ny + 0.954 * nz), 60) * 230;
-        const shade = (0.28 + 0.78 * diffuse) * light;
+        // Lambert shading; a Blinn–Phong highlight gives the waxy shine of a tomato.
+        const diffuse = Math.max(0, L.lx * nx + L.ly * ny + L.lz * nz);
+        const spec = Math.pow(Math.max(0, L.hx * nx + L.hy * ny + L.hz * nz), 60) * L.shine;
+        const shade = (L.ambient + L.diffuse * diffuse) * light;
         const p = (y * W + x) * 3;
         this.rgb[p] = br * shade + spec * light;
         this.rgb[p + 1] = bg * shade + spec * light;

@@ -3,7 +3,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Box } from '../../src/scoring/types.js';
 import { spawnRawEncoder } from './ffmpeg.js';
-import { FrameRasterizer } from './raster.js';
+import { FrameRasterizer, type FruitLighting } from './raster.js';
 import { buildScene, type Scene } from './scene.js';
 import { stageToRipeness, type TruthClip, type TruthFruit, type TruthPlant, type TruthStem, type WalkTruth } from './truth.js';
 
@@ -28,6 +28,8 @@ export interface RenderWalkOptions {
   viewWidth?: number;
   /** A dull, dark greenhouse: light level 0.35 and more sensor noise. */
   dark?: boolean;
+  /** How the fruit are lit: 'studio' (default, one light for all) or 'greenhouse' (each fruit its own, softer). */
+  lighting?: FruitLighting;
   /** Shutter open for this fraction of the frame time: motion blur of speed × fraction / fps. */
   blur?: number;
   /** Sensor noise, 8-bit levels (default 2, or 6 when dark). */
@@ -84,6 +86,7 @@ export async function renderWalk(options: RenderWalkOptions): Promise<RenderedWa
     light: dark ? 0.35 : 1,
     noise: options.noise ?? (dark ? 6 : 2),
     blurPx: ((options.blur ?? 0) * speed * v.ppm) / fps,
+    lighting: options.lighting ?? 'studio',
   });
 
   await mkdir(options.out, { recursive: true });

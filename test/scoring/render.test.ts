@@ -93,3 +93,60 @@ t.test('still photos are JPEGs with their fruit', async (t) => {
   t.ok(truth.fruit.length > 10);
   t.ok(truth.fruit.every((f) => f.box[0] >= 0 && f.box[2] <= 640 && f.box[1] >= 0 && f.box[3] <= 480));
 });
+
+/** Luma of a box's centre (within 0.3 of its half-side) less that of its ring (0.45–0.75): how steeply a fruit is lit. */
+function shadingStep(img: RgbImage, box: readonly number[]): { step: number; mean: number } {
+  const cx = (box[0]! + box[2]!) / 2, cy = (box[1]! + box[3]!) / 2, r = Math.min(box[2]! - box[0]!, box[3]! - box[1]!) / 2;
+  let centre = 0, nc = 0, ring = 0, nr = 0, all = 0, na = 0;
+  for (let y = Math.floor(cy - r); y <= cy + r; y++)
+    for (let x = Math.floor(cx - r); x <= cx + r; x++) {
+      if (x < 0 || y < 0 || x >= img.width || y >= img.height) continue;
+      const p = (y * img.width + x) * 3;
+      const luma = 0.2126 * img.data[p]! + 0.7152 * img.data[p + 1]! + 0.0722 * img.data[p + 2]!;
+      const q = Math.hypot(x - cx, y - cy) / r;
+      if (q <= 1) { all += luma; na++; }
+      if (q <= 0.3) { centre += luma; nc++; } else if (q >= 0.45 && q <= 0.75) { ring += luma; nr++; }
+    }
+  return { step: centre / nc - ring / nr, mean: all / na };
+}
+
+t.test('greenhouse lighting shades each fruit its own way, softly, in the same scene and colours', async (t) => {
+  const dir = t.testdir();
+  const options = { seconds: 1, fps: 15, width: 640, height: 360, speed: 0.3, seed: 3 };
+  const studio = await renderWalk({ ...options, out: dir, name: 'studio' });
+  const greenhouse = await renderWalk({ ...options, out: dir, name: 'greenhouse', lighting: 'greenhouse' });
+  t.same(greenhouse.truth.fruit, studio.truth.fruit, 'the same fruit, where they were');
+  const frame = async (file: string) => {
+    let k = 0;
+    for await (const f of readAllFrames(file, 640, 360)) if (k++ === 7) return { width: 640, height: 360, data: f } as RgbImage;
+    throw new Error('frame 7 missing');
+  };
+  const [a, b] = [await frame(studio.files[0]!), await frame(greenhouse.files[0]!)];
+  const steps = { studio: [] as number[], greenhouse: [] as number[] };
+  let meanA = 0, meanB = 0, redOk = 0, reds = 0;
+  for (const f of studio.truth.fruit) {
+    const app = f.appearances.find((x) => x.frame === 7);
+    if (!app || app.visible < 0.95) continue;
+    const sa = shadingStep(a, app.box), sb = shadingStep(b, app.box);
+    steps.studio.push(sa.step);
+    steps.greenhouse.push(sb.step);
+    meanA += sa.mean;
+    meanB += sb.mean;
+    if (f.ripeness === 'red') {
+      reds++;
+      const [R, G] = meanRgb(b, (app.box[0] + app.box[2]) / 2, (app.box[1] + app.box[3]) / 2, 2);
+      if (R > G + 60) redOk++;
+    }
+  }
+  const median = (v: number[]) => [...v].sort((x, y) => x - y)[v.length >> 1]!;
+  t.ok(steps.studio.length >= 10, `${steps.studio.length} fruit wholly in view`);
+  // Studio light: every fruit bright in the middle and dark at the rim. The labelled photos' fruit:
+  // a median step of 2–9 luma levels, a third to nearly half of them darker in the middle.
+  t.ok(median(steps.studio) > 25, `studio median step ${median(steps.studio).toFixed(1)}`);
+  t.ok(Math.min(...steps.studio) > 0, 'studio: no fruit darker in the middle');
+  t.ok(median(steps.greenhouse) < 15, `greenhouse median step ${median(steps.greenhouse).toFixed(1)}`);
+  t.ok(steps.greenhouse.filter((s) => s < 0).length >= 0.1 * steps.greenhouse.length, 'greenhouse: some fruit darker in the middle');
+  // The skin colours were calibrated under the studio light: the fruit stay as bright on average.
+  t.ok(Math.abs(meanB / meanA - 1) < 0.1, `mean fruit luma ratio ${(meanB / meanA).toFixed(3)}`);
+  t.ok(reds > 0 && redOk === reds, `red fruit look red (${redOk} of ${reds})`);
+});
