@@ -16,7 +16,7 @@
  * in its own child process so peak RSS (node's own, not ffmpeg's) is its own.
  * Goal: scoring faster than real time on two cores.
  *
- *   node --import tsx bench/scoring-walk.ts [--quick] [--seeds 1,2,3 | 46-55 | all] [--no-merge] [--accuracy-only] [--fixed-sampling] [--pace 0.6]
+ *   node --import tsx bench/scoring-walk.ts [--quick] [--seeds 1,2,3 | 46-55 | all] [--no-merge] [--accuracy-only] [--fixed-sampling] [--pace 0.6] [--lighting greenhouse]
  *
  * --seeds: the walks to render and score, as a list, ranges, or `all` (the 51 seeds of the published
  * figures, 102 walks; seeds 1-3 tuned the built-in detector and the track
@@ -30,7 +30,9 @@
  * the baseline is then ffmpeg decoding that clip as the walk reads it, its conversion to sRGB
  * included, and the plain decode of it (no conversion) is printed beside it. --model models/x.json
  * times the speed walk scored with that model's manifest as well as with the built-in detector
- * (bench/scoring-model.ts builds YOLOv8-sized ones to time).
+ * (bench/scoring-model.ts builds YOLOv8-sized ones to time). --lighting greenhouse renders the
+ * accuracy walks' fruit each under its own softer light, shaded like the labelled photos' fruit
+ * (the published figures are 'studio', the default; docs/tracking.md, "Synthetic walks").
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -40,6 +42,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { renderWalk, type RenderedWalk } from '../scripts/render/walk.js';
+import type { FruitLighting } from '../scripts/render/raster.js';
 import { USDA_STAGES, type WalkTruth } from '../scripts/render/truth.js';
 import { decodeFrames, resolveFfmpeg } from '../src/scoring/media/index.js';
 import { loadModelDetector } from '../src/scoring/onnx/index.js';
@@ -58,6 +61,20 @@ const RENDER_HASH = createHash('sha256')
 /** Where the rendered walks are cached (scripts/replay-walks.ts reads them too). */
 export const OUT = path.join(ROOT, 'bench', 'out', `walks-${RENDER_HASH}`);
 const decode = decodeFrames as WalkDecoder;
+/**
+ * How the accuracy walks' fruit are lit: 'studio' (the published figures) or, with --lighting
+ * greenhouse, each fruit its own softer light, as shaded as the labelled photos' fruit
+ * (scripts/render/raster.ts). The same scenes, cached apart.
+ */
+const LIGHTING: FruitLighting = (() => {
+  const k = process.argv.indexOf('--lighting');
+  if (k < 0) return 'studio';
+  const v = process.argv[k + 1];
+  if (v === 'studio' || v === 'greenhouse') return v;
+  console.error('--lighting must be studio or greenhouse');
+  process.exit(2);
+})();
+const ACCURACY_OUT = LIGHTING === 'studio' ? OUT : `${OUT}-${LIGHTING}`;
 // What a video upload gets by default (conf 0.5, adaptive sampling), or with --fixed-sampling what
 // sample_seconds 0.5 asks for (every 0.5 s whatever the pace).
 const FIXED = process.argv.includes('--fixed-sampling');
@@ -141,7 +158,7 @@ async function accuracy(quick: boolean, seedList?: number[]): Promise<AccuracyRo
   const speeds = quick ? [0.3] : [0.3, 0.6];
   for (const seed of seeds)
     for (const speed of speeds) {
-      const r = await cachedWalk(`acc-${seed}-${speed}`, { out: OUT, seconds: 20, fps: 15, width: 640, height: 360, speed, seed });
+      const r = await cachedWalk(`acc-${seed}-${speed}`, { out: ACCURACY_OUT, seconds: 20, fps: 15, width: 640, height: 360, speed, seed, lighting: LIGHTING });
       const files = clipPaths(r.truthFile, r.truth);
       const oracle = createOracle(r.truth, files, decode, { ...TYPICAL_NOISE, seed });
       const res = await scoreWalk({ clips: files, detector: oracle.detector, decode: oracle.decode, options: OPTIONS });
@@ -286,7 +303,7 @@ function pct(x: number): string {
 function print(r: WalkBenchResult): void {
   if (r.accuracy.length === 0) return printSpeed(r.speed);
   const sampling = OPTIONS.fastSampleSeconds ? `adaptive: every ${OPTIONS.sampleSeconds} s, ${OPTIONS.fastSampleSeconds} s while fast` : `every ${OPTIONS.sampleSeconds} s`;
-  console.log(`walk counting accuracy (640×360, 20 s, conf ${OPTIONS.conf}, sampled ${sampling}; truth: fruit seen well in 2+ scored frames; goal within 5%)`);
+  console.log(`walk counting accuracy (640×360, 20 s, ${LIGHTING} lighting, conf ${OPTIONS.conf}, sampled ${sampling}; truth: fruit seen well in 2+ scored frames; goal within 5%)`);
   console.log('seed speed detector        counted truth  error   | grid truth error  | detected≥2 tracker-error | g/t/r counted vs truth');
   for (const a of r.accuracy) {
     console.log(
