@@ -287,8 +287,9 @@ function rawCandidates(frame: FrameAnalysis): Candidate[] {
     }
   }
   const full = sizeFullRadiusFor(candidates, params);
+  const litFull = litFullFor(candidates, params);
   for (const c of candidates) {
-    if (!frame.fitted) c.score = calibrate(scoreOf(c.circle, c.measured, c.source, params, full), params.balancedRawScore, params.calibratedAt);
+    if (!frame.fitted) c.score = calibrate(scoreOf(c.circle, c.measured, c.source, params, full, litFull), params.balancedRawScore, params.calibratedAt);
     else {
       const p = fittedFruitScore(evidenceOf(c, params, full), params, params.fruitScoreWeights);
       c.score = frame.smallFruit ? throughKnots(p, params.smallFruitScoreKnots) : calibrate(p, params.fittedBalancedScore, params.calibratedAt);
@@ -398,13 +399,31 @@ export function sizeFullRadiusFor(cands: readonly Candidate[], q: BuiltinParams)
   return Math.max(q.minRadius + 2, Math.min(q.sizeFullRadius, ref * q.sizeRefFactor));
 }
 
+const LIT_FULL = 15;
+const LIT_FULL_MIN = 8;
+
+/**
+ * L* above its surroundings at which a green circle's lit evidence is full. Soft light (a
+ * greenhouse's diffuse sky) lights every fruit of a frame less than a spotlight does, so a fixed
+ * bound scores real fruit under conf; with litRefFactor set, it follows the frame's own green
+ * circles, as sizeFullRadiusFor follows their size. The floor keeps flat clutter from full lit
+ * evidence in a frame that holds no lit fruit at all.
+ */
+export function litFullFor(cands: readonly Candidate[], q: BuiltinParams): number {
+  if (!(q.litRefFactor > 0)) return LIT_FULL;
+  const lit = cands.filter((c) => c.source === 'green').map((c) => c.measured.relativeL).sort((a, b) => a - b);
+  if (lit.length < q.sizeRefMinCount) return LIT_FULL;
+  const ref = lit[Math.floor((lit.length - 1) * 0.75)]!;
+  return Math.max(LIT_FULL_MIN, Math.min(LIT_FULL, ref * q.litRefFactor));
+}
+
 /**
  * The hand-weighted confidence that a circle is a fruit, before calibration, from what separates
  * fruit from the rest in the labelled photos: a blob the circles explain well, little skin
  * around the circle (round, not a sausage of leaf), strong colour for ripe
  * fruit, smooth and lit skin for green fruit, and size.
  */
-function scoreOf(c: Circle, m: DiscMeasure, source: 'ripe' | 'green', q: BuiltinParams, sizeFullRadius = q.sizeFullRadius): number {
+function scoreOf(c: Circle, m: DiscMeasure, source: 'ripe' | 'green', q: BuiltinParams, sizeFullRadius = q.sizeFullRadius, litFull = LIT_FULL): number {
   const clamp01 = (x: number) => Math.max(0, Math.min(1, x));
   let shape: number;
   let round: number;
@@ -420,7 +439,7 @@ function scoreOf(c: Circle, m: DiscMeasure, source: 'ripe' | 'green', q: Builtin
   const size = clamp01((effectiveRadius(c, q) - q.minRadius) / Math.max(1, sizeFullRadius - q.minRadius));
   let colour: number;
   if (source === 'ripe') colour = clamp01((m.chroma - q.ripeMinChroma) / 30);
-  else colour = 0.5 * clamp01(1 - m.texture / q.greenMaxTexture) + 0.5 * clamp01(m.relativeL / 15);
+  else colour = 0.5 * clamp01(1 - m.texture / q.greenMaxTexture) + 0.5 * clamp01(m.relativeL / litFull);
   const base = source === 'ripe' ? q.ripeBias : q.greenBias;
   return clamp01(base + 0.15 * shape + 0.1 * round + 0.45 * size + 0.3 * colour);
 }

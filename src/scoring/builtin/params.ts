@@ -31,6 +31,13 @@ export interface BuiltinParams {
   greenMinRelativeL: number;
   /** …and smooth: local L* standard deviation (of what the shading gradient leaves, with detrendTexture) below this. */
   greenMaxTexture: number;
+  /**
+   * With litRefFactor set, a green circle's lit evidence (how far its skin is lit above its
+   * surroundings, in L*) is full at litRefFactor × the frame's green circles' 0.75 quantile of it,
+   * between 8 and 15; otherwise (0, and in close-up frames) at 15. Soft light lights every fruit
+   * of a frame less.
+   */
+  litRefFactor: number;
   /** Texture is the local L* spread left after removing the local shading gradient (a plane), not the plain spread. */
   detrendTexture: boolean;
   /** Green skin grows from the pieces found above into same-hue skin up to this × the piece's equivalent radius (0: off)… */
@@ -181,11 +188,15 @@ export interface BuiltinParams {
  * gradient; green and ripe skin grown across the shaded side, the highlight and the calyx; colour
  * read on the skin before growth; grown skin cut between its seeds; touching fruit split more
  * readily; Hough circles beside the inscribed ones (fruit half hidden by a leaf or a nearer fruit);
- * the frame edge not taken for an outline; size evidence relative to the frame's fruit.
+ * the frame edge not taken for an outline; size evidence relative to the frame's fruit. The lit
+ * evidence relative to the frame's green circles (litRefFactor) came later, from walks rendered
+ * under soft light, where the fixed bound lost green fruit; it leaves the studio walks and the walls
+ * of real fruit as they were (docs/builtin-detector.md, "The lit bound read against the frame").
  */
 export const SMALL_FRUIT_PARAMS: Partial<BuiltinParams> = {
   detrendTexture: true,
   greenMaxTexture: 6,
+  litRefFactor: 0.7,
   greenGrow: 1,
   ripeGrow: 0.5,
   colourFromSeeds: true,
@@ -212,6 +223,7 @@ export const DEFAULT_PARAMS: BuiltinParams = {
   greenMinL: 45,
   greenMinRelativeL: 0,
   greenMaxTexture: 8,
+  litRefFactor: 0,
   detrendTexture: false,
   greenGrow: 0,
   greenWeakMinL: 38,
