@@ -33,6 +33,8 @@
  * (bench/scoring-model.ts builds YOLOv8-sized ones to time). --lighting greenhouse renders the
  * accuracy walks' fruit each under its own softer light, shaded like the labelled photos' fruit
  * (the published figures are 'studio', the default; docs/tracking.md, "Synthetic walks").
+ * BUILTIN_PARAMS='{...}' in the environment scores with other built-in detector settings, to measure
+ * a setting against the default on the same renders.
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -88,10 +90,14 @@ const DECODE = decodePlan(OPTIONS);
 const onGrid = (frames: readonly { time_seconds: number; clip: number; clip_frame: number }[]) =>
   frames.filter((f) => Math.abs(f.time_seconds / OPTIONS.sampleSeconds - Math.round(f.time_seconds / OPTIONS.sampleSeconds)) < 0.1);
 
+// Experiments: BUILTIN_PARAMS='{"smallFruit": {...}}' scores the walks with other detector settings
+// (as createBuiltinDetector takes them; smallFruit replaces the whole set), as in scoring-photo-walk.
+const BUILTIN_PARAMS = process.env.BUILTIN_PARAMS ? (JSON.parse(process.env.BUILTIN_PARAMS) as Record<string, unknown>) : undefined;
+
 async function builtinDetector(): Promise<Detector | null> {
   if (!existsSync(path.join(ROOT, 'src/scoring/builtin/index.ts'))) return null;
-  const mod = (await import('../src/scoring/builtin/index.js')) as { createBuiltinDetector?: () => Detector };
-  return mod.createBuiltinDetector ? mod.createBuiltinDetector() : null;
+  const mod = (await import('../src/scoring/builtin/index.js')) as { createBuiltinDetector?: (o?: { params?: Record<string, unknown> }) => Detector };
+  return mod.createBuiltinDetector ? mod.createBuiltinDetector(BUILTIN_PARAMS ? { params: BUILTIN_PARAMS } : {}) : null;
 }
 
 /** Renders once per parameter set; later runs reuse bench/out/walks. */
