@@ -52,6 +52,20 @@ export interface DetectOptions {
 
 export interface Detector {
   readonly info: DetectorInfo;
+  /** Frames are detected in walking order: a detector may carry what it learnt of a walk from frame to frame. */
   detect(image: RgbImage, options: DetectOptions): Promise<Detection[]>;
+  /**
+   * Frames worth announcing ahead of their turn (the detector's threads); absent or 0, the
+   * detector works one frame at a time.
+   */
+  readonly readAhead?: number;
+  /**
+   * Starts detecting a frame that detect() will probably be asked for next, after the frames
+   * announced before it; detect() on that image then answers exactly what it would have
+   * without the announcement.
+   */
+  announce?(image: RgbImage, options: DetectOptions): void;
+  /** An announced frame will not be detected after all. */
+  discard?(image: RgbImage): void;
   close?(): Promise<void>;
 }

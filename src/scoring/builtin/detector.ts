@@ -10,6 +10,8 @@ import { DEFAULT_RIPENESS_THRESHOLDS, ripenessFromHue, type RipenessThresholds }
 import { greenMask, growGreen, growRipe, ripeMask, splitBySeeds } from './segment.js';
 import { ScaleMemory, smallFruitGate } from './scale-memory.js';
 import { DEFAULT_STEM_PARAMS, findStems, type StemParams } from './stems.js';
+import { DetectAhead, type AheadStats, type FrameRunner } from './detect-ahead.js';
+import { DetectThreads } from './detect-threads.js';
 
 export interface BuiltinDetectorOptions {
   params?: Partial<BuiltinParams>;
@@ -21,6 +23,12 @@ export interface BuiltinDetectorOptions {
    */
   stems?: boolean;
   stemParams?: Partial<StemParams>;
+  /**
+   * Threads that analyse frames announced ahead of their turn (Detector.announce), beside the
+   * caller's own; 0 (the default) detects every frame on the caller's thread. The answers are
+   * the same either way (detect-ahead.ts).
+   */
+  threads?: number;
 }
 
 export const BUILTIN_DETECTOR_NAME = 'builtin-colour';
@@ -59,12 +67,38 @@ export function createBuiltinDetector(options: BuiltinDetectorOptions = {}): Det
       : { supported: false, reason: PLANTS_UNSUPPORTED_REASON },
   };
   const memory = new ScaleMemory();
+  const stemsWith = withStems ? stemParams : null;
+  const threads = options.threads ?? 0;
+  if (!(threads > 0)) {
+    return {
+      info,
+      async detect(image: RgbImage, detectOptions: DetectOptions): Promise<Detection[]> {
+        return detectAll(image, detectOptions.conf, params, thresholds, stemsWith, memory);
+      },
+    };
+  }
+  const pool = new DetectThreads(threads, { params, thresholds, stemParams: stemsWith });
+  // A frame detected in its turn without having been announced (a walk's first, a photo) is
+  // analysed here: starting the threads for it would cost more than it saves.
+  const inline: FrameRunner = (image, conf, smallLikely) => {
+    const result = Promise.resolve().then(() => detectFrame(image, conf, smallLikely, params, thresholds, stemsWith));
+    return { result, cancel: () => undefined };
+  };
+  const ahead = new DetectAhead(memory, (image, conf, smallLikely) => pool.run(image, conf, smallLikely), inline);
   return {
     info,
-    async detect(image: RgbImage, detectOptions: DetectOptions): Promise<Detection[]> {
-      return detectAll(image, detectOptions.conf, params, thresholds, withStems ? stemParams : null, memory);
+    readAhead: threads,
+    detect: (image, detectOptions) => ahead.detect(image, detectOptions.conf),
+    announce: (image, detectOptions) => ahead.announce(image, detectOptions.conf),
+    discard: (image) => ahead.discard(image),
+    async close() {
+      ahead.clear();
+      await pool.close();
     },
-  };
+    get aheadStats() {
+      return { ...ahead.stats };
+    },
+  } as Detector & { readonly aheadStats: AheadStats };
 }
 
 /** What every finder reads, computed once per frame at the working size. */
@@ -92,6 +126,13 @@ export interface FrameAnalysis {
   fitted?: boolean;
   /** A small-fruit frame analysed again at a finer working size (tinyFruitShare). */
   tinyFruit?: boolean;
+  /**
+   * Whether the walk's memory (`smallLikely`) decided the frame: the gate would have gone the
+   * other way with the other memory. Detection ahead on other threads (detect-threads.ts) guesses
+   * the memory, and its answer stands for the sequential one only when the guess was right or
+   * the memory did not decide.
+   */
+  memoryDecided: boolean;
 }
 
 /**
@@ -113,9 +154,11 @@ export function analyseFrame(image: RgbImage, params: BuiltinParams = DEFAULT_PA
   if (params.smallFruitRadius > 0) {
     const radii = confidentCandidates(first).map((c) => effectiveRadius(c.circle, params));
     // After frames of small fruit (smallLikely: the walk's recent frames) the close-up analysis must be credible.
-    if (smallFruitGate(radii, smallLikely, params)) {
-      const small = { ...params, ...params.smallFruit };
-      const frame: FrameAnalysis = { ...analyseWith(image, small, first), smallFruit: true, closeUp: first, fitted: small.smallFruitScore === 'fitted' };
+    const small = smallFruitGate(radii, smallLikely, params);
+    first.memoryDecided = small !== smallFruitGate(radii, !smallLikely, params);
+    if (small) {
+      const smallParams = { ...params, ...params.smallFruit };
+      const frame: FrameAnalysis = { ...analyseWith(image, smallParams, first), smallFruit: true, closeUp: first, fitted: smallParams.smallFruitScore === 'fitted', memoryDecided: first.memoryDecided };
       return finerForTinyFruit(image, frame) ?? frame;
     }
   }
@@ -140,7 +183,7 @@ function finerForTinyFruit(image: RgbImage, coarse: FrameAnalysis): FrameAnalysi
   if (confident.length < q.sizeRefMinCount) return null;
   const atFloor = confident.filter((c) => effectiveRadius(c.circle, q) <= q.minRadius + 2).length;
   if (atFloor < q.tinyFruitShare * confident.length) return null;
-  const fine: FrameAnalysis = { ...analyseWith(image, { ...q, workingLongSide: fineSide }), smallFruit: true, closeUp: coarse.closeUp, tinyFruit: true, fitted: coarse.fitted };
+  const fine: FrameAnalysis = { ...analyseWith(image, { ...q, workingLongSide: fineSide }), smallFruit: true, closeUp: coarse.closeUp, tinyFruit: true, fitted: coarse.fitted, memoryDecided: coarse.memoryDecided };
   return confidentCandidates(fine).length >= q.tinyFruitGain * confident.length ? fine : null;
 }
 
@@ -171,7 +214,7 @@ function analyseWith(image: RgbImage, params: BuiltinParams, prior?: FrameAnalys
   const ripe = growRipe(planes, params, ripeSeeds);
   const seeds = new Uint8Array(ripeSeeds.length);
   for (let i = 0; i < seeds.length; i++) seeds[i] = ripeSeeds[i]! | greenSeeds[i]!;
-  return { work, sx: image.width / work.width, sy: image.height / work.height, planes, ripe, green, ripeSeeds, seeds, params, smallFruit: false };
+  return { work, sx: image.width / work.width, sy: image.height / work.height, planes, ripe, green, ripeSeeds, seeds, params, smallFruit: false, memoryDecided: false };
 }
 
 /** Fruit, and with stem parameters also stems and plants (one per stem), above `conf`. */
@@ -183,12 +226,34 @@ export function detectAll(
   stemParams: StemParams | null = null,
   memory?: ScaleMemory,
 ): Detection[] {
+  const found = detectFrame(image, conf, memory?.smallLikely(image.width, image.height) ?? false, params, thresholds, stemParams);
+  memory?.record(image.width, image.height, found.smallFruit);
+  return found.detections;
+}
+
+/** One frame's detections under a given walk memory, and what the memory is to record of it. */
+export interface FrameDetections {
+  detections: Detection[];
+  /** Whether the frame was analysed as small fruit (ScaleMemory records it). */
+  smallFruit: boolean;
+  /** Whether `smallLikely` decided that (FrameAnalysis.memoryDecided). */
+  memoryDecided: boolean;
+}
+
+/** detectAll without the memory: the walk's memory is given as `smallLikely`, and the answer says what to record. Pure, so it runs on any thread. */
+export function detectFrame(
+  image: RgbImage,
+  conf: number,
+  smallLikely: boolean,
+  params: BuiltinParams = DEFAULT_PARAMS,
+  thresholds: RipenessThresholds = DEFAULT_RIPENESS_THRESHOLDS,
+  stemParams: StemParams | null = null,
+): FrameDetections {
   if (!(conf >= 0 && conf <= 1)) throw new RangeError('conf must be within [0, 1]');
-  const frame = analyseFrame(image, params, memory?.smallLikely(image.width, image.height) ?? false);
-  memory?.record(image.width, image.height, frame.smallFruit);
+  const frame = analyseFrame(image, params, smallLikely);
   const fruit = fruitFromAnalysis(frame, image, conf, thresholds);
-  if (!stemParams) return fruit;
-  return [...fruit, ...stemsFromAnalysis(frame, image, conf, stemParams)];
+  const detections = stemParams ? [...fruit, ...stemsFromAnalysis(frame, image, conf, stemParams)] : fruit;
+  return { detections, smallFruit: frame.smallFruit, memoryDecided: frame.memoryDecided };
 }
 
 /** Stems and, for a single-stem crop, one plant per stem, with boxes in the input frame's pixels. */

@@ -17,6 +17,18 @@ export class ScaleMemory {
     return 2 * r.filter(Boolean).length > r.length;
   }
 
+  /** What the last frame of this size was recorded as; undefined before the first. */
+  last(width: number, height: number): boolean | undefined {
+    return this.recent.get(`${width}x${height}`)?.at(-1);
+  }
+
+  /** An independent copy: what the memory would become after frames not yet recorded. */
+  clone(): ScaleMemory {
+    const copy = new ScaleMemory(this.frames);
+    for (const [key, r] of this.recent) copy.recent.set(key, [...r]);
+    return copy;
+  }
+
   record(width: number, height: number, small: boolean): void {
     const key = `${width}x${height}`;
     const r = this.recent.get(key) ?? [];
