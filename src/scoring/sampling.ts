@@ -38,6 +38,17 @@ export class AdaptiveSampler {
     return this.fastNow;
   }
 
+  /**
+   * A copy in the same state, to ask which frames would be taken next if the pace held (the
+   * walk reads ahead on that guess); what the copy is told does not reach this sampler.
+   */
+  preview(): AdaptiveSampler {
+    const copy = new AdaptiveSampler(this.o);
+    copy.lastTaken = this.lastTaken;
+    copy.fastNow = this.fastNow;
+    return copy;
+  }
+
   /** A new clip: its times start again at 0. The pace carries over (the walker is the same). */
   startClip(): void {
     this.lastTaken = Number.NEGATIVE_INFINITY;

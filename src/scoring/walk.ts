@@ -235,6 +235,8 @@ export async function scoreWalk(input: ScoreWalkInput): Promise<WalkResult> {
     return detector.detect(image, { conf: lowScore });
   };
 
+  // Frames detected ahead of their turn on the detector's threads: as many as it has, so none waits idle for the walk.
+  const readAhead = detector.announce ? (detector.readAhead ?? 0) : 0;
   const sampler = options.fastSampleSeconds ? new AdaptiveSampler({ regularSeconds: options.sampleSeconds, fastSeconds: options.fastSampleSeconds, ...options.sampling }) : null;
   const plan = decodePlan(options);
 
@@ -243,7 +245,7 @@ export async function scoreWalk(input: ScoreWalkInput): Promise<WalkResult> {
     const file = input.clips[c]!;
     const source = input.decode(file, { ...plan, maxLongSide: options.maxLongSide, signal });
     sampler?.startClip();
-    const it = sampler ? sampledFrames(source[Symbol.asyncIterator](), sampler) : source[Symbol.asyncIterator]();
+    const it = new ClipReader(source[Symbol.asyncIterator](), sampler, detector, lowScore);
     try {
       const first = await it.next();
       if (first.done) {
@@ -272,6 +274,7 @@ export async function scoreWalk(input: ScoreWalkInput): Promise<WalkResult> {
         await processFrame(c, first.value, firstDets);
         let before = first.value;
         for (let n: IteratorResult<WalkFrameInput> = second; !n.done; n = await it.next()) {
+          await it.readAhead(n.value, readAhead);
           const motion = await processFrame(c, n.value, await detect(n.value.image));
           sampler?.observe(motion, n.value.timeSeconds - before.timeSeconds, n.value.image.width, n.value.image.height);
           before = n.value;
@@ -280,7 +283,7 @@ export async function scoreWalk(input: ScoreWalkInput): Promise<WalkResult> {
       clips[c]!.done = true;
       await progress(c);
     } finally {
-      await it.return?.();
+      await it.close();
     }
   }
   closeSegment();
@@ -319,18 +322,72 @@ export function readStretchSeconds(options: Pick<WalkOptions, 'sampleSeconds' | 
   return Math.min(durationSeconds, options.maxFrames * options.sampleSeconds);
 }
 
-/** The decoded frames the sampler scores; the others are dropped undetected. */
-function sampledFrames(source: AsyncIterator<WalkFrameInput>, sampler: AdaptiveSampler): AsyncIterator<WalkFrameInput> {
-  return {
-    async next() {
-      for (let n = await source.next(); ; n = await source.next()) {
-        if (n.done || sampler.take(n.value.timeSeconds)) return n;
+/**
+ * The decoded frames of a clip that are scored, in order; the others are dropped undetected.
+ * With a detector that reads ahead, `readAhead` decodes on and announces the frames that the
+ * sampler would take next if the pace held, so that they are detected while the walk tracks
+ * the frames before them; a frame announced and then not taken (the pace changed) is discarded.
+ */
+class ClipReader {
+  private readonly buffer: WalkFrameInput[] = [];
+  private readonly announced = new Set<RgbImage>();
+  private ended = false;
+
+  constructor(
+    private readonly source: AsyncIterator<WalkFrameInput>,
+    private readonly sampler: AdaptiveSampler | null,
+    private readonly detector: Detector,
+    private readonly conf: number,
+  ) {}
+
+  async next(): Promise<IteratorResult<WalkFrameInput, undefined>> {
+    for (;;) {
+      const f = this.buffer.shift() ?? (await this.pull());
+      if (!f) return { done: true, value: undefined };
+      const taken = !this.sampler || this.sampler.take(f.timeSeconds);
+      if (this.announced.delete(f.image) && !taken) this.detector.discard?.(f.image);
+      if (taken) return { done: false, value: f };
+    }
+  }
+
+  /** Announces `frame`, to be detected now, and the next `depth` frames the sampler would take at this pace. */
+  async readAhead(frame: WalkFrameInput, depth: number): Promise<void> {
+    if (!this.detector.announce || depth < 1) return;
+    // Already taken from the buffer: the detector alone keeps it until detect() asks for it.
+    this.detector.announce(frame.image, { conf: this.conf });
+    const preview = this.sampler?.preview();
+    for (let i = 0, found = 0; found < depth; i++) {
+      if (i >= this.buffer.length) {
+        const f = await this.pull();
+        if (!f) return;
+        this.buffer.push(f);
       }
-    },
-    async return(value?: unknown) {
-      return (await source.return?.(value)) ?? { done: true, value: undefined };
-    },
-  };
+      const f = this.buffer[i]!;
+      if (preview && !preview.take(f.timeSeconds)) continue;
+      found++;
+      this.announce(f);
+    }
+  }
+
+  async close(): Promise<void> {
+    for (const image of this.announced) this.detector.discard?.(image);
+    this.announced.clear();
+    this.buffer.length = 0;
+    await this.source.return?.();
+  }
+
+  private announce(f: WalkFrameInput): void {
+    if (this.announced.has(f.image)) return;
+    this.announced.add(f.image);
+    this.detector.announce!(f.image, { conf: this.conf });
+  }
+
+  private async pull(): Promise<WalkFrameInput | undefined> {
+    if (this.ended) return undefined;
+    const n = await this.source.next();
+    if (n.done) this.ended = true;
+    return n.done ? undefined : n.value;
+  }
 }
 
 /** mm_per_pixel is for the clip as filmed; frames may have been scaled down to work on. */
