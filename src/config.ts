@@ -1,4 +1,5 @@
 import { readFileSync, existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -26,6 +27,11 @@ export interface Config {
   videoUploadLimit: number;
   /** Scoring jobs that may run at once. */
   scoringConcurrency: number;
+  /**
+   * Threads each scoring job detects frames on, ahead of their turn; 0 detects on the job's
+   * own thread. The counts are the same either way; the default is one per core.
+   */
+  scoringThreads: number;
   /** "builtin", or the file name of a model manifest in `modelsDir`. */
   detector: string;
   /** Folder of model manifests and ONNX files. */
@@ -59,6 +65,7 @@ const ENV_KEYS: Record<keyof Config, string> = {
   harvestUploadLimit: 'HARVEST_UPLOAD_LIMIT',
   videoUploadLimit: 'VIDEO_UPLOAD_LIMIT',
   scoringConcurrency: 'SCORING_CONCURRENCY',
+  scoringThreads: 'SCORING_THREADS',
   detector: 'DETECTOR',
   modelsDir: 'MODELS_DIR',
   walkClipKeepDays: 'WALK_CLIP_KEEP_DAYS',
@@ -83,6 +90,7 @@ export const DEFAULTS: Config = {
   harvestUploadLimit: 5 * 1024 * 1024,
   videoUploadLimit: 2 * 1024 * 1024 * 1024,
   scoringConcurrency: 1,
+  scoringThreads: availableParallelism(),
   detector: 'builtin',
   modelsDir: path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'models'),
   // Clips are the bulk of a walk's files (up to 2 GiB each) and are needed only to score it
@@ -97,6 +105,9 @@ export const DEFAULTS: Config = {
   trustProxy: false,
 };
 
+/** More detection threads than this only add memory: a frame's analysis is the unit of work. */
+const MAX_SCORING_THREADS = 32;
+
 const LOG_LEVELS: LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
 
 function coerce<K extends keyof Config>(key: K, raw: unknown): Config[K] {
@@ -105,6 +116,9 @@ function coerce<K extends keyof Config>(key: K, raw: unknown): Config[K] {
   if (typeof fallback === 'number') {
     const n = Number(raw);
     if (!Number.isFinite(n) || n < 0) throw new Error(`setting ${ENV_KEYS[key]} must be a non-negative number, got ${String(raw)}`);
+    if (key === 'scoringThreads' && !(Number.isInteger(n) && n <= MAX_SCORING_THREADS)) {
+      throw new Error(`setting SCORING_THREADS must be a whole number from 0 to ${MAX_SCORING_THREADS}, got ${String(raw)}`);
+    }
     return n as Config[K];
   }
   if (typeof fallback === 'boolean') return (raw === true || raw === 'true' || raw === '1') as Config[K];

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { mkdtempSync, statSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { startServer } from '../helpers/server.js';
 import { FEATURES } from '../../src/features.js';
@@ -99,6 +99,13 @@ t.test('configuration: defaults, a config file, the environment wins', async (t)
   t.equal(e.port, 9100, 'the environment wins over the file');
   t.throws(() => loadConfig({ DATA_DIR: dir, PORT: 'eighty' }), /PORT/);
   t.throws(() => loadConfig({ DATA_DIR: dir, LOG_LEVEL: 'loud' }), /LOG_LEVEL/);
+  // Detection threads: one per core unless set; a whole number, 0 detecting on the job's own thread.
+  t.equal(d.scoringThreads, availableParallelism());
+  t.equal(loadConfig({ DATA_DIR: dir, SCORING_THREADS: '0' }).scoringThreads, 0);
+  t.equal(loadConfig({ DATA_DIR: dir, SCORING_THREADS: '3' }).scoringThreads, 3);
+  t.throws(() => loadConfig({ DATA_DIR: dir, SCORING_THREADS: '1.5' }), /SCORING_THREADS must be a whole number/);
+  t.throws(() => loadConfig({ DATA_DIR: dir, SCORING_THREADS: '500' }), /SCORING_THREADS/);
+  t.throws(() => loadConfig({ DATA_DIR: dir, SCORING_THREADS: '-1' }), /SCORING_THREADS/);
 });
 
 t.test('the admin token: generated once into DATA_DIR/admin-token (0600), its path logged, never itself', async (t) => {

@@ -7,8 +7,8 @@ import type { DetectorChoice } from './messages.js';
  * "auto" a model that does not load falls back to the built-in detector and
  * the result says why; under mode "model" it fails the walk instead.
  */
-export async function openDetector(choice: DetectorChoice): Promise<{ detector: Detector; fallbackReason: string | null }> {
-  if (choice.kind === 'builtin') return { detector: createBuiltinDetector(), fallbackReason: choice.reason };
+export async function openDetector(choice: DetectorChoice, builtin: { threads?: number } = {}): Promise<{ detector: Detector; fallbackReason: string | null }> {
+  if (choice.kind === 'builtin') return { detector: createBuiltinDetector(builtin), fallbackReason: choice.reason };
   try {
     // Loaded only when a model runs: onnxruntime is heavy and most boxes use the built-in detector.
     const { loadModelDetector } = await import('../onnx/index.js');
@@ -16,6 +16,6 @@ export async function openDetector(choice: DetectorChoice): Promise<{ detector: 
   } catch (err) {
     const reason = `the model ${choice.manifest.split('/').pop()} could not be loaded: ${err instanceof Error ? err.message : String(err)}`;
     if (choice.strict) throw new Error(reason);
-    return { detector: createBuiltinDetector(), fallbackReason: reason };
+    return { detector: createBuiltinDetector(builtin), fallbackReason: reason };
   }
 }

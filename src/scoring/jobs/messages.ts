@@ -8,6 +8,8 @@ export interface WorkerJob {
   options: ScoringOptions;
   /** Which detector to open: the built-in one, or a model manifest file; `strict` fails the job when the model cannot load (mode "model"). */
   detector: DetectorChoice;
+  /** Threads the built-in detector reads frames ahead on (SCORING_THREADS). */
+  detectThreads: number;
   framesDir: string;
 }
 

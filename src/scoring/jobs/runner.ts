@@ -30,6 +30,8 @@ const WORKER_HEAP_MB = 1024;
 export interface RunnerOptions {
   /** Walks scored at once; 0 pauses scoring (walks stay queued). */
   concurrency: number;
+  /** Threads each walk's built-in detector analyses frames on ahead of their turn (SCORING_THREADS); 0 or absent, none. */
+  detectThreads?: number;
   /** Least time between two progress writes of one walk, ms. */
   progressIntervalMs?: number;
   /** How long a stopping worker may take before it is terminated, ms. */
@@ -195,6 +197,7 @@ export class WalkRunner {
       clips: clips.map((c) => ({ position: c.position, path: path.join(dir, c.file_name), kind: c.kind, width: c.width, height: c.height, durationSeconds: c.duration_s })),
       options: { ...DEFAULT_OPTIONS, ...(JSON.parse(walk.options) as Partial<ScoringOptions>) },
       detector,
+      detectThreads: this.options.detectThreads ?? 0,
       framesDir: frames,
     };
     // A TypeScript worker needs the parent's loader (tsx, or tap's): execArgv carries it, the boot file registers tsx when it is missing.

@@ -155,7 +155,7 @@ async function* noteColour(frames: AsyncIterable<DecodedFrame>, clip: number): A
 }
 
 async function main(): Promise<void> {
-  const opened = await openDetector(job.detector);
+  const opened = await openDetector(job.detector, { threads: job.detectThreads });
   post({ type: 'started', detector: opened.detector.info.name });
   try {
     const result = await scoreWalk({
