@@ -14,14 +14,16 @@
  * Ratios printed: score time / decode time, score time / clip length (below 1 is
  * faster than real time), p99 while scoring / p99 idle.
  *
- *   node --import tsx bench/scoring-service.ts [--seconds 60] [--json] [--model path/to/manifest.json]
+ *   node --import tsx bench/scoring-service.ts [--seconds 60] [--json] [--model path/to/manifest.json] [--threads N]
  *
  * --model: the service configured with that model manifest (DETECTOR and MODELS_DIR) instead of
  * the built-in detector; bench/scoring-model.ts builds YOLOv8-sized ones under bench/out/models.
+ * --threads: SCORING_THREADS for the run (default: the service's, one per core); `--threads 0`
+ * is the walk detected on the scoring process's own thread alone, the baseline of the threads.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -43,7 +45,7 @@ const ADMIN = 'bench-admin-token-0123456789abcdef';
 export interface ScoringServiceFigures {
   clip: { seconds: number; width: number; height: number; fps: number; bytes: number };
   decode: { ms: number; frames: number };
-  service: { ms: number; uploadMs: number; queuedMs: number; frames: number; framesPerSecond: number; status: string; counts: unknown; truthFruit: number; detector: string | null };
+  service: { ms: number; uploadMs: number; queuedMs: number; frames: number; framesPerSecond: number; status: string; counts: unknown; truthFruit: number; detector: string | null; threads: number };
   ratios: { scoreOverDecode: number; scoreOverClip: number; p99DuringOverIdle: number };
   peakRssMb: number;
   api: { idle: LatencyStats; duringScoring: LatencyStats };
@@ -90,7 +92,7 @@ async function probe(url: string, options: { maxRequests: number; maxMs: number;
   return out;
 }
 
-export async function runScoringServiceBench(options: { seconds?: number; quiet?: boolean; model?: string } = {}): Promise<ScoringServiceFigures> {
+export async function runScoringServiceBench(options: { seconds?: number; quiet?: boolean; model?: string; threads?: number } = {}): Promise<ScoringServiceFigures> {
   const seconds = options.seconds ?? 60;
   const walk = await cachedWalk(seconds);
   const clip = walk.files[0]!;
@@ -107,7 +109,8 @@ export async function runScoringServiceBench(options: { seconds?: number; quiet?
 
   const dataDir = mkdtempSync(path.join(tmpdir(), 'cropwalk-bench-'));
   const detector = options.model ? { detector: path.basename(options.model), modelsDir: path.dirname(path.resolve(options.model)) } : {};
-  const app = await createApp({ config: { dataDir, adminToken: ADMIN, logLevel: 'warn', ...detector }, env: {}, logger: createLogger('warn') });
+  const threads = options.threads !== undefined ? { scoringThreads: options.threads } : {};
+  const app = await createApp({ config: { dataDir, adminToken: ADMIN, logLevel: 'warn', ...detector, ...threads }, env: {}, logger: createLogger('warn') });
   try {
     const server = await app.listen(0, '127.0.0.1');
     const address = server.address();
@@ -173,6 +176,7 @@ export async function runScoringServiceBench(options: { seconds?: number; quiet?
         counts: f.counts,
         truthFruit: walk.truth.fruit.length,
         detector: f.detector,
+        threads: options.threads ?? availableParallelism(),
       },
       ratios: { scoreOverDecode: r(serviceMs / decodeMs), scoreOverClip: r(serviceMs / (seconds * 1000)), p99DuringOverIdle: r(duringStats.p99 / idleStats.p99) },
       peakRssMb: Math.round(peakRss / 1024 / 1024),
@@ -190,7 +194,7 @@ export async function runScoringServiceBench(options: { seconds?: number; quiet?
 function print(x: ScoringServiceFigures): void {
   console.log(`clip: ${x.clip.seconds} s ${x.clip.width}x${x.clip.height}@${x.clip.fps}, ${(x.clip.bytes / 1e6).toFixed(1)} MB; walk truth ${x.service.truthFruit} fruit`);
   console.log(`baseline  ffmpeg decode every ${DECODE.sampleSeconds} s, as the walk reads it: ${x.decode.ms} ms, ${x.decode.frames} frames`);
-  console.log(`service   upload → done: ${x.service.ms} ms (upload ${x.service.uploadMs} ms), ${x.service.frames} frames, ${x.service.framesPerSecond} frames/s, ${x.service.status}, detector ${x.service.detector}, counts ${JSON.stringify(x.service.counts)}`);
+  console.log(`service   upload → done: ${x.service.ms} ms (upload ${x.service.uploadMs} ms), ${x.service.frames} frames, ${x.service.framesPerSecond} frames/s, ${x.service.status}, detector ${x.service.detector} on ${x.service.threads} detection thread${x.service.threads === 1 ? '' : 's'}, counts ${JSON.stringify(x.service.counts)}`);
   console.log(`ratio     score / decode: ${x.ratios.scoreOverDecode}×   score / clip length: ${x.ratios.scoreOverClip}× (below 1 is faster than real time)`);
   console.log(`API       GET /api/health p99 idle ${x.api.idle.p99} ms (${x.api.idle.requests} req), while scoring ${x.api.duringScoring.p99} ms (${x.api.duringScoring.requests} req, max ${x.api.duringScoring.max} ms): ${x.ratios.p99DuringOverIdle}× idle`);
   console.log(`memory    peak RSS of the API process (the worker process, heap-capped at 1 GB, and ffmpeg not counted): ${x.peakRssMb} MB`);
@@ -198,7 +202,7 @@ function print(x: ScoringServiceFigures): void {
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const { values } = parseArgs({ options: { seconds: { type: 'string' }, json: { type: 'boolean', default: false }, model: { type: 'string' } } });
-  const figures = await runScoringServiceBench({ seconds: values.seconds ? Number(values.seconds) : undefined, quiet: values.json, model: values.model });
+  const { values } = parseArgs({ options: { seconds: { type: 'string' }, json: { type: 'boolean', default: false }, model: { type: 'string' }, threads: { type: 'string' } } });
+  const figures = await runScoringServiceBench({ seconds: values.seconds ? Number(values.seconds) : undefined, quiet: values.json, model: values.model, threads: values.threads !== undefined ? Number(values.threads) : undefined });
   if (values.json) console.log(JSON.stringify(figures, null, 2));
 }

@@ -39,6 +39,7 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -49,6 +50,7 @@ import { USDA_STAGES, type WalkTruth } from '../scripts/render/truth.js';
 import { decodeFrames, resolveFfmpeg } from '../src/scoring/media/index.js';
 import { loadModelDetector } from '../src/scoring/onnx/index.js';
 import type { Detector } from '../src/scoring/types.js';
+import type { AheadStats } from '../src/scoring/builtin/detect-ahead.js';
 import { optionsFrom, walkOptionsFrom } from '../src/scoring/jobs/options.js';
 import { decodePlan, scoreWalk, type WalkDecoder, type WalkOptions } from '../src/scoring/walk.js';
 import { clipPaths, createOracle, NO_NOISE, TYPICAL_NOISE, type CountBreakdown } from '../test/helpers/walk-oracle.js';
@@ -94,10 +96,13 @@ const onGrid = (frames: readonly { time_seconds: number; clip: number; clip_fram
 // (as createBuiltinDetector takes them; smallFruit replaces the whole set), as in scoring-photo-walk.
 const BUILTIN_PARAMS = process.env.BUILTIN_PARAMS ? (JSON.parse(process.env.BUILTIN_PARAMS) as Record<string, unknown>) : undefined;
 
-async function builtinDetector(): Promise<Detector | null> {
+/** Detection threads, as the service gives a walk (SCORING_THREADS, by default one per core). */
+const THREADS = process.env.SCORING_THREADS ? Number(process.env.SCORING_THREADS) : availableParallelism();
+
+async function builtinDetector(threads = THREADS): Promise<Detector | null> {
   if (!existsSync(path.join(ROOT, 'src/scoring/builtin/index.ts'))) return null;
-  const mod = (await import('../src/scoring/builtin/index.js')) as { createBuiltinDetector?: (o?: { params?: Record<string, unknown> }) => Detector };
-  return mod.createBuiltinDetector ? mod.createBuiltinDetector(BUILTIN_PARAMS ? { params: BUILTIN_PARAMS } : {}) : null;
+  const mod = (await import('../src/scoring/builtin/index.js')) as { createBuiltinDetector?: (o?: { params?: Record<string, unknown>; threads?: number }) => Detector };
+  return mod.createBuiltinDetector ? mod.createBuiltinDetector({ ...(BUILTIN_PARAMS ? { params: BUILTIN_PARAMS } : {}), threads }) : null;
 }
 
 /** Renders once per parameter set; later runs reuse bench/out/walks. */
@@ -147,6 +152,12 @@ export interface SpeedResult {
   realTime: number;
   /** With model manifests: the same walk scored by each model, in the same run. */
   models?: ModelTiming[];
+  /** Detection threads of the built-in detector's scoring (SCORING_THREADS); 0: the scoring process's own thread. */
+  threads: number;
+  /** How detection ahead went: frames read ahead, used, detected again, discarded. */
+  ahead?: AheadStats;
+  /** With threads: the same walk scored on one thread, its time over the threaded one's, and whether the results are identical. */
+  oneThread?: PhaseTiming & { sameResult: boolean; vsThreads: number };
 }
 interface PhaseTiming { ms: number; fps: number; maxRssMB: number }
 export type ModelTiming = PhaseTiming & { detector: string; provider: string; detectionsPerFrame: number; vsDecode: number; vsBuiltin: number; realTime: number };
@@ -208,15 +219,15 @@ async function boundary(): Promise<NonNullable<WalkBenchResult['boundary']>> {
   return { oneClip: a.counted, carry: b.counted, reset: c.counted, truth: b.truth };
 }
 
-interface PhaseOut { ms: number; frames: number; maxRssMB: number; detector: string; provider?: string; detections?: number }
-type PhaseKind = 'decode' | 'decode-raw' | 'score';
+interface PhaseOut { ms: number; frames: number; maxRssMB: number; detector: string; provider?: string; detections?: number; threads?: number; resultHash?: string; ahead?: unknown }
+type PhaseKind = 'decode' | 'decode-raw' | 'score' | 'score-one-thread';
 
 /** One phase in this process (run as a child by `speed`). */
 async function phase(kind: PhaseKind, file: string, model?: string): Promise<PhaseOut> {
   const t0 = performance.now();
   let frames = 0;
   let detector = 'none';
-  let scored: Pick<PhaseOut, 'detections' | 'provider'> = {};
+  let scored: Pick<PhaseOut, 'detections' | 'provider' | 'threads' | 'resultHash' | 'ahead'> = {};
   if (kind === 'decode') {
     for await (const f of decodeFrames(file, DECODE)) {
       frames++;
@@ -229,13 +240,22 @@ async function phase(kind: PhaseKind, file: string, model?: string): Promise<Pha
     frames = DECODE.maxFrames;
   } else {
     // The model's load (checksum, session) is timed with the scoring, as a job pays for it.
-    const det = model ? await loadModelDetector(model) : await builtinDetector();
+    const threads = model ? 0 : kind === 'score-one-thread' ? 0 : THREADS;
+    const det = model ? await loadModelDetector(model) : await builtinDetector(threads);
     if (!det) throw new Error('no detector to time: src/scoring/builtin is missing');
     detector = det.info.name;
     const res = await scoreWalk({ clips: [file], detector: det, decode, options: OPTIONS });
+    const ahead = 'aheadStats' in det ? det.aheadStats : undefined;
     await det.close?.();
     frames = res.frames.length;
-    scored = { detections: res.frames.reduce((a, f) => a + f.detections.fruit, 0), ...('executionProvider' in det ? { provider: String(det.executionProvider) } : {}) };
+    scored = {
+      detections: res.frames.reduce((a, f) => a + f.detections.fruit, 0),
+      ...('executionProvider' in det ? { provider: String(det.executionProvider) } : {}),
+      threads,
+      // Detection on threads must not change a single count: the two runs' results are compared whole.
+      resultHash: createHash('sha256').update(JSON.stringify({ fruit: res.fruit, frames: res.frames })).digest('hex').slice(0, 16),
+      ...(ahead ? { ahead } : {}),
+    };
   }
   return { ms: performance.now() - t0, frames, maxRssMB: process.resourceUsage().maxRSS / 1024, detector, ...scored };
 }
@@ -257,6 +277,8 @@ export async function speed(quick: boolean, models: readonly string[] = []): Pro
   const dec = child('decode', file);
   const raw = hlg ? child('decode-raw', file) : null;
   const sc = child('score', file);
+  // The baseline of the threads: the same walk detected on the scoring process's own thread alone.
+  const one = sc.threads ? child('score-one-thread', file) : null;
   const timed = models.map((model): ModelTiming => {
     const m = child('score', file, model);
     return {
@@ -273,6 +295,9 @@ export async function speed(quick: boolean, models: readonly string[] = []): Pro
     detector: sc.detector,
     decode: { ms: dec.ms, fps: (dec.frames * 1000) / dec.ms, maxRssMB: dec.maxRssMB },
     score: { ms: sc.ms, fps: (sc.frames * 1000) / sc.ms, maxRssMB: sc.maxRssMB },
+    threads: sc.threads ?? 0,
+    ...(sc.ahead ? { ahead: sc.ahead as AheadStats } : {}),
+    ...(one ? { oneThread: { ms: one.ms, fps: (one.frames * 1000) / one.ms, maxRssMB: one.maxRssMB, sameResult: one.resultHash === sc.resultHash, vsThreads: one.ms / sc.ms } } : {}),
     vsDecode: sc.ms / dec.ms,
     realTime: (seconds * 1000) / sc.ms,
     ...(timed.length ? { models: timed } : {}),
@@ -360,7 +385,12 @@ export function printSpeed(s: SpeedResult | undefined): void {
   console.log(`speed: ${s.videoSeconds} s 1080p30 walk at ${s.pace} m/s (${s.clip}), ${s.sampledFrames} scored frames, detector ${s.detector}`);
   console.log(`  ffmpeg decode alone ${(s.decode.ms / 1000).toFixed(1)} s (every ${DECODE.sampleSeconds} s as the walk reads it, ${s.decode.fps.toFixed(1)} frames/s, node peak RSS ${s.decode.maxRssMB.toFixed(0)} MB)`);
   if (s.rawDecode) console.log(`  of which the conversion to sRGB: ffmpeg decoding the same frames without it ${(s.rawDecode.ms / 1000).toFixed(1)} s (conversion ${(s.decode.ms / s.rawDecode.ms).toFixed(2)}× plain decode)`);
-  console.log(`  scoring             ${(s.score.ms / 1000).toFixed(1)} s (${s.score.fps.toFixed(1)} frames/s, node peak RSS ${s.score.maxRssMB.toFixed(0)} MB)`);
+  console.log(`  scoring             ${(s.score.ms / 1000).toFixed(1)} s (${s.score.fps.toFixed(1)} frames/s, node peak RSS ${s.score.maxRssMB.toFixed(0)} MB, ${s.threads} detection thread${s.threads === 1 ? '' : 's'})`);
+  if (s.ahead) console.log(`  frames detected ahead ${s.ahead.ahead}: used ${s.ahead.used}, detected again (memory guessed wrong) ${s.ahead.redone}, discarded (pace changed) ${s.ahead.discarded}`);
+  if (s.oneThread) {
+    const o = s.oneThread;
+    console.log(`  scoring on one thread ${(o.ms / 1000).toFixed(1)} s (${o.fps.toFixed(1)} frames/s, node peak RSS ${o.maxRssMB.toFixed(0)} MB); one thread / threads = ${o.vsThreads.toFixed(2)}×; results identical: ${o.sameResult ? 'yes' : 'NO'}`);
+  }
   console.log(`  scoring / decode-only = ${s.vsDecode.toFixed(2)}×; real time / scoring = ${s.realTime.toFixed(2)}× (goal > 1)`);
   for (const m of s.models ?? []) {
     console.log(`  scoring with ${m.detector} (${m.provider}) ${(m.ms / 1000).toFixed(1)} s (${m.fps.toFixed(1)} frames/s, ${m.detectionsPerFrame.toFixed(1)} detections/frame, node peak RSS ${m.maxRssMB.toFixed(0)} MB)`);
