@@ -23,11 +23,12 @@
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { availableParallelism, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createApp } from '../src/app.js';
+import { DEFAULTS } from '../src/config.js';
 import { createLogger } from '../src/log.js';
 import { decodeFrames } from '../src/scoring/media/decode.js';
 import { optionsFrom, walkOptionsFrom } from '../src/scoring/jobs/options.js';
@@ -176,7 +177,7 @@ export async function runScoringServiceBench(options: { seconds?: number; quiet?
         counts: f.counts,
         truthFruit: walk.truth.fruit.length,
         detector: f.detector,
-        threads: options.threads ?? availableParallelism(),
+        threads: options.threads ?? DEFAULTS.scoringThreads,
       },
       ratios: { scoreOverDecode: r(serviceMs / decodeMs), scoreOverClip: r(serviceMs / (seconds * 1000)), p99DuringOverIdle: r(duringStats.p99 / idleStats.p99) },
       peakRssMb: Math.round(peakRss / 1024 / 1024),

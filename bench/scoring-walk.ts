@@ -39,7 +39,6 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -49,8 +48,8 @@ import type { FruitLighting } from '../scripts/render/raster.js';
 import { USDA_STAGES, type WalkTruth } from '../scripts/render/truth.js';
 import { decodeFrames, resolveFfmpeg } from '../src/scoring/media/index.js';
 import { loadModelDetector } from '../src/scoring/onnx/index.js';
-import type { Detector } from '../src/scoring/types.js';
-import type { AheadStats } from '../src/scoring/builtin/detect-ahead.js';
+import type { Detector, ReadAheadStats } from '../src/scoring/types.js';
+import { DEFAULTS } from '../src/config.js';
 import { optionsFrom, walkOptionsFrom } from '../src/scoring/jobs/options.js';
 import { decodePlan, scoreWalk, type WalkDecoder, type WalkOptions } from '../src/scoring/walk.js';
 import { clipPaths, createOracle, NO_NOISE, TYPICAL_NOISE, type CountBreakdown } from '../test/helpers/walk-oracle.js';
@@ -96,8 +95,8 @@ const onGrid = (frames: readonly { time_seconds: number; clip: number; clip_fram
 // (as createBuiltinDetector takes them; smallFruit replaces the whole set), as in scoring-photo-walk.
 const BUILTIN_PARAMS = process.env.BUILTIN_PARAMS ? (JSON.parse(process.env.BUILTIN_PARAMS) as Record<string, unknown>) : undefined;
 
-/** Detection threads, as the service gives a walk (SCORING_THREADS, by default one per core). */
-const THREADS = process.env.SCORING_THREADS ? Number(process.env.SCORING_THREADS) : availableParallelism();
+/** Detection threads, as the service gives a walk (SCORING_THREADS, by default one per core, at most 4). */
+const THREADS = process.env.SCORING_THREADS ? Number(process.env.SCORING_THREADS) : DEFAULTS.scoringThreads;
 
 async function builtinDetector(threads = THREADS): Promise<Detector | null> {
   if (!existsSync(path.join(ROOT, 'src/scoring/builtin/index.ts'))) return null;
@@ -155,7 +154,7 @@ export interface SpeedResult {
   /** Detection threads of the built-in detector's scoring (SCORING_THREADS); 0: the scoring process's own thread. */
   threads: number;
   /** How detection ahead went: frames read ahead, used, detected again, discarded. */
-  ahead?: AheadStats;
+  ahead?: ReadAheadStats;
   /** With threads: the same walk scored on one thread, its time over the threaded one's, and whether the results are identical. */
   oneThread?: PhaseTiming & { sameResult: boolean; vsThreads: number };
 }
@@ -245,7 +244,7 @@ async function phase(kind: PhaseKind, file: string, model?: string): Promise<Pha
     if (!det) throw new Error('no detector to time: src/scoring/builtin is missing');
     detector = det.info.name;
     const res = await scoreWalk({ clips: [file], detector: det, decode, options: OPTIONS });
-    const ahead = 'aheadStats' in det ? det.aheadStats : undefined;
+    const ahead = det.aheadStats;
     await det.close?.();
     frames = res.frames.length;
     scored = {
@@ -296,7 +295,7 @@ export async function speed(quick: boolean, models: readonly string[] = []): Pro
     decode: { ms: dec.ms, fps: (dec.frames * 1000) / dec.ms, maxRssMB: dec.maxRssMB },
     score: { ms: sc.ms, fps: (sc.frames * 1000) / sc.ms, maxRssMB: sc.maxRssMB },
     threads: sc.threads ?? 0,
-    ...(sc.ahead ? { ahead: sc.ahead as AheadStats } : {}),
+    ...(sc.ahead ? { ahead: sc.ahead as ReadAheadStats } : {}),
     ...(one ? { oneThread: { ms: one.ms, fps: (one.frames * 1000) / one.ms, maxRssMB: one.maxRssMB, sameResult: one.resultHash === sc.resultHash, vsThreads: one.ms / sc.ms } } : {}),
     vsDecode: sc.ms / dec.ms,
     realTime: (seconds * 1000) / sc.ms,

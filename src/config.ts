@@ -29,7 +29,7 @@ export interface Config {
   scoringConcurrency: number;
   /**
    * Threads each scoring job detects frames on, ahead of their turn; 0 detects on the job's
-   * own thread. The counts are the same either way; the default is one per core.
+   * own thread. The counts are the same either way; the default is one per core, at most 4.
    */
   scoringThreads: number;
   /** "builtin", or the file name of a model manifest in `modelsDir`. */
@@ -90,7 +90,9 @@ export const DEFAULTS: Config = {
   harvestUploadLimit: 5 * 1024 * 1024,
   videoUploadLimit: 2 * 1024 * 1024 * 1024,
   scoringConcurrency: 1,
-  scoringThreads: availableParallelism(),
+  // Each thread holds a frame's planes and masks (about 140 MB at 1280 px): past four, a
+  // Jetson's memory goes faster than the walk.
+  scoringThreads: Math.min(4, availableParallelism()),
   detector: 'builtin',
   modelsDir: path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'models'),
   // Clips are the bulk of a walk's files (up to 2 GiB each) and are needed only to score it

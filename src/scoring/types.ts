@@ -50,6 +50,17 @@ export interface DetectOptions {
   conf: number;
 }
 
+/**
+ * Frames announced ahead of their turn, answers used, frames analysed again (what the walk
+ * carries from frame to frame was guessed wrong) and frames discarded (not taken after all).
+ */
+export interface ReadAheadStats {
+  ahead: number;
+  used: number;
+  redone: number;
+  discarded: number;
+}
+
 export interface Detector {
   readonly info: DetectorInfo;
   /** Frames are detected in walking order: a detector may carry what it learnt of a walk from frame to frame. */
@@ -67,5 +78,7 @@ export interface Detector {
   announce?(image: RgbImage, options: DetectOptions): void;
   /** An announced frame will not be detected after all. */
   discard?(image: RgbImage): void;
+  /** How reading ahead has gone so far, for the walk's log line. */
+  readonly aheadStats?: ReadAheadStats;
   close?(): Promise<void>;
 }

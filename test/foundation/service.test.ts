@@ -99,8 +99,8 @@ t.test('configuration: defaults, a config file, the environment wins', async (t)
   t.equal(e.port, 9100, 'the environment wins over the file');
   t.throws(() => loadConfig({ DATA_DIR: dir, PORT: 'eighty' }), /PORT/);
   t.throws(() => loadConfig({ DATA_DIR: dir, LOG_LEVEL: 'loud' }), /LOG_LEVEL/);
-  // Detection threads: one per core unless set; a whole number, 0 detecting on the job's own thread.
-  t.equal(d.scoringThreads, availableParallelism());
+  // Detection threads: one per core (at most 4) unless set; a whole number, 0 detecting on the job's own thread.
+  t.equal(d.scoringThreads, Math.min(4, availableParallelism()));
   t.equal(loadConfig({ DATA_DIR: dir, SCORING_THREADS: '0' }).scoringThreads, 0);
   t.equal(loadConfig({ DATA_DIR: dir, SCORING_THREADS: '3' }).scoringThreads, 3);
   t.throws(() => loadConfig({ DATA_DIR: dir, SCORING_THREADS: '1.5' }), /SCORING_THREADS must be a whole number/);

@@ -232,6 +232,27 @@ t.test('progress reaches the database at most once per progress interval', async
   t.ok(moving.length <= 1, `one progress write in the interval (saw ${[...seen].join(', ')})`);
 });
 
+t.test('SCORING_THREADS: a walk scored on two detection threads answers exactly as on none', async (t) => {
+  const results = [];
+  for (const scoringThreads of [2, 0]) {
+    const s = await startServer(t, { scoringThreads });
+    const tree = await createTree(s);
+    const id = (await upload(s, '/api/observations', tree.adminKey, { sample_seconds: '0.25' })).body.job_id;
+    const walk = await poll(s, id, tree.adminKey, (w) => ['done', 'failed'].includes(w.status));
+    t.equal(walk.status, 'done', `scored with SCORING_THREADS=${scoringThreads}`);
+    const done = ((s as any).logLines as string[]).map((l) => JSON.parse(l)).find((l) => l.job_id === id && l.step === 'done');
+    if (scoringThreads) {
+      // The job's worker read the walk ahead on its threads: every frame but the first came from them.
+      t.ok(done.read_ahead.used >= walk.result.frames.length - 2, `${done.read_ahead.used} of ${walk.result.frames.length} frames analysed on the threads`);
+    } else t.equal(done.read_ahead, null, 'without threads nothing is read ahead');
+    // Frame URLs name the walk: the rest must be the same to the byte.
+    results.push(JSON.parse(JSON.stringify(walk.result).split(id).join('WALK')));
+    await s.close();
+  }
+  t.ok(results[0].counts.total > 0, `${results[0].counts.total} fruit counted`);
+  t.same(results[0], results[1], 'the same result: frames, fruit, counts, quality');
+});
+
 t.test('SCORING_CONCURRENCY: one walk at a time by default, two at once when set to 2', async (t) => {
   for (const concurrency of [1, 2]) {
     const s = await startServer(t, { scoringConcurrency: concurrency });

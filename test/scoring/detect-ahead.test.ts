@@ -3,7 +3,7 @@
 import t from 'tap';
 import { renderWalk } from '../../scripts/render/walk.js';
 import { createBuiltinDetector, DEFAULT_PARAMS } from '../../src/scoring/builtin/index.js';
-import { DetectAhead, type AheadStats } from '../../src/scoring/builtin/detect-ahead.js';
+import { DetectAhead } from '../../src/scoring/builtin/detect-ahead.js';
 import type { FrameDetections } from '../../src/scoring/builtin/detector.js';
 import { ScaleMemory } from '../../src/scoring/builtin/scale-memory.js';
 import { decodeFrames, probeMedia, resolveFfmpeg } from '../../src/scoring/media/index.js';
@@ -12,7 +12,6 @@ import { scoreWalk, type WalkDecoder, type WalkOptions } from '../../src/scoring
 
 const W = 640;
 const H = 360;
-type Threaded = Detector & { readonly aheadStats: AheadStats };
 
 // Drawn frames (as scale-memory.test.ts draws them): small red fruit, the same with one 29 px
 // blob of touching fruit, and a close view. The clump frame is the one whose analysis the walk's
@@ -47,14 +46,14 @@ t.test('frames announced all at once on threads answer as frames detected in tur
   const want = [];
   for (const image of SEQUENCE) want.push(await inTurn.detect(image, { conf: 0.2 }));
 
-  const threaded = createBuiltinDetector({ threads: 2 }) as Threaded;
+  const threaded = createBuiltinDetector({ threads: 2 });
   t.teardown(() => threaded.close?.());
   t.equal(threaded.readAhead, 2);
   // Every frame announced before the first is detected: each is analysed under a guess of the
   // memory made before any frame was recorded (nothing small yet), which is wrong for the clumps.
   for (const image of SEQUENCE) threaded.announce!(image, { conf: 0.2 });
   for (let k = 0; k < SEQUENCE.length; k++) t.same(await threaded.detect(SEQUENCE[k]!, { conf: 0.2 }), want[k], `frame ${k}`);
-  const s = threaded.aheadStats;
+  const s = threaded.aheadStats!;
   t.equal(s.ahead, SEQUENCE.length);
   t.ok(s.redone >= 1, `clump frames whose memory was guessed wrong were detected again (${s.redone})`);
   t.equal(s.used + s.redone, SEQUENCE.length, 'every other frame took its answer from a thread');
@@ -145,12 +144,12 @@ t.test('a rendered walk counts the same with detection threads as without', asyn
   const options: WalkOptions = { conf: 0.5, sampleSeconds: 0.5, fastSampleSeconds: 0.25, maxFrames: 240 };
   const score = (detector: Detector) => scoreWalk({ clips, detector, decode: decodeFrames as WalkDecoder, options, probe: probeMedia });
   const inTurn = await score(createBuiltinDetector());
-  const detector = createBuiltinDetector({ threads: 2 }) as Threaded;
+  const detector = createBuiltinDetector({ threads: 2 });
   t.teardown(() => detector.close?.());
   const threaded = await score(detector);
   t.ok(inTurn.counts.total > 20, `${inTurn.counts.total} fruit counted`);
   t.same(threaded, inTurn, 'the same result: frames, fruit, tracks, counts');
-  const s = detector.aheadStats;
+  const s = detector.aheadStats!;
   t.ok(s.used >= threaded.frames.length - 6, `${s.used} of ${threaded.frames.length} frames detected on the threads`);
   t.ok(s.discarded >= 1, `frames announced at the fast pace and not taken at the slow one were discarded (${s.discarded})`);
 });

@@ -1,4 +1,4 @@
-import type { Detection, RgbImage } from '../types.js';
+import type { Detection, ReadAheadStats, RgbImage } from '../types.js';
 import type { FrameDetections } from './detector.js';
 import type { FrameTask } from './detect-threads.js';
 import type { ScaleMemory } from './scale-memory.js';
@@ -6,13 +6,6 @@ import type { ScaleMemory } from './scale-memory.js';
 /** Detects one frame under a given memory, wherever it runs (a thread, or inline). */
 export type FrameRunner = (image: RgbImage, conf: number, smallLikely: boolean) => FrameTask;
 
-/** How detection ahead went: frames read ahead, and those detected again because the memory was guessed wrong. */
-export interface AheadStats {
-  ahead: number;
-  used: number;
-  redone: number;
-  discarded: number;
-}
 
 interface Announced {
   conf: number;
@@ -34,7 +27,7 @@ export class DetectAhead {
   private readonly announced = new Map<RgbImage, Announced>();
   /** The frame whose answer detect() waits for: it is recorded before any frame announced. */
   private current: RgbImage | null = null;
-  readonly stats: AheadStats = { ahead: 0, used: 0, redone: 0, discarded: 0 };
+  readonly stats: ReadAheadStats = { ahead: 0, used: 0, redone: 0, discarded: 0 };
 
   constructor(
     private readonly memory: ScaleMemory,

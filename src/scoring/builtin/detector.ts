@@ -10,7 +10,7 @@ import { DEFAULT_RIPENESS_THRESHOLDS, ripenessFromHue, type RipenessThresholds }
 import { greenMask, growGreen, growRipe, ripeMask, splitBySeeds } from './segment.js';
 import { ScaleMemory, smallFruitGate } from './scale-memory.js';
 import { DEFAULT_STEM_PARAMS, findStems, type StemParams } from './stems.js';
-import { DetectAhead, type AheadStats, type FrameRunner } from './detect-ahead.js';
+import { DetectAhead, type FrameRunner } from './detect-ahead.js';
 import { DetectThreads } from './detect-threads.js';
 
 export interface BuiltinDetectorOptions {
@@ -98,7 +98,7 @@ export function createBuiltinDetector(options: BuiltinDetectorOptions = {}): Det
     get aheadStats() {
       return { ...ahead.stats };
     },
-  } as Detector & { readonly aheadStats: AheadStats };
+  };
 }
 
 /** What every finder reads, computed once per frame at the working size. */

@@ -1,5 +1,6 @@
 import type { ScoringOptions } from './options.js';
 import type { StoredResult } from './result.js';
+import type { ReadAheadStats } from '../types.js';
 
 /** What the runner hands a worker: everything it needs, as plain data (structured clone). */
 export interface WorkerJob {
@@ -26,7 +27,7 @@ export interface ClipProgressMessage {
 export type WorkerMessage =
   | { type: 'started'; detector: string }
   | { type: 'progress'; progress: number; frames: number; clips: ClipProgressMessage[] }
-  | { type: 'done'; result: StoredResult }
+  | { type: 'done'; result: StoredResult; readAhead: ReadAheadStats | null }
   | { type: 'failed'; reason: string; clip: number | null }
   | { type: 'stopped' };
 

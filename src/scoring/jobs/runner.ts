@@ -267,7 +267,7 @@ export class WalkRunner {
         this.clearProgress(a);
         a.terminal = 'done';
         const stored = await store.write(SYSTEM_ACTOR, (w) => finishWalk(w, a.walk.id, m.result));
-        if (stored) log.info('walk done', { job_id: a.walk.id, step: 'done', duration_ms: Date.now() - a.startedAt, frames: m.result.frames.length, counts: m.result.counts, detector: m.result.detector.name });
+        if (stored) log.info('walk done', { job_id: a.walk.id, step: 'done', duration_ms: Date.now() - a.startedAt, frames: m.result.frames.length, counts: m.result.counts, detector: m.result.detector.name, read_ahead: m.readAhead });
         else log.warn('walk result dropped', { job_id: a.walk.id, step: 'done', why: 'the walk was deleted or re-queued while it was scored' });
         return;
       }

@@ -187,7 +187,7 @@ async function main(): Promise<void> {
     });
     // Every frame file is on disk before the walk is reported done.
     await Promise.all([images.close(), overlays.close()]);
-    post({ type: 'done', result: toStored(result, opened.fallbackReason) });
+    post({ type: 'done', result: toStored(result, opened.fallbackReason), readAhead: opened.detector.aheadStats ?? null });
   } finally {
     images.kill();
     overlays.kill();
