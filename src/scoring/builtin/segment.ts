@@ -110,26 +110,32 @@ export function growInto(seeds: Uint8Array, allowed: Uint8Array, w: number, h: n
  * without `limit`). The owning label per pixel, 0 for none.
  */
 function spreadLabels(labels: ArrayLike<number>, allowed: Uint8Array, w: number, h: number, limit?: Float32Array): Int32Array {
-  const owner = new Int32Array(w * h);
-  let queue: number[] = [];
-  for (let i = 0; i < owner.length; i++) if (labels[i]) { owner[i] = labels[i]!; queue.push(i); }
-  for (let d = 1; queue.length; d++) {
-    const next: number[] = [];
-    for (const i of queue) {
+  const n = w * h;
+  const owner = new Int32Array(n);
+  // A pixel is queued once at most (it is owned from then on), so each queue holds at most n.
+  let queue = new Int32Array(n);
+  let next = new Int32Array(n);
+  let queued = 0;
+  for (let i = 0; i < n; i++) if (labels[i]) { owner[i] = labels[i]!; queue[queued++] = i; }
+  for (let d = 1; queued; d++) {
+    let added = 0;
+    for (let q = 0; q < queued; q++) {
+      const i = queue[q]!;
       const o = owner[i]!;
       if (limit && d > limit[o]!) continue;
       const x = i % w;
-      const visit = (j: number) => {
-        if (owner[j] || !allowed[j]) return;
-        owner[j] = o;
-        next.push(j);
-      };
-      if (x > 0) visit(i - 1);
-      if (x < w - 1) visit(i + 1);
-      if (i >= w) visit(i - w);
-      if (i + w < w * h) visit(i + w);
+      // Left, right, up, down: the order a pixel reached by two labels in one step is settled by.
+      let j = i - 1;
+      if (x > 0 && !owner[j] && allowed[j]) { owner[j] = o; next[added++] = j; }
+      j = i + 1;
+      if (x < w - 1 && !owner[j] && allowed[j]) { owner[j] = o; next[added++] = j; }
+      j = i - w;
+      if (i >= w && !owner[j] && allowed[j]) { owner[j] = o; next[added++] = j; }
+      j = i + w;
+      if (j < n && !owner[j] && allowed[j]) { owner[j] = o; next[added++] = j; }
     }
-    queue = next;
+    [queue, next] = [next, queue];
+    queued = added;
   }
   return owner;
 }
