@@ -12,6 +12,8 @@ import {
   imageToLab,
   labelComponents,
   localStdDev,
+  majority,
+  boxMean,
   localDetrendedStdDev,
   resizeArea,
   srgbToLab,
@@ -140,6 +142,37 @@ t.test('connected components and distance transform', async (t) => {
   t.ok(distanceTransform(half, 30, 30, true)[15 * 30]! >= 8, 'open edges: as deep as the uncut disc');
 });
 
+t.test('the distance transform is exact against a brute-force search, closed and open edges', async (t) => {
+  // Closed edges: a ring of background round the frame. Open edges: the ring copies the edge pixel
+  // next to it (corners the corner), so a blob cut by the edge runs on by that one pixel's worth.
+  const brute = (m: Uint8Array, w: number, h: number, openEdges: boolean) => {
+    const at = (x: number, y: number) => {
+      if (x >= 0 && y >= 0 && x < w && y < h) return m[y * w + x]!;
+      return openEdges ? m[Math.min(h - 1, Math.max(0, y)) * w + Math.min(w - 1, Math.max(0, x))]! : 0;
+    };
+    const out = new Float32Array(m.length);
+    for (let y = 0; y < h; y++)
+      for (let x = 0; x < w; x++) {
+        if (!m[y * w + x]) continue;
+        let best = Infinity;
+        for (let v = -1; v <= h; v++) for (let u = -1; u <= w; u++) if (!at(u, v)) best = Math.min(best, (u - x) ** 2 + (v - y) ** 2);
+        out[y * w + x] = Math.sqrt(best);
+      }
+    return out;
+  };
+  const rnd = createRng(4242);
+  let checked = 0;
+  for (const [w, h] of [[1, 1], [1, 6], [6, 1], [4, 4], [13, 9], [30, 21]] as const)
+    for (const density of [0.3, 0.7, 0.95])
+      for (const openEdges of [false, true]) {
+        const m = new Uint8Array(w * h).map(() => (rnd() < density ? 1 : 0));
+        m[Math.floor(rnd() * m.length)] = 0; // one background pixel at least, so every distance is finite
+        t.same(distanceTransform(m, w, h, openEdges), brute(m, w, h, openEdges), `${w}×${h} density ${density}${openEdges ? ' open edges' : ''}`);
+        checked++;
+      }
+  t.equal(checked, 36);
+});
+
 t.test('labelling by runs agrees with a pixel flood fill: components, numbering, statistics, minArea', async (t) => {
   // 8-connected flood fill in raster order: components numbered by their first pixel.
   const brute = (m: Uint8Array, w: number, h: number, minArea: number) => {
@@ -243,19 +276,101 @@ t.test('erosion and dilation agree with a brute-force window, edges and windows 
   };
   const rnd = createRng(12345);
   let checked = 0;
-  for (const [w, h] of [[1, 1], [1, 7], [9, 1], [5, 4], [23, 17], [64, 31]] as const)
-    for (const r of [0, 1, 2, 3, 7, 40])
+  // Widths that are a multiple of 4 take the word path up to r 4; the others, and wider windows, the running counts.
+  for (const [w, h] of [[1, 1], [1, 7], [9, 1], [5, 4], [23, 17], [64, 31], [4, 1], [4, 9], [8, 2], [12, 12], [36, 5]] as const)
+    for (const r of [0, 1, 2, 3, 4, 5, 7, 40])
       for (const density of [0.1, 0.5, 0.93]) {
         const m = new Uint8Array(w * h).map(() => (rnd() < density ? 1 : 0));
         t.same(erode(m, w, h, r), brute(m, w, h, r, true), `erode ${w}×${h} r ${r} density ${density}`);
         t.same(dilate(m, w, h, r), brute(m, w, h, r, false), `dilate ${w}×${h} r ${r} density ${density}`);
         checked++;
       }
-  t.equal(checked, 108);
+  t.equal(checked, 264);
   // A mask of 255s (not only 1s) is read the same.
   const big = new Uint8Array(25).fill(255);
   big[12] = 0;
   t.same(erode(big, 5, 5, 1), brute(big, 5, 5, 1, true));
+  // Any set byte value, on the word path too, and a mask that is a view into a larger buffer, aligned or not.
+  for (const offset of [0, 4, 1, 3]) {
+    const buffer = new Uint8Array(offset + 16 * 6);
+    const m = buffer.subarray(offset);
+    m.forEach((_, i) => (m[i] = rnd() < 0.6 ? [1, 2, 16, 128, 255][Math.floor(rnd() * 5)]! : 0));
+    for (const r of [0, 1, 2]) {
+      t.same(erode(m, 16, 6, r), brute(m, 16, 6, r, true), `erode, bytes of any value, offset ${offset}, r ${r}`);
+      t.same(dilate(m, 16, 6, r), brute(m, 16, 6, r, false), `dilate, bytes of any value, offset ${offset}, r ${r}`);
+    }
+  }
+});
+
+t.test('the box mean is the same to the bit as running sums down each column, and near the true mean', async (t) => {
+  // The order of additions is what the detector's scores rest on: the reference walks each column
+  // top to bottom, adding the row below the window and dropping the row above it.
+  const reference = (src: Float32Array, w: number, h: number, r: number) => {
+    const tmp = new Float32Array(w * h);
+    for (let y = 0; y < h; y++) {
+      let sum = 0;
+      let count = 0;
+      for (let x = 0; x <= Math.min(r, w - 1); x++, count++) sum += src[y * w + x]!;
+      for (let x = 0; x < w; x++) {
+        tmp[y * w + x] = sum / count;
+        if (x + r + 1 < w) (sum += src[y * w + x + r + 1]!), count++;
+        if (x - r >= 0) (sum -= src[y * w + x - r]!), count--;
+      }
+    }
+    const out = new Float32Array(w * h);
+    for (let x = 0; x < w; x++) {
+      let sum = 0;
+      let count = 0;
+      for (let y = 0; y <= Math.min(r, h - 1); y++, count++) sum += tmp[y * w + x]!;
+      for (let y = 0; y < h; y++) {
+        out[y * w + x] = sum / count;
+        if (y + r + 1 < h) (sum += tmp[(y + r + 1) * w + x]!), count++;
+        if (y - r >= 0) (sum -= tmp[(y - r) * w + x]!), count--;
+      }
+    }
+    return out;
+  };
+  const rnd = createRng(99);
+  for (const [w, h] of [[1, 1], [1, 8], [8, 1], [17, 11], [64, 40]] as const)
+    for (const r of [0, 1, 2, 5, 30]) {
+      const src = new Float32Array(w * h).map(() => rnd() * 255 - 60);
+      const got = boxMean(src, w, h, r);
+      t.same(got, reference(src, w, h, r), `${w}×${h} r ${r}`);
+      // And it is the mean it says: the clipped window's, to float precision.
+      const x = Math.floor(w / 2);
+      const y = Math.floor(h / 2);
+      let sum = 0;
+      let count = 0;
+      for (let v = Math.max(0, y - r); v <= Math.min(h - 1, y + r); v++)
+        for (let u = Math.max(0, x - r); u <= Math.min(w - 1, x + r); u++, count++) sum += src[v * w + u]!;
+      t.ok(Math.abs(got[y * w + x]! - sum / count) < 1e-3, `${w}×${h} r ${r}: the window's mean`);
+    }
+});
+
+t.test('the 3 × 3 majority filter answers as the box mean it stands for, on every window shape', async (t) => {
+  // The definition: a pixel is set where more than half of its clipped window's mean (boxMean) is.
+  const byMean = (m: Uint8Array, w: number, h: number) => {
+    const mean = boxMean(Float32Array.from(m, (v) => (v ? 1 : 0)), w, h, 1);
+    return Uint8Array.from(mean, (v) => (v > 0.5 ? 1 : 0));
+  };
+  const rnd = createRng(777);
+  let checked = 0;
+  for (const [w, h] of [[1, 1], [1, 2], [2, 1], [2, 2], [1, 9], [9, 1], [2, 7], [3, 3], [7, 2], [16, 12], [37, 23]] as const)
+    for (const density of [0.2, 0.5, 0.8])
+      for (let k = 0; k < 20; k++) {
+        const m = new Uint8Array(w * h).map(() => (rnd() < density ? [1, 255][Math.floor(rnd() * 2)]! : 0));
+        const want = byMean(m, w, h);
+        const got = majority(m, w, h, 1, 0.5);
+        if (got.some((v, i) => v !== want[i])) t.fail(`${w}×${h} density ${density}: ${[...m]} → ${[...got]}, want ${[...want]}`);
+        checked++;
+      }
+  t.equal(checked, 660);
+  // Windows of exactly half are not set: a 2 × 2 frame with two pixels set, an edge window of 3 of 6.
+  t.same([...majority(Uint8Array.of(1, 1, 0, 0), 2, 2, 1, 0.5)], [0, 0, 0, 0]);
+  t.same([...majority(Uint8Array.of(1, 1, 1, 0, 0, 0), 3, 2, 1, 0.5)], [1, 1, 1, 0, 0, 0].map(() => 0));
+  // Other radii and fractions keep the box mean.
+  const m = new Uint8Array(20 * 20).map(() => (rnd() < 0.5 ? 1 : 0));
+  t.same(majority(m, 20, 20, 2, 0.4), Uint8Array.from(boxMean(Float32Array.from(m), 20, 20, 2), (v) => (v > 0.4 ? 1 : 0)));
 });
 
 t.test('drawing boxes and text', async (t) => {

@@ -168,29 +168,51 @@ function dt1d(f: Float64Array, n: number, d: Float64Array, v: Int32Array, z: Flo
  * large as its uncut arc says).
  */
 export function distanceTransform(mask: Uint8Array, width: number, height: number, openEdges = false): Float32Array {
-
   const n = Math.max(width, height) + 2;
   const f = new Float64Array(n);
   const d = new Float64Array(n);
   const v = new Int32Array(n);
   const z = new Float64Array(n + 1);
+  // Each pass transforms only the runs of mask pixels, each with the pixel before and after it: a
+  // background pixel is 0 in both passes, and nothing beyond the nearest one can be nearer. The
+  // masks are sparse, so most of the frame is never read twice.
   const grid = new Float64Array(width * height);
-  // Columns first, padded with a background pixel at each end.
+  // Columns first. Open edges: the row beyond the edge is taken to be like the edge row (the blob runs on).
   for (let x = 0; x < width; x++) {
-    // Open edges: the row beyond the edge is taken to be like the edge row (the blob runs on).
-    f[0] = openEdges && mask[x] ? INF : 0;
-    for (let y = 0; y < height; y++) f[y + 1] = mask[y * width + x] ? INF : 0;
-    f[height + 1] = openEdges && mask[(height - 1) * width + x] ? INF : 0;
-    dt1d(f, height + 2, d, v, z);
-    for (let y = 0; y < height; y++) grid[y * width + x] = d[y + 1]!;
+    for (let y = 0; y < height; ) {
+      if (!mask[y * width + x]) {
+        y++;
+        continue;
+      }
+      let end = y;
+      while (end < height && mask[end * width + x]) end++;
+      const len = end - y;
+      f[0] = y === 0 && openEdges ? INF : 0;
+      for (let k = 1; k <= len; k++) f[k] = INF;
+      f[len + 1] = end === height && openEdges ? INF : 0;
+      dt1d(f, len + 2, d, v, z);
+      for (let k = 0; k < len; k++) grid[(y + k) * width + x] = d[k + 1]!;
+      y = end;
+    }
   }
   const out = new Float32Array(width * height);
   for (let y = 0; y < height; y++) {
-    f[0] = openEdges ? grid[y * width]! : 0;
-    for (let x = 0; x < width; x++) f[x + 1] = grid[y * width + x]!;
-    f[width + 1] = openEdges ? grid[y * width + width - 1]! : 0;
-    dt1d(f, width + 2, d, v, z);
-    for (let x = 0; x < width; x++) out[y * width + x] = Math.sqrt(d[x + 1]!);
+    const row = y * width;
+    for (let x = 0; x < width; ) {
+      if (!mask[row + x]) {
+        x++;
+        continue;
+      }
+      let end = x;
+      while (end < width && mask[row + end]) end++;
+      const len = end - x;
+      f[0] = x === 0 && openEdges ? grid[row]! : 0;
+      for (let k = 0; k < len; k++) f[k + 1] = grid[row + x + k]!;
+      f[len + 1] = end === width && openEdges ? grid[row + width - 1]! : 0;
+      dt1d(f, len + 2, d, v, z);
+      for (let k = 0; k < len; k++) out[row + x + k] = Math.sqrt(d[k + 1]!);
+      x = end;
+    }
   }
   return out;
 }
