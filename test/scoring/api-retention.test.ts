@@ -45,6 +45,23 @@ t.test('keep times: due from the end of scoring; 0 keeps for ever; settings from
   t.throws(() => loadConfig({ DATA_DIR: dir, WALK_FRAME_KEEP_DAYS: 'a year' }), /WALK_FRAME_KEEP_DAYS/);
 });
 
+t.test('a walk that ends as the service stops sets off no sweep', async (t) => {
+  // The runner nudges when a walk's worker exits, which can be after the retention stopped and
+  // just before the database closes: a sweep begun then fails on a closed connection.
+  const errors: string[] = [];
+  const services = { log: { error: (msg: string) => errors.push(msg) } } as never;
+  const running = new MediaRetention(services);
+  running.nudge();
+  await new Promise((r) => setTimeout(r, 20));
+  t.same(errors, ['walk media sweep failed'], 'before stop a nudge sweeps (here against no database, so it fails and says so)');
+  const stopped = new MediaRetention(services);
+  await stopped.stop();
+  stopped.nudge();
+  await new Promise((r) => setTimeout(r, 20));
+  t.equal(errors.length, 1, 'after stop a nudge begins nothing');
+  t.equal(stopped.lastSweep, null);
+});
+
 t.test('media steps run one at a time', async (t) => {
   const retention = new MediaRetention({} as never);
   const order: string[] = [];

@@ -109,6 +109,8 @@ export class MediaRetention {
   /** Sweeps run one after another; `waiting` counts those asked for and not yet begun. */
   private sweeps: Promise<unknown> = Promise.resolve();
   private waiting = 0;
+  /** Once stopped, no sweep begins: a walk that ends as the service stops nudges after the database may have closed. */
+  private stopped = false;
   lastSweep: SweepSummary | null = null;
 
   constructor(
@@ -136,6 +138,7 @@ export class MediaRetention {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     await this.sweeps;
@@ -177,7 +180,7 @@ export class MediaRetention {
   /** A sweep soon, not awaited: a walk has just been scored (its frames took room, its clips became removable). */
   nudge(): void {
     // One waiting is enough: it begins after the walk ended, so it sees what the walk left.
-    if (this.waiting === 0) void this.sweepLogged();
+    if (this.waiting === 0 && !this.stopped) void this.sweepLogged();
   }
 
   private async sweepLogged(): Promise<void> {
