@@ -254,6 +254,11 @@ t.test('local standard deviation and morphology', async (t) => {
   t.ok(localStdDev(ramp, w, h, 2)[15 * w + 15]! > 4, 'a plain standard deviation calls a ramp rough');
   t.ok(localDetrendedStdDev(ramp, w, h, 2)[15 * w + 15]! < 1e-2, 'the detrended one does not');
   t.ok(Math.abs(localDetrendedStdDev(noisy, w, h, 2)[15 * w + 15]! - sd) < 2, 'and still sees fine texture');
+  // Given the plain deviation already computed, the same answer, and the plain one left as it was.
+  const plain = localStdDev(noisy, w, h, 2);
+  const before = plain.slice();
+  t.same(localDetrendedStdDev(noisy, w, h, 2, plain), localDetrendedStdDev(noisy, w, h, 2), 'from the plain deviation at hand');
+  t.same(plain, before, 'the plain deviation is not written');
 });
 
 t.test('erosion and dilation agree with a brute-force window, edges and windows wider than the mask included', async (t) => {

@@ -47,6 +47,7 @@ export function planesFor(image: RgbImage, wideRadius: number, maxGreenCorrectio
   if (!prior || prior.width !== image.width || prior.height !== image.height || prior.wideRadius !== wideRadius || prior.maxGreenCorrection !== maxGreenCorrection)
     return computePlanes(image, wideRadius, maxGreenCorrection, detrendTexture);
   if (prior.detrended === detrendTexture) return prior;
-  const texture = (detrendTexture ? localDetrendedStdDev : localStdDev)(prior.lab.L, image.width, image.height, 2);
+  // The plain texture is where the detrended one starts.
+  const texture = detrendTexture ? localDetrendedStdDev(prior.lab.L, image.width, image.height, 2, prior.texture) : localStdDev(prior.lab.L, image.width, image.height, 2);
   return { ...prior, texture, detrended: detrendTexture };
 }

@@ -71,8 +71,9 @@ export function localStdDev(src: Float32Array, width: number, height: number, r:
  * shading gradient (a plain standard deviation calls it rough); veins and hairs remain.
  * Within r of the frame edge the plain standard deviation is answered.
  */
-export function localDetrendedStdDev(src: Float32Array, width: number, height: number, r: number): Float32Array {
-  const out = localStdDev(src, width, height, r);
+export function localDetrendedStdDev(src: Float32Array, width: number, height: number, r: number, plain?: Float32Array): Float32Array {
+  // `plain`: localStdDev(src, width, height, r) already at hand (the frame's other analysis made it).
+  const out = plain ? plain.slice() : localStdDev(src, width, height, r);
   if (width < 2 * r + 1 || height < 2 * r + 1) return out;
   const side = 2 * r + 1;
   const n = side * side;
