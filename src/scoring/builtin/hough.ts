@@ -56,6 +56,9 @@ export function houghCircles(mask: Uint8Array, w: number, h: number, q: HoughPar
   const acc = new Float32Array(n);
   const rMin = q.minRadius;
   const rMax = q.maxRadius;
+  // A vote is worth 1/r: a circle's edge count grows with r, its share of the outline should not.
+  const worth = new Float64Array(rMax + 1);
+  for (let r = rMin; r <= rMax; r++) worth[r] = 1 / r;
   for (let k = 0; k < ex.length; k++) {
     const x = ex[k]!;
     const y = ey[k]!;
@@ -65,8 +68,7 @@ export function houghCircles(mask: Uint8Array, w: number, h: number, q: HoughPar
       const cx = Math.round(x + gx * r);
       const cy = Math.round(y + gy * r);
       if (cx < 0 || cy < 0 || cx >= w || cy >= h) break;
-      // A vote is worth 1/r: a circle's edge count grows with r, its share of the outline should not.
-      acc[cy * w + cx]! += 1 / r;
+      acc[cy * w + cx]! += worth[r]!;
     }
   }
   const sm = boxMean(acc, w, h, 2);
@@ -103,6 +105,8 @@ export function houghCircles(mask: Uint8Array, w: number, h: number, q: HoughPar
   const gh = Math.ceil(h / cell);
   const buckets: number[][] = Array.from({ length: gw * gh }, () => []);
   for (let k = 0; k < ex.length; k++) buckets[Math.floor(ey[k]! / cell) * gw + Math.floor(ex[k]! / cell)]!.push(k);
+  const outerSquared = (rMax + 1) * (rMax + 1);
+  const innerSquared = rMin > 1 ? (rMin - 1) * (rMin - 1) : 0;
   for (const p of peaks.slice(0, 400)) {
     // Radius: the distance most edge pixels facing this centre agree on.
     hist.fill(0);
@@ -115,6 +119,10 @@ export function houghCircles(mask: Uint8Array, w: number, h: number, q: HoughPar
     for (const k of near) {
       const dx = p.x - ex[k]!;
       const dy = p.y - ey[k]!;
+      // Whole pixels: an edge whose squared distance is past the band's is outside it by far more
+      // than Math.hypot's rounding, so it is passed over without the (slow) call, the same edges kept.
+      const squared = dx * dx + dy * dy;
+      if (squared > outerSquared || squared < innerSquared) continue;
       const d = Math.hypot(dx, dy);
       if (d < rMin - 1 || d > rMax + 1) continue;
       const cos = (dx * gxs[k]! + dy * gys[k]!) / d;
