@@ -19,6 +19,36 @@ export interface HoughParams {
   minFill: number;
 }
 
+/** Edge pixels (whole-pixel positions) with their inward unit normals. */
+export interface HoughEdges {
+  x: number[];
+  y: number[];
+  gx: number[];
+  gy: number[];
+}
+
+/**
+ * Adds to hist[round(d)] each candidate edge within rMin - 1 … rMax + 1 of the centre (cx, cy) (whole
+ * pixels) whose normal faces it (cos ≥ 0.9); hist[rMax + 1] takes the band's far edge.
+ */
+export function facingDistances(cx: number, cy: number, edges: HoughEdges, candidates: readonly number[], rMin: number, rMax: number, hist: Float32Array): void {
+  // Whole pixels: an edge whose squared distance is past the band's is outside it by far more than
+  // Math.hypot's rounding, so it is passed over without the (slow) call, the same edges kept.
+  const outerSquared = (rMax + 1) * (rMax + 1);
+  const innerSquared = rMin > 1 ? (rMin - 1) * (rMin - 1) : 0;
+  for (const k of candidates) {
+    const dx = cx - edges.x[k]!;
+    const dy = cy - edges.y[k]!;
+    const squared = dx * dx + dy * dy;
+    if (squared > outerSquared || squared < innerSquared) continue;
+    const d = Math.hypot(dx, dy);
+    if (d < rMin - 1 || d > rMax + 1) continue;
+    const cos = (dx * edges.gx[k]! + dy * edges.gy[k]!) / d;
+    if (cos < 0.9) continue;
+    hist[Math.min(rMax + 1, Math.round(d))]! += 1;
+  }
+}
+
 /**
  * Circles in a skin mask by the two-stage Hough transform: every edge pixel
  * of the mask votes for centres along its inward normal, peaks of the vote
@@ -105,8 +135,7 @@ export function houghCircles(mask: Uint8Array, w: number, h: number, q: HoughPar
   const gh = Math.ceil(h / cell);
   const buckets: number[][] = Array.from({ length: gw * gh }, () => []);
   for (let k = 0; k < ex.length; k++) buckets[Math.floor(ey[k]! / cell) * gw + Math.floor(ex[k]! / cell)]!.push(k);
-  const outerSquared = (rMax + 1) * (rMax + 1);
-  const innerSquared = rMin > 1 ? (rMin - 1) * (rMin - 1) : 0;
+  const edges: HoughEdges = { x: ex, y: ey, gx: gxs, gy: gys };
   for (const p of peaks.slice(0, 400)) {
     // Radius: the distance most edge pixels facing this centre agree on.
     hist.fill(0);
@@ -116,19 +145,7 @@ export function houghCircles(mask: Uint8Array, w: number, h: number, q: HoughPar
     const by0 = Math.max(0, Math.floor((p.y - rMax - 1) / cell));
     const by1 = Math.min(gh - 1, Math.floor((p.y + rMax + 1) / cell));
     for (let by = by0; by <= by1; by++) for (let bx = bx0; bx <= bx1; bx++) near.push(...buckets[by * gw + bx]!);
-    for (const k of near) {
-      const dx = p.x - ex[k]!;
-      const dy = p.y - ey[k]!;
-      // Whole pixels: an edge whose squared distance is past the band's is outside it by far more
-      // than Math.hypot's rounding, so it is passed over without the (slow) call, the same edges kept.
-      const squared = dx * dx + dy * dy;
-      if (squared > outerSquared || squared < innerSquared) continue;
-      const d = Math.hypot(dx, dy);
-      if (d < rMin - 1 || d > rMax + 1) continue;
-      const cos = (dx * gxs[k]! + dy * gys[k]!) / d;
-      if (cos < 0.9) continue;
-      hist[Math.min(rMax + 1, Math.round(d))]! += 1;
-    }
+    facingDistances(p.x, p.y, edges, near, rMin, rMax, hist);
     let bestR = 0;
     let bestSupport = 0;
     for (let r = rMin; r <= rMax; r++) {
