@@ -311,28 +311,21 @@ t.test('the box mean is the same to the bit as running sums down each column, an
   // The order of additions is what the detector's scores rest on: the reference walks each column
   // top to bottom, adding the row below the window and dropping the row above it.
   const reference = (src: Float32Array, w: number, h: number, r: number) => {
+    // One line of `len` values `stride` apart, averaged over the clipped window with a running sum.
+    const along = (from: Float32Array, to: Float32Array, start: number, stride: number, len: number) => {
+      let sum = 0;
+      let count = 0;
+      for (let k = 0; k <= Math.min(r, len - 1); k++, count++) sum += from[start + k * stride]!;
+      for (let k = 0; k < len; k++) {
+        to[start + k * stride] = sum / count;
+        if (k + r + 1 < len) (sum += from[start + (k + r + 1) * stride]!), count++;
+        if (k - r >= 0) (sum -= from[start + (k - r) * stride]!), count--;
+      }
+    };
     const tmp = new Float32Array(w * h);
-    for (let y = 0; y < h; y++) {
-      let sum = 0;
-      let count = 0;
-      for (let x = 0; x <= Math.min(r, w - 1); x++, count++) sum += src[y * w + x]!;
-      for (let x = 0; x < w; x++) {
-        tmp[y * w + x] = sum / count;
-        if (x + r + 1 < w) (sum += src[y * w + x + r + 1]!), count++;
-        if (x - r >= 0) (sum -= src[y * w + x - r]!), count--;
-      }
-    }
+    for (let y = 0; y < h; y++) along(src, tmp, y * w, 1, w);
     const out = new Float32Array(w * h);
-    for (let x = 0; x < w; x++) {
-      let sum = 0;
-      let count = 0;
-      for (let y = 0; y <= Math.min(r, h - 1); y++, count++) sum += tmp[y * w + x]!;
-      for (let y = 0; y < h; y++) {
-        out[y * w + x] = sum / count;
-        if (y + r + 1 < h) (sum += tmp[(y + r + 1) * w + x]!), count++;
-        if (y - r >= 0) (sum -= tmp[(y - r) * w + x]!), count--;
-      }
-    }
+    for (let x = 0; x < w; x++) along(tmp, out, x, w, h);
     return out;
   };
   const rnd = createRng(99);

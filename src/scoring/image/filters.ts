@@ -126,8 +126,9 @@ export function dilate(mask: Uint8Array, width: number, height: number, r: numbe
 }
 
 /**
- * Erosion (`all`) or dilation of a binary mask with a clipped square window, as two passes of
- * running integer counts: a row pass (all / any set within r along the row), then a column pass
+ * Erosion (`all`) or dilation of a binary mask with a clipped square window. Small windows on
+ * rows a multiple of 4 wide go to the word path below; the rest as two passes of running integer
+ * counts: a row pass (all / any set within r along the row), then a column pass
  * over its result, kept row by row so memory is read in order. Exact for any r, and several
  * times faster than thresholding a float box mean (morphology was a quarter of a walk frame's
  * detection time).
