@@ -248,7 +248,7 @@ export function frameQuality(image: RgbImage, previous?: RgbImage | null, interv
   };
 }
 
-export type QualityWarningCode = 'too_dark' | 'overexposed' | 'out_of_focus' | 'walked_too_fast' | 'colours_unconverted' | 'clip_cut_short';
+export type QualityWarningCode = 'too_dark' | 'overexposed' | 'out_of_focus' | 'walked_too_fast' | 'colours_unconverted' | 'clip_cut_short' | 'clip_damaged';
 
 export interface QualityWarning {
   code: QualityWarningCode;
@@ -299,7 +299,7 @@ function frameScore(q: FrameQuality, width: number): number {
   return exposure * focus * motion;
 }
 
-const MESSAGES: Record<Exclude<QualityWarningCode, 'clip_cut_short'>, (n: number, total: number) => string> = {
+const MESSAGES: Record<Exclude<QualityWarningCode, 'clip_cut_short' | 'clip_damaged'>, (n: number, total: number) => string> = {
   too_dark: (n, total) => `too dark: ${n} of ${total} frames are underexposed; switch on the lights or film at a brighter time`,
   overexposed: (n, total) => `overexposed: ${n} of ${total} frames are washed out; avoid filming into lamps or direct sun`,
   out_of_focus: (n, total) => `out of focus: ${n} of ${total} frames are blurred; hold the camera steady and let it focus`,
@@ -362,5 +362,46 @@ export function clipCutShortWarning(clips: readonly ClipRead[], settings: { maxF
       `not all of the walk was scored: ${what} (max_frames ${settings.maxFrames} at sample_seconds ${settings.sampleSeconds}); ` +
       'the counts cover only that stretch; score it again with a larger max_frames (POST /api/observations/{id}/rescore, up to 2000), or film long rows as several clips in a batch',
     frames: cut.flatMap((c) => (c.lastFrame === null ? [] : [c.lastFrame])),
+  };
+}
+
+export interface DamagedClip {
+  /** 1-based, as a person counts the clips of a batch. */
+  number: number;
+  photo: boolean;
+  durationSeconds: number;
+  /** Seconds of the clip that scoring was to read (clips[].read_s). */
+  readSeconds: number;
+  /** Seconds the decoded frames reach: frames given × the decoding interval. */
+  decodedSeconds: number;
+  /** ffmpeg's words. */
+  errors: string;
+  /** Walk-wide index of the clip's last scored frame, or null when none was. */
+  lastFrame: number | null;
+}
+
+/**
+ * The warning for clips ffmpeg reported damaged but still decoded in part. A clip cut off part
+ * way with its index intact decodes its start and ends there without failing, so its counts
+ * look like the whole row's; pictures damaged in the middle are skipped or come out garbled.
+ * A clip counts as ending early when at least one more sample would have been taken.
+ */
+export function clipDamagedWarning(clips: readonly DamagedClip[], settings: { sampleSeconds: number }): QualityWarning | null {
+  if (clips.length === 0) return null;
+  const s = (x: number) => `${x < 10 ? Math.round(x * 10) / 10 : Math.round(x)} s`;
+  const what = clips.map((c) => {
+    const name = c.photo ? 'the photo' : `clip ${c.number}`;
+    const early = !c.photo && c.readSeconds - c.decodedSeconds >= settings.sampleSeconds;
+    const how = early
+      ? `only its first ${s(c.decodedSeconds)} of ${s(c.readSeconds)} could be decoded, so the counts miss the rest of it`
+      : c.photo
+        ? 'part of it may be grey or garbled'
+        : 'some of its pictures could not be decoded and were skipped or came out garbled';
+    return `${name}: ${how} (ffmpeg: ${c.errors})`;
+  });
+  return {
+    code: 'clip_damaged',
+    message: `the upload is damaged: ${what.join('; ')}; film it again, or upload an intact copy of the file as a new walk`,
+    frames: clips.flatMap((c) => (c.lastFrame === null ? [] : [c.lastFrame])),
   };
 }

@@ -39,7 +39,14 @@ const CUT = path.join(dir, 'no-index.mp4');
   const moov = bytes.indexOf('moov') - 4;
   writeFileSync(CUT, Buffer.concat([bytes.subarray(0, moov), bytes.subarray(moov + bytes.readUInt32BE(moov))]));
 }
-
+// A clip broken off part way with its index first (as the renderer and phones write it): ffprobe
+// reads the whole length from the index, ffmpeg decodes the start and stops without failing.
+const BROKEN_OFF = path.join(dir, 'broken-off.mp4');
+{
+  const bytes = readFileSync(CLIP);
+  if (bytes.indexOf('moov') > bytes.indexOf('mdat')) throw new Error('the rendered clip should have its index first');
+  writeFileSync(BROKEN_OFF, bytes.subarray(0, Math.floor(bytes.length * 0.4)));
+}
 
 function rawGet(s: TestServer, rawPath: string, key: string): Promise<{ status: number; body: string }> {
   // fetch() would normalise "..": send the path exactly as written.
@@ -223,6 +230,26 @@ t.test('a clip that passes the checks but does not decode ends as a failed walk 
   t.notMatch(failed.error, s.dataDir, 'the reason does not show the box\'s folders');
   t.equal(failed.result, null);
   t.equal(failed.counts, null);
+});
+
+t.test('a clip broken off part way is scored for the stretch that decodes, and the walk says it is damaged and how far it was read', async (t) => {
+  const r = await upload(s, '/api/observations', KEY, [{ field: 'file', file: BROKEN_OFF }], { sample_seconds: '0.5' });
+  t.equal(r.status, 202, r.text);
+  t.match(r.body.clips, [{ duration_s: 4, read_s: 4 }], 'it probes as the whole clip');
+  const done = (await poll(s, r.body.job_id, KEY)).at(-1);
+  t.equal(done.status, 'done', done.error ?? '');
+  const frames = done.result.frames.length;
+  t.ok(frames >= 1 && frames < 8, `only the start decodes: ${frames} of 8 frames`);
+  const warning = done.result.quality.warnings.find((w: any) => w.code === 'clip_damaged');
+  t.ok(warning, 'the walk says the clip is damaged');
+  t.match(warning?.message, new RegExp(`^the upload is damaged: clip 1: only its first ${frames * 0.5} s of 4 s could be decoded, so the counts miss the rest of it \\(ffmpeg: .+\\)`));
+  t.notMatch(warning?.message, s.dataDir, 'ffmpeg\'s words without the box\'s folders');
+  t.same(warning?.frames, [frames - 1], 'at the last frame scored');
+
+  const clean = await upload(s, '/api/observations', KEY, [{ field: 'file', file: CLIP }], { sample_seconds: '0.5' });
+  const whole = (await poll(s, clean.body.job_id, KEY)).at(-1);
+  t.equal(whole.result.frames.length, 8);
+  t.notOk(whole.result.quality.warnings.some((w: any) => w.code === 'clip_damaged'), 'the intact clip carries no such warning');
 });
 
 t.test('rescore: a walk cut short is scored again whole from its kept clips; 409 while scoring, 422 for options that cannot apply, 404 for another organization', async (t) => {

@@ -218,6 +218,47 @@ t.test('a clip whose frames are corrupt fails with ffmpeg\'s reason', async (t) 
   t.ok((err as MediaError).reason && (err as MediaError).reason!.length > 0, `reason: ${(err as MediaError).reason}`);
 });
 
+/** Every frame, and what the decoder's generator returned at the end. */
+async function decodeWhole(file: string, opts: Parameters<typeof decodeFrames>[1] = {}) {
+  const it = decodeFrames(file, opts);
+  const frames = [];
+  for (let n = await it.next(); ; n = await it.next()) {
+    if (n.done) return { frames, summary: n.value };
+    frames.push(n.value);
+  }
+}
+
+t.test('a clip ffmpeg decodes only in part says so: cut off part way, or damaged in the middle; a clean one says nothing', async (t) => {
+  // Index first (as phones and the renderer write it), so a copy broken off part way still probes as the whole clip.
+  ff('-i', at('long.mp4'), '-c', 'copy', '-movflags', '+faststart', at('long-fast.mp4'));
+  const bytes = readFileSync(at('long-fast.mp4'));
+  const clean = await decodeWhole(at('long-fast.mp4'), { sampleSeconds: 0.5 });
+  t.equal(clean.frames.length, 40, '20 s at 0.5 s');
+  t.same(clean.summary, { frames: 40, errors: null }, 'a clean decode reports no errors');
+
+  writeFileSync(at('cut-off.mp4'), bytes.subarray(0, Math.floor(bytes.length * 0.4)));
+  t.equal((await probeMedia(at('cut-off.mp4'))).durationSeconds, 20, 'ffprobe still reads the whole length from the index');
+  const cut = await decodeWhole(at('cut-off.mp4'), { sampleSeconds: 0.5 });
+  t.ok(cut.frames.length > 0 && cut.frames.length < 20, `the start only: ${cut.frames.length} frames`);
+  t.equal(cut.summary.frames, cut.frames.length);
+  t.match(cut.summary.errors, /partial file|Invalid data|error/i, `ffmpeg's words: ${cut.summary.errors}`);
+  t.notMatch(cut.summary.errors, dir, 'without the box\'s folders');
+
+  // Noise over a stretch in the middle of the picture data: the decoder skips or garbles those pictures and goes on.
+  const middle = Buffer.from(bytes);
+  const mdat = middle.indexOf('mdat');
+  const from = mdat + Math.floor((middle.length - mdat) * 0.45);
+  let x = 7;
+  for (let i = from; i < from + 4000; i++) {
+    x = (x * 1103515245 + 12345) >>> 0;
+    middle[i] = x >>> 24;
+  }
+  writeFileSync(at('damaged.mp4'), middle);
+  const damaged = await decodeWhole(at('damaged.mp4'), { sampleSeconds: 0.5 });
+  t.ok(damaged.frames.length >= 38, `read to the end: ${damaged.frames.length} frames`);
+  t.ok(damaged.summary.errors, `ffmpeg's words: ${damaged.summary.errors}`);
+});
+
 t.test('sniffMediaType recognises the accepted containers by content', async (t) => {
   t.match(sniffMediaType(readFileSync(at('photo.jpg'))), { kind: 'image', format: 'jpeg' });
   t.match(sniffMediaType(readFileSync(at('testsrc.mp4'))), { kind: 'video', format: 'mp4' });
@@ -368,6 +409,7 @@ t.test('tailReason keeps what went wrong and drops the box\'s paths and ffmpeg\'
     '[h264 @ 0x5648f32a64c0] Error splitting the input into NAL units.',
     'Cannot determine format of input stream 0:0 after EOF',
     'Error marking filters as finished',
+    '    Last message repeated 3 times',
     '',
   ].join('\n');
   const reason = tailReason(stderr, '/srv/cropwalk/data/uploads/3f2a.part');

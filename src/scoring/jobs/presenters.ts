@@ -272,13 +272,14 @@ export const walkSchema: JsonSchema = {
                     'Things the person filming can do better; raised when at least 20% of the frames (or the one photo) are concerned. ' +
                     'colours_unconverted is raised for any frame of an HDR (PQ, HLG) or BT.2020 clip that the box could not convert to sRGB (its ffmpeg lacks the zscale filter), for any frame of a Dolby Vision clip without a standard base layer (profile 5: its colours exist only after Dolby\'s reshaping, which the box does not apply), and for a photo whose embedded colour profile it cannot apply (not a matrix/TRC RGB profile, or broken): ripeness is then uncertain. ' +
                     'clip_cut_short is raised when a clip is longer than the stretch scoring reads (max_frames × sample_seconds, clips[].read_s): the counts then cover only the start of it; its frames are the last frame scored of each such clip. ' +
+                    'clip_damaged is raised when ffmpeg reported decoding errors in a clip or photo it still decoded in part: a clip cut off part way (its index intact), so the counts cover only the start the message names, or pictures damaged in the middle, skipped or garbled; the message gives ffmpeg\'s words, and its frames are the last frame scored of each such clip. A file with no decodable frame fails the walk instead. ' +
                     'Photos in Display P3 (an iPhone\'s default), Adobe RGB or another RGB profile, and HEIF (nclx) or PNG (cICP) photos tagged with BT.709, BT.2020 or P3 primaries, are converted to sRGB before detection.',
                   items: {
                     type: 'object',
                     required: ['code', 'message', 'frames'],
                     additionalProperties: false,
                     properties: {
-                      code: { enum: ['too_dark', 'overexposed', 'out_of_focus', 'walked_too_fast', 'colours_unconverted', 'clip_cut_short'] },
+                      code: { enum: ['too_dark', 'overexposed', 'out_of_focus', 'walked_too_fast', 'colours_unconverted', 'clip_cut_short', 'clip_damaged'] },
                       message: { type: 'string' },
                       frames: { type: 'array', items: { type: 'integer' }, description: 'Frames concerned.' },
                     },

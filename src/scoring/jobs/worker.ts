@@ -1,11 +1,11 @@
 import { setPriority } from 'node:os';
-import { decodeFrames, type DecodedFrame } from '../media/decode.js';
+import { decodeFrames, type DecodedFrame, type DecodeSummary } from '../media/decode.js';
 import { MediaError } from '../media/errors.js';
 import { drawOverlay, type OverlayBox } from '../overlay.js';
-import { clipCutShortWarning, frameQuality, walkQuality, type FrameQuality as MeasuredQuality, type QualityWarning } from '../quality.js';
+import { clipCutShortWarning, clipDamagedWarning, frameQuality, walkQuality, type FrameQuality as MeasuredQuality, type QualityWarning } from '../quality.js';
 import { iou } from '../track/index.js';
 import type { RgbImage } from '../types.js';
-import { scoreWalk, type WalkFrameInfo, type WalkResult } from '../walk.js';
+import { decodePlan, scoreWalk, type WalkFrameInfo, type WalkResult } from '../walk.js';
 import { openDetector } from './detectors.js';
 import type { ClipProgressMessage, RunnerMessage, WorkerJob, WorkerMessage } from './messages.js';
 import type { FrameQuality, StoredResult } from './result.js';
@@ -53,6 +53,8 @@ let framesDone = 0;
 const qualities: { quality: MeasuredQuality; width: number; colourUnconverted: boolean }[] = [];
 /** Clips (by index) whose HDR colours this ffmpeg could not convert; the walk's quality says so. */
 const unconvertedClips = new Set<number>();
+/** Clips (by index) that ffmpeg decoded with errors, with its words and how many frames it gave. */
+const damagedClips = new Map<number, { frames: number; errors: string }>();
 let previous: { clip: number; image: RgbImage; timeSeconds: number } | null = null;
 
 function overallProgress(): number {
@@ -104,7 +106,23 @@ function toStored(result: WalkResult, fallbackReason: string | null): StoredResu
     })),
     { maxFrames: walkOptions.maxFrames, sampleSeconds: walkOptions.sampleSeconds },
   );
-  const warnings: QualityWarning[] = cut ? [...walk.warnings, cut] : walk.warnings;
+  const decodedEvery = decodePlan(walkOptions).sampleSeconds;
+  const damaged = clipDamagedWarning(
+    [...damagedClips].map(([index, d]) => {
+      const clip = result.clips.find((c) => c.index === index);
+      return {
+        number: job.clips[index]!.position + 1,
+        photo: job.clips[index]!.kind === 'image',
+        durationSeconds: clip?.duration_seconds ?? 0,
+        readSeconds: clip?.read_seconds ?? 0,
+        decodedSeconds: d.frames * decodedEvery,
+        errors: withClipNames(d.errors),
+        lastFrame: result.frames.findLast((f) => f.clip === index)?.frame ?? null,
+      };
+    }),
+    { sampleSeconds: decodedEvery },
+  );
+  const warnings: QualityWarning[] = [...walk.warnings, ...(cut ? [cut] : []), ...(damaged ? [damaged] : [])];
   const frameQualityOf = (i: number): FrameQuality => {
     const q = qualities[i]!.quality;
     return {
@@ -147,10 +165,18 @@ function toStored(result: WalkResult, fallbackReason: string | null): StoredResu
   };
 }
 
-async function* noteColour(frames: AsyncIterable<DecodedFrame>, clip: number): AsyncGenerator<DecodedFrame> {
-  for await (const f of frames) {
-    if (f.colour === 'unconverted') unconvertedClips.add(clip);
-    yield f;
+/** Passes a clip's frames on, noting what the walk's quality reports: colours left unconverted, damage ffmpeg reported. */
+async function* watchClip(frames: AsyncGenerator<DecodedFrame, DecodeSummary>, clip: number): AsyncGenerator<DecodedFrame> {
+  let n: IteratorResult<DecodedFrame, DecodeSummary> | undefined;
+  try {
+    while (!(n = await frames.next()).done) {
+      if (n.value.colour === 'unconverted') unconvertedClips.add(clip);
+      yield n.value;
+    }
+    if (n.value.errors) damagedClips.set(clip, { frames: n.value.frames, errors: n.value.errors });
+  } finally {
+    // Left early (max_frames, a stop): ffmpeg is ended by the decoder's own finally.
+    if (!n?.done) await frames.return(undefined as never);
   }
 }
 
@@ -166,7 +192,7 @@ async function main(): Promise<void> {
         const clip = clipByPath.get(file)!;
         currentClip = clip.position;
         clipState[clip.position]!.status = 'running';
-        return noteColour(decodeFrames(file, o), job.clips.indexOf(clip));
+        return watchClip(decodeFrames(file, o), job.clips.indexOf(clip));
       },
       probe: async (file) => {
         const c = clipByPath.get(file)!;
@@ -207,8 +233,11 @@ process.disconnect?.();
 
 function reasonOf(err: unknown, clip: number | null): string {
   const where = clip !== null && job.clips.length > 1 ? `clip ${clip + 1} of ${job.clips.length}: ` : '';
-  let text = err instanceof Error ? err.message : String(err);
-  // ffmpeg quotes the file it read: name the clip instead of showing the box's folders to the API.
+  return `${where}${withClipNames(err instanceof Error ? err.message : String(err))}`;
+}
+
+/** ffmpeg quotes the file it read: name the clip instead of showing the box's folders to the API. */
+function withClipNames(text: string): string {
   for (const c of job.clips) text = text.split(`file:${c.path}`).join(`clip ${c.position + 1}`).split(c.path).join(`clip ${c.position + 1}`);
-  return `${where}${text}`;
+  return text;
 }

@@ -38,6 +38,19 @@ export interface DecodedFrame {
   colour: 'as-recorded' | 'converted' | 'unconverted';
 }
 
+/**
+ * How a decode ended, the generator's return value. ffmpeg runs at `-v error`, so anything it
+ * printed is a decoding error; it still exits 0 when it could decode some of the file (a clip
+ * cut off part way with its index intact, damaged pictures it skipped), and the frames it gave
+ * look like the whole clip unless this is read.
+ */
+export interface DecodeSummary {
+  /** Frames given. */
+  frames: number;
+  /** ffmpeg's own words when it reported decoding errors but gave frames; null for a clean decode. */
+  errors: string | null;
+}
+
 export const DEFAULT_SAMPLE_SECONDS = 0.5;
 /**
  * Ten minutes of clip at the default sampling: a whole row (a 100 m row filmed at a slow
@@ -60,7 +73,7 @@ export function workingSize(width: number, height: number, maxLongSide: number):
  * samples by presentation time, and the scale filter brings frames to the
  * working size. Leaving the loop early kills ffmpeg.
  */
-export async function* decodeFrames(file: string, options: DecodeOptions = {}): AsyncGenerator<DecodedFrame> {
+export async function* decodeFrames(file: string, options: DecodeOptions = {}): AsyncGenerator<DecodedFrame, DecodeSummary> {
   const sampleSeconds = options.sampleSeconds ?? DEFAULT_SAMPLE_SECONDS;
   const maxFrames = options.maxFrames ?? DEFAULT_MAX_FRAMES;
   const maxLongSide = options.maxLongSide ?? DEFAULT_MAX_LONG_SIDE;
@@ -72,7 +85,7 @@ export async function* decodeFrames(file: string, options: DecodeOptions = {}): 
   const info = options.info ?? (await probeMedia(file));
   if (info.container === 'heif') {
     yield await heifFrame(file, maxLongSide);
-    return;
+    return { frames: 1, errors: null };
   }
   const { ffmpeg } = await requireFfmpeg();
   const photo = info.kind === 'image';
@@ -155,6 +168,7 @@ export async function* decodeFrames(file: string, options: DecodeOptions = {}): 
     if (index === 0) throw new MediaError('decode_failed', 'the file holds no decodable frame', tailReason(stderr, file) || undefined);
     if (filled !== 0) throw new MediaError('decode_failed', 'ffmpeg stopped in the middle of a frame', tailReason(stderr, file) || undefined);
     finished = true;
+    return { frames: index, errors: tailReason(stderr, file, 240) || null };
   } finally {
     options.signal?.removeEventListener('abort', onAbort);
     if (!finished && child.exitCode === null && child.signalCode === null) {
