@@ -246,10 +246,19 @@ t.test('a clip broken off part way is scored for the stretch that decodes, and t
   t.notMatch(warning?.message, s.dataDir, 'ffmpeg\'s words without the box\'s folders');
   t.same(warning?.frames, [frames - 1], 'at the last frame scored');
 
+  // A photo cut short: ffmpeg fills the missing rows and exits 0.
+  const cutPhoto = path.join(dir, 'cut-photo.jpg');
+  writeFileSync(cutPhoto, readFileSync(PHOTO).subarray(0, Math.floor(readFileSync(PHOTO).length * 0.6)));
+  const photo = (await poll(s, (await upload(s, '/api/observations', KEY, [{ field: 'file', file: cutPhoto }])).body.job_id, KEY)).at(-1);
+  t.equal(photo.status, 'done', photo.error ?? '');
+  t.match(photo.result.quality.warnings.find((w: any) => w.code === 'clip_damaged'), { message: /^the upload is damaged: the photo: part of it may be grey or garbled \(ffmpeg: .+\)/, frames: [0] }, 'a photo cut short says so');
+
   const clean = await upload(s, '/api/observations', KEY, [{ field: 'file', file: CLIP }], { sample_seconds: '0.5' });
   const whole = (await poll(s, clean.body.job_id, KEY)).at(-1);
   t.equal(whole.result.frames.length, 8);
   t.notOk(whole.result.quality.warnings.some((w: any) => w.code === 'clip_damaged'), 'the intact clip carries no such warning');
+  const intactPhoto = (await poll(s, (await upload(s, '/api/observations', KEY, [{ field: 'file', file: PHOTO }])).body.job_id, KEY)).at(-1);
+  t.notOk(intactPhoto.result.quality.warnings.some((w: any) => w.code === 'clip_damaged'), 'nor the intact photo');
 });
 
 t.test('rescore: a walk cut short is scored again whole from its kept clips; 409 while scoring, 422 for options that cannot apply, 404 for another organization', async (t) => {
