@@ -369,7 +369,6 @@ export interface DamagedClip {
   /** 1-based, as a person counts the clips of a batch. */
   number: number;
   photo: boolean;
-  durationSeconds: number;
   /** Seconds of the clip that scoring was to read (clips[].read_s). */
   readSeconds: number;
   /** Seconds the decoded frames reach: frames given × the decoding interval. */

@@ -150,18 +150,18 @@ t.test('clip_cut_short: raised when a clip runs at least one sample past the str
 t.test('clip_damaged: names each damaged clip, how far a clip cut off part way was decoded, and ffmpeg\'s words', async (t) => {
   const settings = { sampleSeconds: 0.25 };
   t.equal(clipDamagedWarning([], settings), null, 'nothing damaged, no warning');
-  const clip = { number: 1, photo: false, durationSeconds: 60, readSeconds: 60, errors: 'partial file', lastFrame: 20 };
+  const clip = { number: 1, photo: false, readSeconds: 60, errors: 'partial file', lastFrame: 20 };
   const cut = clipDamagedWarning([{ ...clip, decodedSeconds: 5.25 }], settings);
   t.match(cut, { code: 'clip_damaged', frames: [20] });
   t.match(cut?.message, /^the upload is damaged: clip 1: only its first 5\.3 s of 60 s could be decoded, so the counts miss the rest of it \(ffmpeg: partial file\); film it again/);
   const whole = clipDamagedWarning([{ ...clip, decodedSeconds: 59.8 }], settings);
   t.match(whole?.message, /clip 1: some of its pictures could not be decoded and were skipped or came out garbled \(ffmpeg: partial file\)/, 'less than a sample short: read to its end, damaged inside');
   t.notMatch(whole?.message, /only its first/);
-  const photo = clipDamagedWarning([{ ...clip, photo: true, durationSeconds: 0, readSeconds: 0, decodedSeconds: 0.25, lastFrame: 0 }], settings);
+  const photo = clipDamagedWarning([{ ...clip, photo: true, readSeconds: 0, decodedSeconds: 0.25, lastFrame: 0 }], settings);
   t.match(photo?.message, /the photo: part of it may be grey or garbled/);
   const batch = clipDamagedWarning(
     [
-      { ...clip, number: 2, readSeconds: 120, durationSeconds: 200, decodedSeconds: 30, lastFrame: 300 },
+      { ...clip, number: 2, readSeconds: 120, decodedSeconds: 30, lastFrame: 300 },
       { ...clip, number: 3, decodedSeconds: 60, lastFrame: null },
     ],
     settings,

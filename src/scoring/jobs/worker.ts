@@ -97,27 +97,26 @@ const round = (x: number, k = 1000) => Math.round(x * k) / k;
 
 function toStored(result: WalkResult, fallbackReason: string | null): StoredResult {
   const walk = walkQuality(qualities);
+  const lastFrameOf = (clip: number) => result.frames.findLast((f) => f.clip === clip)?.frame ?? null;
   const cut = clipCutShortWarning(
     result.clips.map((c) => ({
       number: job.clips[c.index]!.position + 1,
       durationSeconds: c.duration_seconds ?? 0,
       readSeconds: c.read_seconds ?? 0,
-      lastFrame: result.frames.findLast((f) => f.clip === c.index)?.frame ?? null,
+      lastFrame: lastFrameOf(c.index),
     })),
     { maxFrames: walkOptions.maxFrames, sampleSeconds: walkOptions.sampleSeconds },
   );
   const decodedEvery = decodePlan(walkOptions).sampleSeconds;
   const damaged = clipDamagedWarning(
     [...damagedClips].map(([index, d]) => {
-      const clip = result.clips.find((c) => c.index === index);
       return {
         number: job.clips[index]!.position + 1,
         photo: job.clips[index]!.kind === 'image',
-        durationSeconds: clip?.duration_seconds ?? 0,
-        readSeconds: clip?.read_seconds ?? 0,
+        readSeconds: result.clips.find((c) => c.index === index)?.read_seconds ?? 0,
         decodedSeconds: d.frames * decodedEvery,
         errors: withClipNames(d.errors),
-        lastFrame: result.frames.findLast((f) => f.clip === index)?.frame ?? null,
+        lastFrame: lastFrameOf(index),
       };
     }),
     { sampleSeconds: decodedEvery },
