@@ -9,6 +9,7 @@ import { DEFAULT_PARAMS, type BuiltinParams } from './params.js';
 import { DEFAULT_RIPENESS_THRESHOLDS, ripenessFromHue, type RipenessThresholds } from './ripeness.js';
 import { greenMask, growGreen, growRipe, ripeMask, splitBySeeds } from './segment.js';
 import { ScaleMemory, smallFruitGate } from './scale-memory.js';
+import { dropSeamlessTwins } from './seam.js';
 import { DEFAULT_STEM_PARAMS, findStems, type StemParams } from './stems.js';
 import { DetectAhead, type FrameRunner } from './detect-ahead.js';
 import { DetectThreads } from './detect-threads.js';
@@ -293,7 +294,7 @@ function fruitFromAnalysis(frame: FrameAnalysis, image: RgbImage, conf: number, 
     out.push(toDetection(c, sx, sy, image, params, thresholds));
   }
   out.sort((a, b) => b.score - a.score);
-  return out;
+  return dropSeamlessTwins(out, image, { minIou: params.seamMinIou, maxDepth: params.seamMaxDepth });
 }
 
 export function toDetection(c: Candidate, sx: number, sy: number, image: RgbImage, params: BuiltinParams, thresholds: RipenessThresholds): Detection {
