@@ -170,8 +170,16 @@ export interface WalkBenchResult {
 async function accuracy(quick: boolean, seedList?: number[]): Promise<AccuracyRow[]> {
   const rows: AccuracyRow[] = [];
   const builtin = await builtinDetector();
-  const seeds = seedList ?? (quick ? [1] : [1, 2, 3]);
-  const speeds = quick ? [0.3] : [0.3, 0.6];
+  // Its detection threads would keep the process alive after the last walk.
+  try {
+    await accuracyWith(builtin, rows, seedList ?? (quick ? [1] : [1, 2, 3]), quick ? [0.3] : [0.3, 0.6]);
+  } finally {
+    await builtin?.close?.();
+  }
+  return rows;
+}
+
+async function accuracyWith(builtin: Detector | null, rows: AccuracyRow[], seeds: number[], speeds: number[]): Promise<void> {
   for (const seed of seeds)
     for (const speed of speeds) {
       const r = await cachedWalk(`acc-${seed}-${speed}`, { out: ACCURACY_OUT, seconds: 20, fps: 15, width: 640, height: 360, speed, seed, lighting: LIGHTING });
@@ -200,7 +208,6 @@ async function accuracy(quick: boolean, seedList?: number[]): Promise<AccuracyRo
         });
       }
     }
-  return rows;
 }
 
 async function boundary(): Promise<NonNullable<WalkBenchResult['boundary']>> {
