@@ -181,10 +181,11 @@ export interface BuiltinParams {
   /**
    * One circle on one fruit (seam.ts): of two fruit detections overlapping at least seamMinIou
    * (IoU) with no dip in luma of seamMaxDepth (0–255) between their centres, the lower-scored is
-   * dropped. seamMinIou 0, the default, turns it off: it takes out a quarter of the second tracks
-   * and tracks where no fruit is on rendered and real walks alike for one or two fruit, but real
-   * walks already count low and count lower with it (docs/builtin-detector.md, "One circle on one
-   * fruit"). Measured at 0.15 and 10.
+   * dropped. seamMinIou 0, the default, turns it off. Measured at 0.15 and 10: under studio light
+   * and on the walls of real fruit it takes out a quarter of the second tracks and a sixth of the
+   * tracks where no fruit is for one or two fruit, but those walls already count low and count
+   * lower with it, and under the greenhouse renders' soft light it loses fruit by the dozen
+   * (docs/builtin-detector.md, "One circle on one fruit").
    */
   seamMinIou: number;
   seamMaxDepth: number;

@@ -8,7 +8,9 @@ import { iou } from '../track/box.js';
  * does. Between two fruit the luma along the line joining the centres dips at the nearer fruit's
  * rim (its shaded edge, and the crease or shadow where they meet); across one fruit it does not.
  * Measured on rendered walks and on the labelled photos (docs/builtin-detector.md, "One circle
- * on one fruit"): labelled pairs of overlapping real fruit dip a median 50 levels of 255.
+ * on one fruit"): labelled pairs of overlapping real fruit dip a median 50 levels of 255. Soft,
+ * dim light leaves some pairs of fruit with no dip (the greenhouse renders), so the rule that reads
+ * it is off by default.
  */
 export interface SeamParams {
   /** Pairs overlapping at least this much (IoU of their boxes) are read; 0 turns the rule off. */
