@@ -22,9 +22,11 @@ export interface SeamParams {
 const SAMPLES = 33;
 
 /**
- * How far the luma dips between the centres of boxes a and b: the brighter end of the line's
- * weaker half (its first or last 35 %) less the darkest point of its middle 70 %, each point the
- * mean of a 3 × 3 window. Zero or less when the light rises or falls straight across.
+ * How far the luma dips between the centres of boxes a and b: the dimmer of the two ends'
+ * brightest points (each within the first or last 35 % of the line) less the darkest point of its
+ * middle 70 %, each point the mean of a 3 × 3 window. Light that only rises or falls across the
+ * line still reads as a dip of its rise over the 15–35 % stretch: the measure is not confined to
+ * the stretch between the two peaks.
  */
 export function seamDepth(image: RgbImage, a: Box, b: Box): number {
   const ax = (a[0] + a[2]) / 2, ay = (a[1] + a[3]) / 2;
