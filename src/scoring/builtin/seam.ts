@@ -25,8 +25,8 @@ const SAMPLES = 33;
  * How far the luma dips between the centres of boxes a and b: the dimmer of the two ends'
  * brightest points (each within the first or last 35 % of the line) less the darkest point of its
  * middle 70 %, each point the mean of a 3 × 3 window. Light that only rises or falls across the
- * line still reads as a dip of its rise over the 15–35 % stretch: the measure is not confined to
- * the stretch between the two peaks.
+ * line still reads as a dip of its rise over the 15–35 % stretch. Confined to the stretch between
+ * the two peaks, the dip told two fruit from one worse (docs/builtin-detector.md).
  */
 export function seamDepth(image: RgbImage, a: Box, b: Box): number {
   const ax = (a[0] + a[2]) / 2, ay = (a[1] + a[3]) / 2;
