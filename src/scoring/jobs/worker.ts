@@ -109,16 +109,14 @@ function toStored(result: WalkResult, fallbackReason: string | null): StoredResu
   );
   const decodedEvery = decodePlan(walkOptions).sampleSeconds;
   const damaged = clipDamagedWarning(
-    [...damagedClips].map(([index, d]) => {
-      return {
-        number: job.clips[index]!.position + 1,
-        photo: job.clips[index]!.kind === 'image',
-        readSeconds: result.clips.find((c) => c.index === index)?.read_seconds ?? 0,
-        decodedSeconds: d.frames * decodedEvery,
-        errors: withClipNames(d.errors),
-        lastFrame: lastFrameOf(index),
-      };
-    }),
+    [...damagedClips].map(([index, d]) => ({
+      number: job.clips[index]!.position + 1,
+      photo: job.clips[index]!.kind === 'image',
+      readSeconds: result.clips.find((c) => c.index === index)?.read_seconds ?? 0,
+      decodedSeconds: d.frames * decodedEvery,
+      errors: withClipNames(d.errors),
+      lastFrame: lastFrameOf(index),
+    })),
     { sampleSeconds: decodedEvery },
   );
   const warnings: QualityWarning[] = [...walk.warnings, ...(cut ? [cut] : []), ...(damaged ? [damaged] : [])];
