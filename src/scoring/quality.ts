@@ -1,5 +1,5 @@
 import type { RgbImage } from './types.js';
-import { luminance } from './image/colour.js';
+import { luma709, luminance } from './image/colour.js';
 import { boxMean } from './image/filters.js';
 
 /**
@@ -224,7 +224,7 @@ export function frameQuality(image: RgbImage, previous?: RgbImage | null, interv
     const r = d[p]!;
     const g = d[p + 1]!;
     const b = d[p + 2]!;
-    const y = 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    const y = luma709(r, g, b);
     sum += y;
     if (y < 16) dark++;
     if (r >= 250 || g >= 250 || b >= 250) bright++;

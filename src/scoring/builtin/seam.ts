@@ -1,4 +1,5 @@
 import type { Box, Detection, RgbImage } from '../types.js';
+import { luma709 } from '../image/colour.js';
 import { iou } from '../track/box.js';
 
 /**
@@ -53,7 +54,7 @@ function windowLuma(image: RgbImage, x: number, y: number): number {
     for (let dx = -1; dx <= 1; dx++) {
       const xx = Math.min(width - 1, Math.max(0, x + dx));
       const p = (yy * width + xx) * 3;
-      sum += 0.2126 * data[p]! + 0.7152 * data[p + 1]! + 0.0722 * data[p + 2]!;
+      sum += luma709(data[p]!, data[p + 1]!, data[p + 2]!);
     }
   }
   return sum / 9;

@@ -99,11 +99,16 @@ export function imageToLab(image: RgbImage, gains: readonly [number, number, num
   return { width: image.width, height: image.height, L, a: A, b: B };
 }
 
+/** Rec. 709 luma of one gamma-encoded 8-bit sRGB pixel (0–255). */
+export function luma709(r: number, g: number, b: number): number {
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+}
+
 /** Rec. 709 luma of an 8-bit sRGB frame (gamma-encoded, 0–255), the usual plane for sharpness and motion. */
 export function luminance(image: RgbImage): Float32Array {
   const n = image.width * image.height;
   const out = new Float32Array(n);
   const d = image.data;
-  for (let i = 0, p = 0; i < n; i++, p += 3) out[i] = 0.2126 * d[p]! + 0.7152 * d[p + 1]! + 0.0722 * d[p + 2]!;
+  for (let i = 0, p = 0; i < n; i++, p += 3) out[i] = luma709(d[p]!, d[p + 1]!, d[p + 2]!);
   return out;
 }

@@ -1,5 +1,5 @@
 import type { RgbImage } from '../types.js';
-import { srgbToLinear } from './colour.js';
+import { luma709, srgbToLinear } from './colour.js';
 
 export interface WhiteBalanceOptions {
   /** Pixels with any channel at or above this (0–255) are clipped and say nothing about the light. Default 250. */
@@ -49,7 +49,7 @@ export function greyWorld(image: RgbImage, options: WhiteBalanceOptions = {}): W
     const g = d[p + 1]!;
     const b = d[p + 2]!;
     if (r >= clip || g >= clip || b >= clip) continue;
-    if (0.2126 * r + 0.7152 * g + 0.0722 * b < dark) continue;
+    if (luma709(r, g, b) < dark) continue;
     sr += srgbToLinear(r);
     sg += srgbToLinear(g);
     sb += srgbToLinear(b);
