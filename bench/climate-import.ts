@@ -26,9 +26,17 @@ export const PHASES = ['parse', 'analyse', 'read', 'hourly'] as const;
 type Phase = (typeof PHASES)[number];
 
 /** ms: wall clock; cpuMs: user + system CPU time of the phase, steadier on a shared machine. */
-export interface PhaseResult { phase: Phase; ms: number; cpuMs: number; maxRssMB: number; count: number }
+export interface PhaseResult {
+  phase: Phase;
+  ms: number;
+  cpuMs: number;
+  maxRssMB: number;
+  count: number;
+}
 export interface ClimateBenchResult {
-  file: string; bytes: number; phases: PhaseResult[];
+  file: string;
+  bytes: number;
+  phases: PhaseResult[];
   ratios: { analyse: number; read: number; hourly: number };
   cpuRatios: { analyse: number; read: number; hourly: number };
   maxRssMB: number;
@@ -60,31 +68,40 @@ async function runPhase(phase: Phase, file: string): Promise<PhaseResult> {
  * Times shown are the medians.
  */
 export async function runClimateBench(opts: { file?: string; repeat?: number; years?: number } = {}): Promise<ClimateBenchResult> {
-  return withYearFile(opts.file, async (file) => {
-    const repeat = Math.max(1, opts.repeat ?? 5);
-    const rounds: Record<Phase, PhaseResult>[] = [];
-    for (let r = 0; r < repeat; r++) {
-      const round = {} as Record<Phase, PhaseResult>;
-      for (const phase of PHASES) round[phase] = phaseInChild<PhaseResult>(import.meta.url, phase, file);
-      rounds.push(round);
-    }
-    const median = (xs: number[]) => { const s = [...xs].sort((a, b) => a - b); return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2; };
-    const phases: PhaseResult[] = PHASES.map((phase) => ({
-      phase,
-      ms: median(rounds.map((r) => r[phase].ms)),
-      cpuMs: median(rounds.map((r) => r[phase].cpuMs)),
-      maxRssMB: Math.max(...rounds.map((r) => r[phase].maxRssMB)),
-      count: rounds[0]![phase].count,
-    }));
-    const ratio = (p: Phase) => median(rounds.map((r) => r[p].ms / r.parse.ms));
-    const cpuRatio = (p: Phase) => median(rounds.map((r) => r[p].cpuMs / r.parse.cpuMs));
-    return {
-      file, bytes: statSync(file).size, phases,
-      ratios: { analyse: ratio('analyse'), read: ratio('read'), hourly: ratio('hourly') },
-      cpuRatios: { analyse: cpuRatio('analyse'), read: cpuRatio('read'), hourly: cpuRatio('hourly') },
-      maxRssMB: Math.max(...phases.map((p) => p.maxRssMB)),
-    };
-  }, opts.years);
+  return withYearFile(
+    opts.file,
+    async (file) => {
+      const repeat = Math.max(1, opts.repeat ?? 5);
+      const rounds: Record<Phase, PhaseResult>[] = [];
+      for (let r = 0; r < repeat; r++) {
+        const round = {} as Record<Phase, PhaseResult>;
+        for (const phase of PHASES) round[phase] = phaseInChild<PhaseResult>(import.meta.url, phase, file);
+        rounds.push(round);
+      }
+      const median = (xs: number[]) => {
+        const s = [...xs].sort((a, b) => a - b);
+        return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+      };
+      const phases: PhaseResult[] = PHASES.map((phase) => ({
+        phase,
+        ms: median(rounds.map((r) => r[phase].ms)),
+        cpuMs: median(rounds.map((r) => r[phase].cpuMs)),
+        maxRssMB: Math.max(...rounds.map((r) => r[phase].maxRssMB)),
+        count: rounds[0]![phase].count,
+      }));
+      const ratio = (p: Phase) => median(rounds.map((r) => r[p].ms / r.parse.ms));
+      const cpuRatio = (p: Phase) => median(rounds.map((r) => r[p].cpuMs / r.parse.cpuMs));
+      return {
+        file,
+        bytes: statSync(file).size,
+        phases,
+        ratios: { analyse: ratio('analyse'), read: ratio('read'), hourly: ratio('hourly') },
+        cpuRatios: { analyse: cpuRatio('analyse'), read: cpuRatio('read'), hourly: cpuRatio('hourly') },
+        maxRssMB: Math.max(...phases.map((p) => p.maxRssMB)),
+      };
+    },
+    opts.years,
+  );
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
@@ -94,9 +111,16 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   } else {
     const r = await runClimateBench({ file: args.file, repeat: args.repeat, years: args.years });
     console.log(`climate import bench: ${(r.bytes / 1048576).toFixed(1)} MiB (${r.file})`);
-    for (const p of r.phases) console.log(`  ${p.phase.padEnd(8)} ${p.ms.toFixed(0).padStart(7)} ms wall ${p.cpuMs.toFixed(0).padStart(7)} ms CPU  peak RSS ${p.maxRssMB.toFixed(0).padStart(4)} MB  (${p.count})`);
-    console.log(`  ratio vs papaparse parse-only, wall: analyse ${r.ratios.analyse.toFixed(2)}×, read ${r.ratios.read.toFixed(2)}×, hourly ${r.ratios.hourly.toFixed(2)}× (goal ≤ 3×)`);
-    console.log(`  ratio vs papaparse parse-only, CPU:  analyse ${r.cpuRatios.analyse.toFixed(2)}×, read ${r.cpuRatios.read.toFixed(2)}×, hourly ${r.cpuRatios.hourly.toFixed(2)}×`);
+    for (const p of r.phases)
+      console.log(
+        `  ${p.phase.padEnd(8)} ${p.ms.toFixed(0).padStart(7)} ms wall ${p.cpuMs.toFixed(0).padStart(7)} ms CPU  peak RSS ${p.maxRssMB.toFixed(0).padStart(4)} MB  (${p.count})`,
+      );
+    console.log(
+      `  ratio vs papaparse parse-only, wall: analyse ${r.ratios.analyse.toFixed(2)}×, read ${r.ratios.read.toFixed(2)}×, hourly ${r.ratios.hourly.toFixed(2)}× (goal ≤ 3×)`,
+    );
+    console.log(
+      `  ratio vs papaparse parse-only, CPU:  analyse ${r.cpuRatios.analyse.toFixed(2)}×, read ${r.cpuRatios.read.toFixed(2)}×, hourly ${r.cpuRatios.hourly.toFixed(2)}×`,
+    );
     console.log(`  peak RSS ${r.maxRssMB.toFixed(0)} MB (goal < 300 MB)`);
   }
 }

@@ -40,10 +40,30 @@ const ZONE = 'Europe/Amsterdam';
 type Phase = 'parse' | 'preview' | 'ingest' | 'file' | 'csv';
 
 /** ms/cpuMs: the median of a process's later runs (a running service); first: its first run (cold JIT). */
-export interface StorePhase { phase: Phase; ms: number; cpuMs: number; maxRssMB: number; readings: number; dbMB: number; threadStartMs?: number; first: { ms: number; cpuMs: number } }
-export interface ClimateStoreBench { file: string; bytes: number; phases: StorePhase[]; ratios: Partial<Record<Phase, number>>; cpuRatios: Partial<Record<Phase, number>>; firstRatios: Partial<Record<Phase, number>>; maxRssMB: number }
+export interface StorePhase {
+  phase: Phase;
+  ms: number;
+  cpuMs: number;
+  maxRssMB: number;
+  readings: number;
+  dbMB: number;
+  threadStartMs?: number;
+  first: { ms: number; cpuMs: number };
+}
+export interface ClimateStoreBench {
+  file: string;
+  bytes: number;
+  phases: StorePhase[];
+  ratios: Partial<Record<Phase, number>>;
+  cpuRatios: Partial<Record<Phase, number>>;
+  firstRatios: Partial<Record<Phase, number>>;
+  maxRssMB: number;
+}
 
-const cpuMs = (since: NodeJS.CpuUsage) => { const u = process.cpuUsage(since); return (u.user + u.system) / 1000; };
+const cpuMs = (since: NodeJS.CpuUsage) => {
+  const u = process.cpuUsage(since);
+  return (u.user + u.system) / 1000;
+};
 
 /** A database with one crop cycle, registry rows written straight in: the bench measures climate, not the registry. */
 async function cycleDb(dir: string) {
@@ -52,13 +72,58 @@ async function cycleDb(dir: string) {
   const stamp = { created_at: now, updated_at: now, version: opened.clock.now() };
   const org = newId();
   const farm = newId();
-  const greenhouse = { id: newId(), organization_id: org, farm_id: farm, name: 'bench', time_zone: ZONE, latitude: null, longitude: null, area_m2: null, notes: null, ...stamp };
+  const greenhouse = {
+    id: newId(),
+    organization_id: org,
+    farm_id: farm,
+    name: 'bench',
+    time_zone: ZONE,
+    latitude: null,
+    longitude: null,
+    area_m2: null,
+    notes: null,
+    ...stamp,
+  };
   const row = newId();
-  const cycle = { id: newId(), organization_id: org, farm_id: farm, greenhouse_id: greenhouse.id, row_id: row, name: 'bench', crop: null, variety: null, started_on: '2021-01-01', ended_on: null, plants_per_m2: null, stems_per_m2: null, notes: null, ...stamp };
-  await opened.db.insertInto('organizations').values({ id: org, organization_id: org, name: 'bench', ...stamp }).execute();
-  await opened.db.insertInto('farms').values({ id: farm, organization_id: org, name: 'bench', location: null, notes: null, ...stamp }).execute();
+  const cycle = {
+    id: newId(),
+    organization_id: org,
+    farm_id: farm,
+    greenhouse_id: greenhouse.id,
+    row_id: row,
+    name: 'bench',
+    crop: null,
+    variety: null,
+    started_on: '2021-01-01',
+    ended_on: null,
+    plants_per_m2: null,
+    stems_per_m2: null,
+    notes: null,
+    ...stamp,
+  };
+  await opened.db
+    .insertInto('organizations')
+    .values({ id: org, organization_id: org, name: 'bench', ...stamp })
+    .execute();
+  await opened.db
+    .insertInto('farms')
+    .values({ id: farm, organization_id: org, name: 'bench', location: null, notes: null, ...stamp })
+    .execute();
   await opened.db.insertInto('greenhouses').values(greenhouse).execute();
-  await opened.db.insertInto('rows').values({ id: row, organization_id: org, farm_id: farm, greenhouse_id: greenhouse.id, name: 'bench', length_m: null, plant_count: null, notes: null, ...stamp }).execute();
+  await opened.db
+    .insertInto('rows')
+    .values({
+      id: row,
+      organization_id: org,
+      farm_id: farm,
+      greenhouse_id: greenhouse.id,
+      name: 'bench',
+      length_m: null,
+      plant_count: null,
+      notes: null,
+      ...stamp,
+    })
+    .execute();
   await opened.db.insertInto('cycles').values(cycle).execute();
   const scope = { cycle, greenhouse, zone: ZONE } as CycleScope;
   const deps = { db: opened.db, store: new Store(opened.db, opened.clock), sqlite: opened.sqlite, clock: opened.clock };
@@ -102,13 +167,18 @@ async function once(phase: Phase, file: string): Promise<Omit<StorePhase, 'maxRs
     const threadStartMs = performance.now() - s0;
     const t0 = performance.now();
     const c0 = process.cpuUsage();
-    const row = await importExport(deps, scope, { path: file, fileName: 'year.csv', size }, {
-      kind: phase === 'csv' ? 'csv' : phase === 'ingest' ? 'ingest' : 'file',
-      actor: SYSTEM_ACTOR,
-      actorLabel: 'bench',
-      hourly: phase !== 'csv',
-      choices: mapping ? { mapping } : {},
-    });
+    const row = await importExport(
+      deps,
+      scope,
+      { path: file, fileName: 'year.csv', size },
+      {
+        kind: phase === 'csv' ? 'csv' : phase === 'ingest' ? 'ingest' : 'file',
+        actor: SYSTEM_ACTOR,
+        actorLabel: 'bench',
+        hourly: phase !== 'csv',
+        choices: mapping ? { mapping } : {},
+      },
+    );
     const ms = performance.now() - t0;
     const cpu = cpuMs(c0);
     await opened.close();
@@ -126,7 +196,10 @@ async function runPhase(phase: Phase, file: string): Promise<StorePhase> {
   const runs = [];
   for (let i = 0; i < (phase === 'csv' ? 1 : ROUNDS); i++) runs.push(await once(phase, file));
   const later = runs.length > 1 ? runs.slice(1) : runs;
-  const med = (xs: number[]) => { const v = [...xs].sort((a, b) => a - b); return v.length % 2 ? v[(v.length - 1) / 2]! : (v[v.length / 2 - 1]! + v[v.length / 2]!) / 2; };
+  const med = (xs: number[]) => {
+    const v = [...xs].sort((a, b) => a - b);
+    return v.length % 2 ? v[(v.length - 1) / 2]! : (v[v.length / 2 - 1]! + v[v.length / 2]!) / 2;
+  };
   return {
     ...runs[0]!,
     ms: med(later.map((r) => r.ms)),
@@ -136,31 +209,44 @@ async function runPhase(phase: Phase, file: string): Promise<StorePhase> {
   };
 }
 
-
 /**
  * Runs each phase `repeat` times in fresh processes; the best time is kept (least disturbed
  * by other load), the highest RSS. CPU time (user + system) is reported beside wall time:
  * on a shared box it is the steadier figure, while wall time also shows the waits on disk.
  */
-export async function runClimateStoreBench(opts: { file?: string; raw?: boolean; repeat?: number; years?: number } = {}): Promise<ClimateStoreBench> {
-  return withYearFile(opts.file, async (file) => {
-    const mappingDir = mkdtempSync(path.join(tmpdir(), 'cropwalk-bench-mapping-'));
-    process.env[MAPPING_ENV] = path.join(mappingDir, 'mapping.json');
-    writeFileSync(process.env[MAPPING_ENV], JSON.stringify((await analyseExport({ path: file }, { timeZone: ZONE })).mapping));
-    const phases: StorePhase[] = [];
-    const wanted: Phase[] = ['parse', 'preview', 'ingest', 'file', ...(opts.raw ? (['csv'] as Phase[]) : [])];
-    for (const phase of wanted) {
-      const runs = Array.from({ length: Math.max(1, opts.repeat ?? 1) }, () => phaseInChild<StorePhase>(import.meta.url, phase, file));
-      const best = runs.reduce((a, b) => (b.ms < a.ms ? b : a));
-      phases.push({ ...best, maxRssMB: Math.max(...runs.map((r) => r.maxRssMB)) });
-    }
-    const parse = phases[0]!;
-    const ratios = Object.fromEntries(phases.slice(1).map((p) => [p.phase, p.ms / parse.ms]));
-    const firstRatios = Object.fromEntries(phases.slice(1).map((p) => [p.phase, p.first.ms / parse.first.ms]));
-    const cpuRatios = Object.fromEntries(phases.slice(1).map((p) => [p.phase, p.cpuMs / parse.cpuMs]));
-    rmSync(mappingDir, { recursive: true, force: true });
-    return { file, bytes: statSync(file).size, phases, ratios, cpuRatios, firstRatios, maxRssMB: Math.max(...phases.map((p) => p.maxRssMB)) };
-  }, opts.years);
+export async function runClimateStoreBench(
+  opts: { file?: string; raw?: boolean; repeat?: number; years?: number } = {},
+): Promise<ClimateStoreBench> {
+  return withYearFile(
+    opts.file,
+    async (file) => {
+      const mappingDir = mkdtempSync(path.join(tmpdir(), 'cropwalk-bench-mapping-'));
+      process.env[MAPPING_ENV] = path.join(mappingDir, 'mapping.json');
+      writeFileSync(process.env[MAPPING_ENV], JSON.stringify((await analyseExport({ path: file }, { timeZone: ZONE })).mapping));
+      const phases: StorePhase[] = [];
+      const wanted: Phase[] = ['parse', 'preview', 'ingest', 'file', ...(opts.raw ? (['csv'] as Phase[]) : [])];
+      for (const phase of wanted) {
+        const runs = Array.from({ length: Math.max(1, opts.repeat ?? 1) }, () => phaseInChild<StorePhase>(import.meta.url, phase, file));
+        const best = runs.reduce((a, b) => (b.ms < a.ms ? b : a));
+        phases.push({ ...best, maxRssMB: Math.max(...runs.map((r) => r.maxRssMB)) });
+      }
+      const parse = phases[0]!;
+      const ratios = Object.fromEntries(phases.slice(1).map((p) => [p.phase, p.ms / parse.ms]));
+      const firstRatios = Object.fromEntries(phases.slice(1).map((p) => [p.phase, p.first.ms / parse.first.ms]));
+      const cpuRatios = Object.fromEntries(phases.slice(1).map((p) => [p.phase, p.cpuMs / parse.cpuMs]));
+      rmSync(mappingDir, { recursive: true, force: true });
+      return {
+        file,
+        bytes: statSync(file).size,
+        phases,
+        ratios,
+        cpuRatios,
+        firstRatios,
+        maxRssMB: Math.max(...phases.map((p) => p.maxRssMB)),
+      };
+    },
+    opts.years,
+  );
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
@@ -172,10 +258,17 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     console.log(`climate store bench: ${(r.bytes / 1048576).toFixed(1)} MiB (${r.file})`);
     for (const p of r.phases) {
       const ratio = p.phase === 'parse' ? 'baseline' : `${r.ratios[p.phase]!.toFixed(1)}× / cpu ${r.cpuRatios[p.phase]!.toFixed(1)}×`;
-      const first = p.phase === 'parse' ? `first run ${p.first.ms.toFixed(0)} ms` : `first run ${p.first.ms.toFixed(0)} ms = ${r.firstRatios[p.phase]!.toFixed(1)}×`;
+      const first =
+        p.phase === 'parse'
+          ? `first run ${p.first.ms.toFixed(0)} ms`
+          : `first run ${p.first.ms.toFixed(0)} ms = ${r.firstRatios[p.phase]!.toFixed(1)}×`;
       const thread = p.threadStartMs !== undefined && p.phase !== 'csv' ? `, reader thread start ${p.threadStartMs.toFixed(0)} ms` : '';
-      console.log(`  ${p.phase.padEnd(7)} ${p.ms.toFixed(0).padStart(7)} ms wall ${p.cpuMs.toFixed(0).padStart(7)} ms cpu  ${ratio.padEnd(20)} peak RSS ${p.maxRssMB.toFixed(0).padStart(4)} MB  ${p.phase === 'parse' ? `${p.readings} cells` : p.phase === 'preview' ? `${p.readings} values read` : `${p.readings} readings stored, db ${p.dbMB.toFixed(0)} MB`}  (${first}${thread})`);
+      console.log(
+        `  ${p.phase.padEnd(7)} ${p.ms.toFixed(0).padStart(7)} ms wall ${p.cpuMs.toFixed(0).padStart(7)} ms cpu  ${ratio.padEnd(20)} peak RSS ${p.maxRssMB.toFixed(0).padStart(4)} MB  ${p.phase === 'parse' ? `${p.readings} cells` : p.phase === 'preview' ? `${p.readings} values read` : `${p.readings} readings stored, db ${p.dbMB.toFixed(0)} MB`}  (${first}${thread})`,
+      );
     }
-    console.log(`  goals: preview and import ≤ 3× parse-only, peak RSS < 300 MB (highest here ${r.maxRssMB.toFixed(0)} MB); ratios are of later runs in a process, first runs in brackets`);
+    console.log(
+      `  goals: preview and import ≤ 3× parse-only, peak RSS < 300 MB (highest here ${r.maxRssMB.toFixed(0)} MB); ratios are of later runs in a process, first runs in brackets`,
+    );
   }
 }

@@ -36,10 +36,24 @@ export async function runPhotoDecodeBench(): Promise<Record<string, unknown>> {
   const dir = mkdtempSync(path.join(tmpdir(), 'cropwalk-photo-bench-'));
   try {
     const pairs: { name: string; jpeg: string; heic: string }[] = [
-      { name: '800×600 (test fixture)', jpeg: path.join(ROOT, 'examples/row-mixed.jpg'), heic: path.join(ROOT, 'test/fixtures/heic/row-mixed.heic') },
+      {
+        name: '800×600 (test fixture)',
+        jpeg: path.join(ROOT, 'examples/row-mixed.jpg'),
+        heic: path.join(ROOT, 'test/fixtures/heic/row-mixed.heic'),
+      },
     ];
     const big = path.join(dir, 'big.jpg');
-    execFileSync(ffmpeg.ffmpeg.path, ['-v', 'error', '-i', path.join(ROOT, 'examples/row-mixed.jpg'), '-vf', 'scale=4032:3024:flags=lanczos', '-q:v', '2', big]);
+    execFileSync(ffmpeg.ffmpeg.path, [
+      '-v',
+      'error',
+      '-i',
+      path.join(ROOT, 'examples/row-mixed.jpg'),
+      '-vf',
+      'scale=4032:3024:flags=lanczos',
+      '-q:v',
+      '2',
+      big,
+    ]);
     const enc = spawnSync('heif-enc', ['-q', '85', '-o', path.join(dir, 'big.heic'), big], { encoding: 'utf8' });
     if (enc.status === 0) pairs.unshift({ name: '4032×3024 (an iPhone photo)', jpeg: big, heic: path.join(dir, 'big.heic') });
     else console.log('heif-enc not found (Debian: apt-get install libheif-examples): the 12-megapixel pair is skipped');
@@ -50,14 +64,18 @@ export async function runPhotoDecodeBench(): Promise<Record<string, unknown>> {
       const heicMs = await median(p.heic);
       const libheifMs = await median(p.heic, (f) => decodeHeif(f, 1e8));
       rows.push({ picture: p.name, jpeg_ffmpeg_ms: jpegMs, heic_ms: heicMs, heic_libheif_only_ms: libheifMs, ratio: heicMs / jpegMs });
-      console.log(`${p.name}: JPEG through ffmpeg ${jpegMs.toFixed(0)} ms (baseline); HEIC ${heicMs.toFixed(0)} ms = ${(heicMs / jpegMs).toFixed(2)}× (libheif decode ${libheifMs.toFixed(0)} ms, the rest the resize to 1280 px)`);
+      console.log(
+        `${p.name}: JPEG through ffmpeg ${jpegMs.toFixed(0)} ms (baseline); HEIC ${heicMs.toFixed(0)} ms = ${(heicMs / jpegMs).toFixed(2)}× (libheif decode ${libheifMs.toFixed(0)} ms, the rest the resize to 1280 px)`,
+      );
     }
     // The colour profile: read from the file's headers, then one pass over the working-size frame.
     const p3 = path.join(dir, 'big-p3.jpg');
     writeFileSync(p3, jpegWithProfile(readFileSync(big), displayP3Profile()));
     const plainMs = await median(big);
     const p3Ms = await median(p3);
-    console.log(`4032×3024 JPEG: without a profile ${plainMs.toFixed(0)} ms (baseline); with a Display P3 profile, converted to sRGB, ${p3Ms.toFixed(0)} ms = ${(p3Ms / plainMs).toFixed(2)}×`);
+    console.log(
+      `4032×3024 JPEG: without a profile ${plainMs.toFixed(0)} ms (baseline); with a Display P3 profile, converted to sRGB, ${p3Ms.toFixed(0)} ms = ${(p3Ms / plainMs).toFixed(2)}×`,
+    );
     return { runs: RUNS, rows, display_p3: { plain_ms: plainMs, p3_ms: p3Ms, ratio: p3Ms / plainMs } };
   } finally {
     rmSync(dir, { recursive: true, force: true });

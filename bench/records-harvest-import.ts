@@ -33,11 +33,28 @@ const ids = { organization_id: newId(), farm_id: newId(), greenhouse_id: newId()
 // Registry rows straight into SQLite: the bench measures records, not the registry.
 opened.sqlite.pragma('foreign_keys = OFF');
 const { cycle_id: _c, ...parents } = ids;
-const cycle = { id: ids.cycle_id, ...parents, name: 'bench', crop: null, variety: null, started_on: '2026-01-05', ended_on: null, plants_per_m2: 2.5, stems_per_m2: null, notes: null, ...stamp };
-await opened.db.insertInto('cycles').values(cycle as any).execute();
+const cycle = {
+  id: ids.cycle_id,
+  ...parents,
+  name: 'bench',
+  crop: null,
+  variety: null,
+  started_on: '2026-01-05',
+  ended_on: null,
+  plants_per_m2: 2.5,
+  stems_per_m2: null,
+  notes: null,
+  ...stamp,
+};
+await opened.db
+  .insertInto('cycles')
+  .values(cycle as any)
+  .execute();
 const scope = { cycle, greenhouse: { time_zone: 'Europe/Amsterdam' }, zone: 'Europe/Amsterdam' } as unknown as CycleScope;
 
-const csv = 'week,kg,note\n' + Array.from({ length: lines }, (_, i) => `2026-W${String((i % 52) + 1).padStart(2, '0')},${(i % 97) / 4},n${i}`).join('\n');
+const csv =
+  'week,kg,note\n' +
+  Array.from({ length: lines }, (_, i) => `2026-W${String((i % 52) + 1).padStart(2, '0')},${(i % 97) / 4},n${i}`).join('\n');
 
 const time = async <T>(fn: () => Promise<T> | T): Promise<[T, number]> => {
   const t0 = performance.now();
@@ -49,10 +66,26 @@ const [parsed, parseMs] = await time(() => parseHarvestCsv(Buffer.from(csv)));
 const [rows, storeMs] = await time(() => store.write(SYSTEM_ACTOR, (w) => importHarvests(w, scope, parsed)));
 const [, presentMs] = await time(() => JSON.stringify({ items: rows.map(presentHarvest), count: rows.length }));
 
-const insert = opened.sqlite.prepare('insert into harvests (id, organization_id, created_at, updated_at, version, farm_id, greenhouse_id, row_id, cycle_id, week, kg, note, harvested_on) values (?,?,?,?,?,?,?,?,?,?,?,?,null)');
+const insert = opened.sqlite.prepare(
+  'insert into harvests (id, organization_id, created_at, updated_at, version, farm_id, greenhouse_id, row_id, cycle_id, week, kg, note, harvested_on) values (?,?,?,?,?,?,?,?,?,?,?,?,null)',
+);
 const [, baselineMs] = await time(() =>
   opened.sqlite.transaction(() => {
-    for (const l of parsed) insert.run(newId(), ids.organization_id, stamp.created_at, stamp.updated_at, 'v', ids.farm_id, ids.greenhouse_id, ids.row_id, ids.cycle_id, l.week.label, l.kg, l.note);
+    for (const l of parsed)
+      insert.run(
+        newId(),
+        ids.organization_id,
+        stamp.created_at,
+        stamp.updated_at,
+        'v',
+        ids.farm_id,
+        ids.greenhouse_id,
+        ids.row_id,
+        ids.cycle_id,
+        l.week.label,
+        l.kg,
+        l.note,
+      );
   })(),
 );
 

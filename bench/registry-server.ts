@@ -15,7 +15,12 @@ import { SYSTEM_ACTOR } from '../src/db/store.js';
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'cropwalk-bench-'));
 // The real request logging runs (JSON per request); only the write is dropped.
-const app = await createApp({ config: { dataDir, adminToken: 'bench', authFailuresPerMinute: 0 }, env: {}, logger: createLogger((process.env.BENCH_LOG as any) ?? 'info', {}, () => undefined), startBackground: false });
+const app = await createApp({
+  config: { dataDir, adminToken: 'bench', authFailuresPerMinute: 0 },
+  env: {},
+  logger: createLogger((process.env.BENCH_LOG as any) ?? 'info', {}, () => undefined),
+  startBackground: false,
+});
 const { org, key } = await app.services.store.write(SYSTEM_ACTOR, (w) => createOrganization(w, 'Bench Growers', 'bench'));
 let nodes = 0;
 await app.services.store.write(SYSTEM_ACTOR, async (w) => {
@@ -24,13 +29,35 @@ await app.services.store.write(SYSTEM_ACTOR, async (w) => {
     const farm = await createLevel(w, LEVELS.farm, base, { name: `Farm ${f}` });
     nodes++;
     for (let g = 0; g < 10; g++) {
-      const gh = await createLevel(w, LEVELS.greenhouse, { ...base, farm_id: farm.id }, { name: `GH ${f}.${g}`, time_zone: 'Europe/Amsterdam', latitude: 52, longitude: 4.3, area_m2: 10000 });
+      const gh = await createLevel(
+        w,
+        LEVELS.greenhouse,
+        { ...base, farm_id: farm.id },
+        { name: `GH ${f}.${g}`, time_zone: 'Europe/Amsterdam', latitude: 52, longitude: 4.3, area_m2: 10000 },
+      );
       nodes++;
       for (let r = 0; r < 20; r++) {
-        const row = await createLevel(w, LEVELS.row, { ...base, farm_id: farm.id, greenhouse_id: gh.id }, { name: `Row ${r}`, length_m: 100, plant_count: 250 });
+        const row = await createLevel(
+          w,
+          LEVELS.row,
+          { ...base, farm_id: farm.id, greenhouse_id: gh.id },
+          { name: `Row ${r}`, length_m: 100, plant_count: 250 },
+        );
         nodes++;
         for (let c = 0; c < 2; c++) {
-          await createLevel(w, LEVELS.cycle, { ...base, farm_id: farm.id, greenhouse_id: gh.id, row_id: row.id }, { name: `Cycle ${c}`, started_on: `202${5 + c}-01-05`, crop: 'tomato', variety: 'Merlice', plants_per_m2: 2.5, stems_per_m2: 3.3 });
+          await createLevel(
+            w,
+            LEVELS.cycle,
+            { ...base, farm_id: farm.id, greenhouse_id: gh.id, row_id: row.id },
+            {
+              name: `Cycle ${c}`,
+              started_on: `202${5 + c}-01-05`,
+              crop: 'tomato',
+              variety: 'Merlice',
+              plants_per_m2: 2.5,
+              stems_per_m2: 3.3,
+            },
+          );
           nodes++;
         }
       }

@@ -30,7 +30,10 @@ async function load(url: string, headers: Record<string, string>, connections: n
 
 export async function runRegistryBench(options: { seconds?: number } = {}) {
   const seconds = options.seconds ?? Number(process.env.BENCH_SECONDS ?? 8);
-  const child = fork(fileURLToPath(new URL('./registry-server.ts', import.meta.url)), { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(fileURLToPath(new URL('./registry-server.ts', import.meta.url)), {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const info = await new Promise<{ app: string; bare: string; orgId: string; apiKey: string; nodes: number }>((resolve, reject) => {
     child.once('message', resolve as any);
     child.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
@@ -45,10 +48,11 @@ export async function runRegistryBench(options: { seconds?: number } = {}) {
     // The servers' CPU time per request: on a machine shared with other work the load
     // generator and the server compete for cores, and requests/s moves with that, while
     // the CPU a request costs the server barely does. Reported beside the throughput.
-    const serverCpu = () => new Promise<number>((resolve) => {
-      child.once('message', (m: any) => resolve(m.cpuUs));
-      child.send('cpu');
-    });
+    const serverCpu = () =>
+      new Promise<number>((resolve) => {
+        child.once('message', (m: any) => resolve(m.cpuUs));
+        child.send('cpu');
+      });
     const measured = async (url: string, headers: Record<string, string>, connections: number): Promise<CpuFigures> => {
       const c0 = await serverCpu();
       const l0 = process.cpuUsage();
@@ -58,7 +62,11 @@ export async function runRegistryBench(options: { seconds?: number } = {}) {
       const l1 = process.cpuUsage(l0);
       const c1 = await serverCpu();
       return {
-        rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx,
+        rps: r.requests.average,
+        p50: r.latency.p50,
+        p99: r.latency.p99,
+        errors: r.errors,
+        non2xx: r.non2xx,
         cpuPerRequestUs: (c1 - c0) / r.requests.total,
         loadCpuPerRequestUs: (l1.user + l1.system) / r.requests.total,
         serverBusy: (c1 - c0) / wallUs,
@@ -87,8 +95,11 @@ export async function runRegistryBench(options: { seconds?: number } = {}) {
       tree_4c: tree4,
       tree_vs_bare_throughput_1c: tree1.rps / bare1.rps,
     };
-    const line = (name: string, f: Figures) => `${name.padEnd(34)} ${f.rps.toFixed(0).padStart(8)} req/s   p50 ${String(f.p50).padStart(4)} ms   p99 ${String(f.p99).padStart(4)} ms   errors ${f.errors + f.non2xx}`;
-    console.log(`\nregistry benchmark: ${info.nodes} nodes (${cycles} cycles), tree answer ${(body.length / 1e6).toFixed(2)} MB, ${seconds} s per run, loopback`);
+    const line = (name: string, f: Figures) =>
+      `${name.padEnd(34)} ${f.rps.toFixed(0).padStart(8)} req/s   p50 ${String(f.p50).padStart(4)} ms   p99 ${String(f.p99).padStart(4)} ms   errors ${f.errors + f.non2xx}`;
+    console.log(
+      `\nregistry benchmark: ${info.nodes} nodes (${cycles} cycles), tree answer ${(body.length / 1e6).toFixed(2)} MB, ${seconds} s per run, loopback`,
+    );
     console.log(line('bare Koa handler, 10 connections', bare10));
     console.log(line('GET /api/session, 10 connections', session10));
     console.log(line('bare Koa handler, 1 connection', bare1));
@@ -98,10 +109,19 @@ export async function runRegistryBench(options: { seconds?: number } = {}) {
     // Both servers should be the limit (a core each, busy throughout); when another job took
     // the CPU during one of the two runs, their ratio says more about that job than the service.
     const disturbed = [bare10, session10].some((f) => f.serverBusy < 0.9);
-    if (disturbed) console.log('  (disturbed: a server was below 90 % busy during its run, so other work shared the CPU; the throughput ratio above is not the service\'s own)');
-    console.log(`load generator CPU per request: bare ${bare10.loadCpuPerRequestUs.toFixed(1)} µs, session ${session10.loadCpuPerRequestUs.toFixed(1)} µs; server busy: bare ${(bare10.serverBusy * 100).toFixed(0)} %, session ${(session10.serverBusy * 100).toFixed(0)} % of a core`);
-    console.log(`server CPU per request: bare ${bare10.cpuPerRequestUs.toFixed(1)} µs, session ${session10.cpuPerRequestUs.toFixed(1)} µs: the session read costs ${(1 / result.session_vs_bare_cpu).toFixed(2)}× a bare request (bare/session ${(result.session_vs_bare_cpu * 100).toFixed(1)}%)`);
-    console.log(`tree p99 at 1 connection: ${tree1.p99} ms (goal < 50 ms); tree throughput / bare: ${(result.tree_vs_bare_throughput_1c * 100).toFixed(2)}%`);
+    if (disturbed)
+      console.log(
+        "  (disturbed: a server was below 90 % busy during its run, so other work shared the CPU; the throughput ratio above is not the service's own)",
+      );
+    console.log(
+      `load generator CPU per request: bare ${bare10.loadCpuPerRequestUs.toFixed(1)} µs, session ${session10.loadCpuPerRequestUs.toFixed(1)} µs; server busy: bare ${(bare10.serverBusy * 100).toFixed(0)} %, session ${(session10.serverBusy * 100).toFixed(0)} % of a core`,
+    );
+    console.log(
+      `server CPU per request: bare ${bare10.cpuPerRequestUs.toFixed(1)} µs, session ${session10.cpuPerRequestUs.toFixed(1)} µs: the session read costs ${(1 / result.session_vs_bare_cpu).toFixed(2)}× a bare request (bare/session ${(result.session_vs_bare_cpu * 100).toFixed(1)}%)`,
+    );
+    console.log(
+      `tree p99 at 1 connection: ${tree1.p99} ms (goal < 50 ms); tree throughput / bare: ${(result.tree_vs_bare_throughput_1c * 100).toFixed(2)}%`,
+    );
     return result;
   } finally {
     child.send('stop');

@@ -16,16 +16,61 @@ interface Bench {
 }
 
 const BENCHES: Bench[] = [
-  { name: 'registry', module: './registry.js', fn: 'runRegistryBench', what: 'authenticated GET /api/session and GET {org} (4,000 cycles) vs a bare Koa handler' },
+  {
+    name: 'registry',
+    module: './registry.js',
+    fn: 'runRegistryBench',
+    what: 'authenticated GET /api/session and GET {org} (4,000 cycles) vs a bare Koa handler',
+  },
   { name: 'records', module: './records-harvest-import.ts', what: 'harvest CSV import vs papaparse alone' },
-  { name: 'climate-import', module: './climate-import.js', fn: 'runClimateBench', what: 'a year of 5-minute readings, 30 columns: preview and read vs papaparse alone, peak RSS' },
-  { name: 'climate-store', module: './climate-store.js', fn: 'runClimateStoreBench', what: 'the same year imported into SQLite vs papaparse alone, peak RSS' },
-  { name: 'scoring-accuracy', module: './scoring-accuracy.js', fn: 'runPhotoAccuracy', what: 'built-in detector on the labelled tomato photos' },
-  { name: 'scoring-walk', module: './scoring-walk.js', fn: 'runWalkBench', what: 'count error after tracking on rendered walks; scoring vs ffmpeg decode alone' },
-  { name: 'scoring-photo-walk', module: './scoring-photo-walk.js', fn: 'runPhotoWalkBench', what: 'walks past the labelled tomato photos (real fruit), count error after tracking vs the same photos scored one at a time' },
-  { name: 'scoring-model', module: './scoring-model.js', fn: 'runModelSpeedBench', what: 'YOLOv8n- and YOLOv8s-sized ONNX models (random weights) scoring the 60 s 1080p walk vs ffmpeg decode alone and the built-in detector' },
-  { name: 'scoring-service', module: './scoring-service.js', fn: 'runScoringServiceBench', what: 'a 60 s 1080p walk through the service; API p99 while scoring' },
-  { name: 'media-photo', module: './media-photo.js', fn: 'runPhotoDecodeBench', what: 'a HEIC photo (libheif, WebAssembly) vs ffmpeg decoding the same picture as a JPEG' },
+  {
+    name: 'climate-import',
+    module: './climate-import.js',
+    fn: 'runClimateBench',
+    what: 'a year of 5-minute readings, 30 columns: preview and read vs papaparse alone, peak RSS',
+  },
+  {
+    name: 'climate-store',
+    module: './climate-store.js',
+    fn: 'runClimateStoreBench',
+    what: 'the same year imported into SQLite vs papaparse alone, peak RSS',
+  },
+  {
+    name: 'scoring-accuracy',
+    module: './scoring-accuracy.js',
+    fn: 'runPhotoAccuracy',
+    what: 'built-in detector on the labelled tomato photos',
+  },
+  {
+    name: 'scoring-walk',
+    module: './scoring-walk.js',
+    fn: 'runWalkBench',
+    what: 'count error after tracking on rendered walks; scoring vs ffmpeg decode alone',
+  },
+  {
+    name: 'scoring-photo-walk',
+    module: './scoring-photo-walk.js',
+    fn: 'runPhotoWalkBench',
+    what: 'walks past the labelled tomato photos (real fruit), count error after tracking vs the same photos scored one at a time',
+  },
+  {
+    name: 'scoring-model',
+    module: './scoring-model.js',
+    fn: 'runModelSpeedBench',
+    what: 'YOLOv8n- and YOLOv8s-sized ONNX models (random weights) scoring the 60 s 1080p walk vs ffmpeg decode alone and the built-in detector',
+  },
+  {
+    name: 'scoring-service',
+    module: './scoring-service.js',
+    fn: 'runScoringServiceBench',
+    what: 'a 60 s 1080p walk through the service; API p99 while scoring',
+  },
+  {
+    name: 'media-photo',
+    module: './media-photo.js',
+    fn: 'runPhotoDecodeBench',
+    what: 'a HEIC photo (libheif, WebAssembly) vs ffmpeg decoding the same picture as a JPEG',
+  },
 ];
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
@@ -48,7 +93,13 @@ for (const b of BENCHES) {
       if (typeof fn !== 'function') throw new Error(`${b.module} does not export ${b.fn}`);
       results[b.name] = await fn();
       // Some benchmarks print their table only when run on their own: show their figures here too.
-      console.log(JSON.stringify(results[b.name], (_k, v) => (Array.isArray(v) && v.length > 6 ? `[${v.length} items]` : typeof v === 'number' ? Math.round(v * 1000) / 1000 : v), 2));
+      console.log(
+        JSON.stringify(
+          results[b.name],
+          (_k, v) => (Array.isArray(v) && v.length > 6 ? `[${v.length} items]` : typeof v === 'number' ? Math.round(v * 1000) / 1000 : v),
+          2,
+        ),
+      );
     }
   } catch (err) {
     failed++;

@@ -138,10 +138,12 @@ export function iou(a: Box, b: Box): number {
 /** Greedy one-to-one matching by IoU, best pairs first. Returns [detectionIndex, labelIndex] pairs. */
 export function matchGreedy(dets: readonly Box[], labels: readonly Box[], minIou = 0.3): Array<[number, number]> {
   const pairs: Array<[number, number, number]> = [];
-  dets.forEach((d, i) => labels.forEach((l, j) => {
-    const v = iou(d, l);
-    if (v >= minIou) pairs.push([v, i, j]);
-  }));
+  dets.forEach((d, i) =>
+    labels.forEach((l, j) => {
+      const v = iou(d, l);
+      if (v >= minIou) pairs.push([v, i, j]);
+    }),
+  );
   pairs.sort((a, b) => b[0] - a[0]);
   const usedD = new Set<number>();
   const usedL = new Set<number>();
@@ -157,7 +159,14 @@ export function matchGreedy(dets: readonly Box[], labels: readonly Box[], minIou
 
 const relErr = (pred: number, truth: number): number | null => (truth > 0 ? Math.abs(pred - truth) / truth : pred > 0 ? null : 0);
 
-function scorePhoto(photo: string, split: 'tune' | 'check', dets: Detection[], fruit: LabelledFruit[], detectMs: number, decodeMs: number): PhotoResult {
+function scorePhoto(
+  photo: string,
+  split: 'tune' | 'check',
+  dets: Detection[],
+  fruit: LabelledFruit[],
+  detectMs: number,
+  decodeMs: number,
+): PhotoResult {
   const count = (r: Ripeness) => dets.filter((d) => d.ripeness === r).length;
   const predicted = { total: dets.length, green: count('green'), turning: count('turning'), red: count('red') };
   const labels = {
@@ -166,7 +175,10 @@ function scorePhoto(photo: string, split: 'tune' | 'check', dets: Detection[], f
     red: fruit.filter((f) => f.ripeness === 'red').length,
     difficult: fruit.filter((f) => f.difficult).length,
   };
-  const pairs = matchGreedy(dets.map((d) => d.box), fruit.map((f) => f.box));
+  const pairs = matchGreedy(
+    dets.map((d) => d.box),
+    fruit.map((f) => f.box),
+  );
   let strict = 0;
   let lenient = 0;
   const hues: PhotoResult['hues'] = { green: [], red: [] };
@@ -253,7 +265,16 @@ export interface AccuracyOptions {
 async function inDisplayP3(file: string, dir: string, tagged: boolean): Promise<string> {
   const { ffmpeg } = await requireFfmpeg();
   const bare = path.join(dir, 'p3.png');
-  execFileSync(ffmpeg, ['-v', 'error', '-y', '-i', file, '-vf', 'zscale=pin=709:tin=iec61966-2-1:min=470bg:rin=full:p=smpte432:t=iec61966-2-1,format=rgb24', bare]);
+  execFileSync(ffmpeg, [
+    '-v',
+    'error',
+    '-y',
+    '-i',
+    file,
+    '-vf',
+    'zscale=pin=709:tin=iec61966-2-1:min=470bg:rin=full:p=smpte432:t=iec61966-2-1,format=rgb24',
+    bare,
+  ]);
   if (!tagged) return bare;
   const out = path.join(dir, 'p3-tagged.png');
   writeFileSync(out, pngWithProfile(readFileSync(bare), displayP3Profile()));
@@ -266,12 +287,28 @@ export async function runPhotoAccuracy(options: AccuracyOptions = {}): Promise<S
   const conf = options.conf ?? DEFAULT_BENCH_CONF;
   const empty = summarise([]);
   if (!existsSync(PHOTO_DIR)) {
-    return { available: false, reason: `labelled photos not found at ${PHOTO_DIR}`, conf, photos: [], all: empty, tune: empty, check: empty, speedRatioVsDecode: NaN, meanDetectMs: NaN, walkFrameCpuMs: NaN, walkRealTimeRatio: NaN, hueByLabel: { green: hueSpread([]), red: hueSpread([]) }, circles: null };
+    return {
+      available: false,
+      reason: `labelled photos not found at ${PHOTO_DIR}`,
+      conf,
+      photos: [],
+      all: empty,
+      tune: empty,
+      check: empty,
+      speedRatioVsDecode: NaN,
+      meanDetectMs: NaN,
+      walkFrameCpuMs: NaN,
+      walkRealTimeRatio: NaN,
+      hueByLabel: { green: hueSpread([]), red: hueSpread([]) },
+      circles: null,
+    };
   }
   const detector = options.detector ?? createBuiltinDetector({ params: options.params });
   const builtinParams = options.detector ? null : { ...DEFAULT_PARAMS, ...options.params };
   const circles = builtinParams ? { whole: 0, piece: 0, none: 0 } : null;
-  const names = readdirSync(PHOTO_DIR).filter((f) => f.endsWith('.jpg')).sort();
+  const names = readdirSync(PHOTO_DIR)
+    .filter((f) => f.endsWith('.jpg'))
+    .sort();
   const photos: PhotoResult[] = [];
   const colour = options.colour ?? 'as-is';
   const scratch = colour === 'as-is' ? null : mkdtempSync(path.join(tmpdir(), 'cropwalk-p3-'));
@@ -339,16 +376,26 @@ export function formatSummary(s: Summary): string {
   lines.push(line('tune', s.tune));
   lines.push(line('check', s.check));
   lines.push(line('all', s.all));
-  lines.push(`speed: detect ${s.meanDetectMs.toFixed(0)} ms per 1600-px photo = ${s.speedRatioVsDecode.toFixed(2)}× the ffmpeg decode of the same photo (conf ${s.conf})`);
-  lines.push(`walk frames (1280 px): ${s.walkFrameCpuMs.toFixed(0)} CPU ms per frame = ${s.walkRealTimeRatio.toFixed(2)}× the 0.5 s sample interval (below 1: faster than real time on one core)`);
-  lines.push(`hue after white balance of matched fruit (not difficult), by label, against the colorimetry bands (${COLORIMETRY_BANDS.map((b) => b.stage).join(' / ')}):`);
+  lines.push(
+    `speed: detect ${s.meanDetectMs.toFixed(0)} ms per 1600-px photo = ${s.speedRatioVsDecode.toFixed(2)}× the ffmpeg decode of the same photo (conf ${s.conf})`,
+  );
+  lines.push(
+    `walk frames (1280 px): ${s.walkFrameCpuMs.toFixed(0)} CPU ms per frame = ${s.walkRealTimeRatio.toFixed(2)}× the 0.5 s sample interval (below 1: faster than real time on one core)`,
+  );
+  lines.push(
+    `hue after white balance of matched fruit (not difficult), by label, against the colorimetry bands (${COLORIMETRY_BANDS.map((b) => b.stage).join(' / ')}):`,
+  );
   for (const label of ['green', 'red'] as const) {
     const h = s.hueByLabel[label];
-    lines.push(`  ${label.padEnd(5)} ${h.fruit} fruit: p2 ${h.p2.toFixed(0)}°, median ${h.median.toFixed(0)}°, p98 ${h.p98.toFixed(0)}°; by band ${h.bands.join(' / ')}`);
+    lines.push(
+      `  ${label.padEnd(5)} ${h.fruit} fruit: p2 ${h.p2.toFixed(0)}°, median ${h.median.toFixed(0)}°, p98 ${h.p98.toFixed(0)}°; by band ${h.bands.join(' / ')}`,
+    );
   }
   if (s.circles) {
     const c = s.circles;
-    lines.push(`circles before the score: of ${c.whole + c.piece + c.none} labelled fruit, ${c.whole} have a circle of the whole fruit (IoU ≥ 0.3) at any score, ${c.piece} one on a piece of it only (0.1–0.3), ${c.none} none`);
+    lines.push(
+      `circles before the score: of ${c.whole + c.piece + c.none} labelled fruit, ${c.whole} have a circle of the whole fruit (IoU ≥ 0.3) at any score, ${c.piece} one on a piece of it only (0.1–0.3), ${c.none} none`,
+    );
   }
   return lines.join('\n');
 }
@@ -358,7 +405,11 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const confAt = args.indexOf('--conf');
   const conf = confAt >= 0 ? Number(args[confAt + 1]) : undefined;
   if (args.includes('--display-p3')) {
-    for (const [colour, what] of [['as-is', 'as they are (sRGB)'], ['p3', 'in Display P3 with the profile (converted by the box)'], ['p3-untagged', 'in Display P3 read as sRGB (no profile)']] as const) {
+    for (const [colour, what] of [
+      ['as-is', 'as they are (sRGB)'],
+      ['p3', 'in Display P3 with the profile (converted by the box)'],
+      ['p3-untagged', 'in Display P3 read as sRGB (no profile)'],
+    ] as const) {
       const r = await runPhotoAccuracy({ conf, colour });
       if (!r.available) {
         console.log(r.reason);
@@ -366,7 +417,9 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
       }
       const red = median(r.photos.map((p) => Math.abs(p.countError.red ?? 0)));
       const predicted = r.photos.reduce((n, p) => n + p.predicted.red + p.predicted.turning, 0);
-      console.log(`photos ${what}: median |count error| ${pct(r.all.medianCountError)}, median |red error| ${pct(red)}, red+turning found ${predicted}, ripeness agreement strict ${pct(r.all.ripenessStrict)}`);
+      console.log(
+        `photos ${what}: median |count error| ${pct(r.all.medianCountError)}, median |red error| ${pct(red)}, red+turning found ${predicted}, ripeness agreement strict ${pct(r.all.ripenessStrict)}`,
+      );
     }
   } else {
     // --hand-weighted: close-up frames scored as before the fitted score (docs/builtin-detector.md).

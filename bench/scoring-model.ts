@@ -43,14 +43,22 @@ const SIZES = [
   { scale: 'n', size: 1280, height: 736 },
 ] as const;
 
-export async function runModelSpeedBench(options: { quick?: boolean } = {}): Promise<SpeedResult & { sizes: { scale: string; size: number; height: number; gflops: number; parameters: number }[] }> {
+export async function runModelSpeedBench(
+  options: { quick?: boolean } = {},
+): Promise<SpeedResult & { sizes: { scale: string; size: number; height: number; gflops: number; parameters: number }[] }> {
   const built = SIZES.map(({ scale, size, height }) => ({ scale, size, height, ...yoloSizedManifest(scale, size, height) }));
-  const r = await speed(options.quick ?? false, built.map((b) => b.manifest));
+  const r = await speed(
+    options.quick ?? false,
+    built.map((b) => b.manifest),
+  );
   return { ...r, sizes: built.map(({ scale, size, height, gflops, parameters }) => ({ scale, size, height, gflops, parameters })) };
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const r = await runModelSpeedBench({ quick: process.argv.includes('--quick') });
-  for (const s of r.sizes) console.log(`model: YOLOv8${s.scale}-sized, ${(s.parameters / 1e6).toFixed(2)} M parameters, ${s.gflops.toFixed(1)} GFLOPs at ${s.size} × ${s.height}`);
+  for (const s of r.sizes)
+    console.log(
+      `model: YOLOv8${s.scale}-sized, ${(s.parameters / 1e6).toFixed(2)} M parameters, ${s.gflops.toFixed(1)} GFLOPs at ${s.size} × ${s.height}`,
+    );
   printSpeed(r);
 }

@@ -40,7 +40,12 @@ import { createOracle, NO_NOISE, TYPICAL_NOISE, type CountBreakdown } from '../t
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const PAN_SOURCE = path.join(ROOT, 'scripts', 'photo-pan', 'pan.ts');
-const OUT = path.join(ROOT, 'bench', 'out', `photo-pan-${createHash('sha256').update(readFileSync(PAN_SOURCE)).digest('hex').slice(0, 12)}`);
+const OUT = path.join(
+  ROOT,
+  'bench',
+  'out',
+  `photo-pan-${createHash('sha256').update(readFileSync(PAN_SOURCE)).digest('hex').slice(0, 12)}`,
+);
 const VIDEO: WalkOptions = walkOptionsFrom(optionsFrom({}, { video: true }));
 const PHOTO_CONF = optionsFrom({}, { video: false }).conf;
 // Experiments: BUILTIN_PARAMS='{"workingLongSide":1280}' scores walks and stills with other detector settings.
@@ -70,7 +75,8 @@ async function cached(fruitPx: number): Promise<PhotoPan> {
   const name = `pan-${fruitPx}${BALANCE ? '-balanced' : ''}`;
   const truthFile = path.join(OUT, `${name}.json`);
   const file = path.join(OUT, `${name}.mp4`);
-  if (existsSync(truthFile) && existsSync(file)) return { files: [file], truthFile, truth: JSON.parse(readFileSync(truthFile, 'utf8')) as PhotoPanTruth };
+  if (existsSync(truthFile) && existsSync(file))
+    return { files: [file], truthFile, truth: JSON.parse(readFileSync(truthFile, 'utf8')) as PhotoPanTruth };
   return renderPhotoPan({ photos: PHOTO_DIR, out: OUT, name, fruitPx, balanceEach: BALANCE });
 }
 
@@ -96,7 +102,9 @@ async function stills(scale: number, make: DetectorFactory): Promise<Counts> {
   return countsOf(found.map((d) => ({ ripeness: d.ripeness ?? 'green' })));
 }
 
-export async function runPhotoWalkBench(options: { sizes?: number[]; conf?: number; detector?: DetectorFactory } = {}): Promise<PhotoWalkResult> {
+export async function runPhotoWalkBench(
+  options: { sizes?: number[]; conf?: number; detector?: DetectorFactory } = {},
+): Promise<PhotoWalkResult> {
   const make = options.detector ?? builtin;
   const video: WalkOptions = options.conf === undefined ? VIDEO : { ...VIDEO, conf: options.conf };
   if (!existsSync(PHOTO_DIR)) return { available: false, reason: `labelled photos not found at ${PHOTO_DIR}: nothing to film`, rows: [] };
@@ -117,7 +125,11 @@ export async function runPhotoWalkBench(options: { sizes?: number[]; conf?: numb
     const ot = noisy.expected('fruit', 2, false, o.frames).total;
     const s = await stills(t.scale, make);
     rows.push({
-      fruitPx, frameSize: `${t.width}×${t.height}`, videoSeconds: t.clips[0]!.seconds, scoredFrames: walk.frames.length, truth,
+      fruitPx,
+      frameSize: `${t.width}×${t.height}`,
+      videoSeconds: t.clips[0]!.seconds,
+      scoredFrames: walk.frames.length,
+      truth,
       walk: { ...counted, error: (counted.total - truth.total) / truth.total, breakdown: real.explain(walk) },
       stills: { ...s, error: (s.total - truth.total) / truth.total },
       oracle: { counted: o.counts.total, truth: ot, error: (o.counts.total - ot) / ot },
@@ -127,21 +139,32 @@ export async function runPhotoWalkBench(options: { sizes?: number[]; conf?: numb
 }
 
 const pct = (x: number) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)} %`;
-const missedShare = (s: { truth: number; missed: number }) => `${s.missed} of ${s.truth} (${((s.missed / Math.max(1, s.truth)) * 100).toFixed(0)} %)`;
+const missedShare = (s: { truth: number; missed: number }) =>
+  `${s.missed} of ${s.truth} (${((s.missed / Math.max(1, s.truth)) * 100).toFixed(0)} %)`;
 export function formatPhotoWalk(r: PhotoWalkResult): string {
   if (!r.available) return `skipped: ${r.reason}`;
-  const lines = ['fruit px | frame | video s | scored | truth (green/red) | walk counted (green/red) | error | stills summed | error | oracle error | walk: duplicates, no fruit, outside, missed (hidden/partly/whole) | missed green, red'];
+  const lines = [
+    'fruit px | frame | video s | scored | truth (green/red) | walk counted (green/red) | error | stills summed | error | oracle error | walk: duplicates, no fruit, outside, missed (hidden/partly/whole) | missed green, red',
+  ];
   for (const x of r.rows) {
     const b = x.walk.breakdown;
-    lines.push([
-      x.fruitPx, x.frameSize, x.videoSeconds.toFixed(1), x.scoredFrames,
-      `${x.truth.total} (${x.truth.green}/${x.truth.red})`,
-      `${x.walk.total} (${x.walk.green}/${x.walk.red})`, pct(x.walk.error),
-      `${x.stills.total} (${x.stills.green}/${x.stills.red})`, pct(x.stills.error), pct(x.oracle.error),
-      `${b.duplicates}, ${b.unmatched}, ${b.outside}, ${b.missed} (${b.missedByVisibility.hidden}/${b.missedByVisibility.partly}/${b.missedByVisibility.whole})`,
-      // The labels have two classes: the wall's truth gives every fruit the stage green or red.
-      `${missedShare(b.byStage.green)}, ${missedShare(b.byStage.red)}`,
-    ].join(' | '));
+    lines.push(
+      [
+        x.fruitPx,
+        x.frameSize,
+        x.videoSeconds.toFixed(1),
+        x.scoredFrames,
+        `${x.truth.total} (${x.truth.green}/${x.truth.red})`,
+        `${x.walk.total} (${x.walk.green}/${x.walk.red})`,
+        pct(x.walk.error),
+        `${x.stills.total} (${x.stills.green}/${x.stills.red})`,
+        pct(x.stills.error),
+        pct(x.oracle.error),
+        `${b.duplicates}, ${b.unmatched}, ${b.outside}, ${b.missed} (${b.missedByVisibility.hidden}/${b.missedByVisibility.partly}/${b.missedByVisibility.whole})`,
+        // The labels have two classes: the wall's truth gives every fruit the stage green or red.
+        `${missedShare(b.byStage.green)}, ${missedShare(b.byStage.red)}`,
+      ].join(' | '),
+    );
   }
   return lines.join('\n');
 }
@@ -153,9 +176,13 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const m = process.argv.indexOf('--model');
   const model = m > 0 ? process.argv[m + 1]! : null;
   if (model) console.log(`detector: the model of ${model}`);
-  console.log(formatPhotoWalk(await runPhotoWalkBench({
-    ...(sizes ? { sizes } : {}),
-    ...(c > 0 ? { conf: Number(process.argv[c + 1]) } : {}),
-    ...(model ? { detector: () => loadModelDetector(path.resolve(model)) } : {}),
-  })));
+  console.log(
+    formatPhotoWalk(
+      await runPhotoWalkBench({
+        ...(sizes ? { sizes } : {}),
+        ...(c > 0 ? { conf: Number(process.argv[c + 1]) } : {}),
+        ...(model ? { detector: () => loadModelDetector(path.resolve(model)) } : {}),
+      }),
+    ),
+  );
 }

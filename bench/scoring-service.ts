@@ -46,7 +46,18 @@ const ADMIN = 'bench-admin-token-0123456789abcdef';
 export interface ScoringServiceFigures {
   clip: { seconds: number; width: number; height: number; fps: number; bytes: number };
   decode: { ms: number; frames: number };
-  service: { ms: number; uploadMs: number; queuedMs: number; frames: number; framesPerSecond: number; status: string; counts: unknown; truthFruit: number; detector: string | null; threads: number };
+  service: {
+    ms: number;
+    uploadMs: number;
+    queuedMs: number;
+    frames: number;
+    framesPerSecond: number;
+    status: string;
+    counts: unknown;
+    truthFruit: number;
+    detector: string | null;
+    threads: number;
+  };
   ratios: { scoreOverDecode: number; scoreOverClip: number; p99DuringOverIdle: number };
   peakRssMb: number;
   api: { idle: LatencyStats; duringScoring: LatencyStats };
@@ -79,7 +90,10 @@ function stats(samples: number[]): LatencyStats {
 }
 
 /** Sequential GETs on loopback, bounded by count and time; a short pause keeps it a latency probe, not a load test. */
-async function probe(url: string, options: { maxRequests: number; maxMs: number; pauseMs: number; until?: () => boolean }): Promise<number[]> {
+async function probe(
+  url: string,
+  options: { maxRequests: number; maxMs: number; pauseMs: number; until?: () => boolean },
+): Promise<number[]> {
   const out: number[] = [];
   const deadline = Date.now() + options.maxMs;
   while (out.length < options.maxRequests && Date.now() < deadline && !(options.until?.() ?? false)) {
@@ -93,7 +107,9 @@ async function probe(url: string, options: { maxRequests: number; maxMs: number;
   return out;
 }
 
-export async function runScoringServiceBench(options: { seconds?: number; quiet?: boolean; model?: string; threads?: number } = {}): Promise<ScoringServiceFigures> {
+export async function runScoringServiceBench(
+  options: { seconds?: number; quiet?: boolean; model?: string; threads?: number } = {},
+): Promise<ScoringServiceFigures> {
   const seconds = options.seconds ?? 60;
   const walk = await cachedWalk(seconds);
   const clip = walk.files[0]!;
@@ -111,12 +127,22 @@ export async function runScoringServiceBench(options: { seconds?: number; quiet?
   const dataDir = mkdtempSync(path.join(tmpdir(), 'cropwalk-bench-'));
   const detector = options.model ? { detector: path.basename(options.model), modelsDir: path.dirname(path.resolve(options.model)) } : {};
   const threads = options.threads !== undefined ? { scoringThreads: options.threads } : {};
-  const app = await createApp({ config: { dataDir, adminToken: ADMIN, logLevel: 'warn', ...detector, ...threads }, env: {}, logger: createLogger('warn') });
+  const app = await createApp({
+    config: { dataDir, adminToken: ADMIN, logLevel: 'warn', ...detector, ...threads },
+    env: {},
+    logger: createLogger('warn'),
+  });
   try {
     const server = await app.listen(0, '127.0.0.1');
     const address = server.address();
     const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-    const org = (await (await fetch(`${base}/api/organizations`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'bench' }) })).json()) as { key: { api_key: string } };
+    const org = (await (
+      await fetch(`${base}/api/organizations`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'bench' }),
+      })
+    ).json()) as { key: { api_key: string } };
     const key = org.key.api_key;
     const health = `${base}/api/health`;
 
@@ -179,7 +205,11 @@ export async function runScoringServiceBench(options: { seconds?: number; quiet?
         detector: f.detector,
         threads: options.threads ?? DEFAULTS.scoringThreads,
       },
-      ratios: { scoreOverDecode: r(serviceMs / decodeMs), scoreOverClip: r(serviceMs / (seconds * 1000)), p99DuringOverIdle: r(duringStats.p99 / idleStats.p99) },
+      ratios: {
+        scoreOverDecode: r(serviceMs / decodeMs),
+        scoreOverClip: r(serviceMs / (seconds * 1000)),
+        p99DuringOverIdle: r(duringStats.p99 / idleStats.p99),
+      },
       peakRssMb: Math.round(peakRss / 1024 / 1024),
       api: { idle: idleStats, duringScoring: duringStats },
       goals: { fasterThanRealTime: serviceMs < seconds * 1000, p99Under50ms: duringStats.p99 < 50 },
@@ -193,17 +223,41 @@ export async function runScoringServiceBench(options: { seconds?: number; quiet?
 }
 
 function print(x: ScoringServiceFigures): void {
-  console.log(`clip: ${x.clip.seconds} s ${x.clip.width}x${x.clip.height}@${x.clip.fps}, ${(x.clip.bytes / 1e6).toFixed(1)} MB; walk truth ${x.service.truthFruit} fruit`);
-  console.log(`baseline  ffmpeg decode every ${DECODE.sampleSeconds} s, as the walk reads it: ${x.decode.ms} ms, ${x.decode.frames} frames`);
-  console.log(`service   upload → done: ${x.service.ms} ms (upload ${x.service.uploadMs} ms), ${x.service.frames} frames, ${x.service.framesPerSecond} frames/s, ${x.service.status}, detector ${x.service.detector} on ${x.service.threads} detection thread${x.service.threads === 1 ? '' : 's'}, counts ${JSON.stringify(x.service.counts)}`);
-  console.log(`ratio     score / decode: ${x.ratios.scoreOverDecode}×   score / clip length: ${x.ratios.scoreOverClip}× (below 1 is faster than real time)`);
-  console.log(`API       GET /api/health p99 idle ${x.api.idle.p99} ms (${x.api.idle.requests} req), while scoring ${x.api.duringScoring.p99} ms (${x.api.duringScoring.requests} req, max ${x.api.duringScoring.max} ms): ${x.ratios.p99DuringOverIdle}× idle`);
+  console.log(
+    `clip: ${x.clip.seconds} s ${x.clip.width}x${x.clip.height}@${x.clip.fps}, ${(x.clip.bytes / 1e6).toFixed(1)} MB; walk truth ${x.service.truthFruit} fruit`,
+  );
+  console.log(
+    `baseline  ffmpeg decode every ${DECODE.sampleSeconds} s, as the walk reads it: ${x.decode.ms} ms, ${x.decode.frames} frames`,
+  );
+  console.log(
+    `service   upload → done: ${x.service.ms} ms (upload ${x.service.uploadMs} ms), ${x.service.frames} frames, ${x.service.framesPerSecond} frames/s, ${x.service.status}, detector ${x.service.detector} on ${x.service.threads} detection thread${x.service.threads === 1 ? '' : 's'}, counts ${JSON.stringify(x.service.counts)}`,
+  );
+  console.log(
+    `ratio     score / decode: ${x.ratios.scoreOverDecode}×   score / clip length: ${x.ratios.scoreOverClip}× (below 1 is faster than real time)`,
+  );
+  console.log(
+    `API       GET /api/health p99 idle ${x.api.idle.p99} ms (${x.api.idle.requests} req), while scoring ${x.api.duringScoring.p99} ms (${x.api.duringScoring.requests} req, max ${x.api.duringScoring.max} ms): ${x.ratios.p99DuringOverIdle}× idle`,
+  );
   console.log(`memory    peak RSS of the API process (the worker process, heap-capped at 1 GB, and ffmpeg not counted): ${x.peakRssMb} MB`);
-  console.log(`goals     faster than real time: ${x.goals.fasterThanRealTime ? 'yes' : 'NO'}; API p99 under 50 ms while scoring: ${x.goals.p99Under50ms ? 'yes' : 'NO'}`);
+  console.log(
+    `goals     faster than real time: ${x.goals.fasterThanRealTime ? 'yes' : 'NO'}; API p99 under 50 ms while scoring: ${x.goals.p99Under50ms ? 'yes' : 'NO'}`,
+  );
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const { values } = parseArgs({ options: { seconds: { type: 'string' }, json: { type: 'boolean', default: false }, model: { type: 'string' }, threads: { type: 'string' } } });
-  const figures = await runScoringServiceBench({ seconds: values.seconds ? Number(values.seconds) : undefined, quiet: values.json, model: values.model, threads: values.threads !== undefined ? Number(values.threads) : undefined });
+  const { values } = parseArgs({
+    options: {
+      seconds: { type: 'string' },
+      json: { type: 'boolean', default: false },
+      model: { type: 'string' },
+      threads: { type: 'string' },
+    },
+  });
+  const figures = await runScoringServiceBench({
+    seconds: values.seconds ? Number(values.seconds) : undefined,
+    quiet: values.json,
+    model: values.model,
+    threads: values.threads !== undefined ? Number(values.threads) : undefined,
+  });
   if (values.json) console.log(JSON.stringify(figures, null, 2));
 }

@@ -58,7 +58,12 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const RENDER_SOURCES = path.join(ROOT, 'scripts', 'render');
 // Cached renders are keyed by the renderer's source, so a changed renderer renders afresh.
 const RENDER_HASH = createHash('sha256')
-  .update(readdirSync(RENDER_SOURCES).sort().map((f) => readFileSync(path.join(RENDER_SOURCES, f), 'utf8')).join('\0'))
+  .update(
+    readdirSync(RENDER_SOURCES)
+      .sort()
+      .map((f) => readFileSync(path.join(RENDER_SOURCES, f), 'utf8'))
+      .join('\0'),
+  )
   .digest('hex')
   .slice(0, 12);
 /** Where the rendered walks are cached (scripts/replay-walks.ts reads them too). */
@@ -100,7 +105,9 @@ const THREADS = process.env.SCORING_THREADS ? Number(process.env.SCORING_THREADS
 
 async function builtinDetector(threads = THREADS): Promise<Detector | null> {
   if (!existsSync(path.join(ROOT, 'src/scoring/builtin/index.ts'))) return null;
-  const mod = (await import('../src/scoring/builtin/index.js')) as { createBuiltinDetector?: (o?: { params?: Record<string, unknown>; threads?: number }) => Detector };
+  const mod = (await import('../src/scoring/builtin/index.js')) as {
+    createBuiltinDetector?: (o?: { params?: Record<string, unknown>; threads?: number }) => Detector;
+  };
   return mod.createBuiltinDetector ? mod.createBuiltinDetector({ ...(BUILTIN_PARAMS ? { params: BUILTIN_PARAMS } : {}), threads }) : null;
 }
 
@@ -158,8 +165,19 @@ export interface SpeedResult {
   /** With threads: the same walk scored on one thread, its time over the threaded one's, and whether the results are identical. */
   oneThread?: PhaseTiming & { sameResult: boolean; vsThreads: number };
 }
-interface PhaseTiming { ms: number; fps: number; maxRssMB: number }
-export type ModelTiming = PhaseTiming & { detector: string; provider: string; detectionsPerFrame: number; vsDecode: number; vsBuiltin: number; realTime: number };
+interface PhaseTiming {
+  ms: number;
+  fps: number;
+  maxRssMB: number;
+}
+export type ModelTiming = PhaseTiming & {
+  detector: string;
+  provider: string;
+  detectionsPerFrame: number;
+  vsDecode: number;
+  vsBuiltin: number;
+  realTime: number;
+};
 
 export interface WalkBenchResult {
   accuracy: AccuracyRow[];
@@ -182,7 +200,16 @@ async function accuracy(quick: boolean, seedList?: number[]): Promise<AccuracyRo
 async function accuracyWith(builtin: Detector | null, rows: AccuracyRow[], seeds: number[], speeds: number[]): Promise<void> {
   for (const seed of seeds)
     for (const speed of speeds) {
-      const r = await cachedWalk(`acc-${seed}-${speed}`, { out: ACCURACY_OUT, seconds: 20, fps: 15, width: 640, height: 360, speed, seed, lighting: LIGHTING });
+      const r = await cachedWalk(`acc-${seed}-${speed}`, {
+        out: ACCURACY_OUT,
+        seconds: 20,
+        fps: 15,
+        width: 640,
+        height: 360,
+        speed,
+        seed,
+        lighting: LIGHTING,
+      });
       const files = clipPaths(r.truthFile, r.truth);
       const oracle = createOracle(r.truth, files, decode, { ...TYPICAL_NOISE, seed });
       const res = await scoreWalk({ clips: files, detector: oracle.detector, decode: oracle.decode, options: OPTIONS });
@@ -190,9 +217,15 @@ async function accuracyWith(builtin: Detector | null, rows: AccuracyRow[], seeds
       const truth = oracle.expected('fruit', 2, false, res.frames);
       const detected = oracle.expected('fruit', 2, true, res.frames);
       rows.push({
-        seed, speed, detector: 'oracle+noise',
-        counted: res.counts.total, truth: truth.total, error: (res.counts.total - truth.total) / truth.total, gridTruth: oracle.expected('fruit', 2, false, onGrid(res.frames)).total,
-        detected: detected.total, trackerError: (res.counts.total - detected.total) / detected.total,
+        seed,
+        speed,
+        detector: 'oracle+noise',
+        counted: res.counts.total,
+        truth: truth.total,
+        error: (res.counts.total - truth.total) / truth.total,
+        gridTruth: oracle.expected('fruit', 2, false, onGrid(res.frames)).total,
+        detected: detected.total,
+        trackerError: (res.counts.total - detected.total) / detected.total,
         byClass: { counted: [res.counts.green, res.counts.turning, res.counts.red], truth: [truth.green, truth.turning, truth.red] },
       });
       if (builtin) {
@@ -201,8 +234,13 @@ async function accuracyWith(builtin: Detector | null, rows: AccuracyRow[], seeds
         const b = await scoreWalk({ clips: files, detector: builtin, decode: o2.decode, options: OPTIONS });
         const bt = o2.expected('fruit', 2, false, b.frames);
         rows.push({
-          seed, speed, detector: builtin.info.name,
-          counted: b.counts.total, truth: bt.total, error: (b.counts.total - bt.total) / bt.total, gridTruth: o2.expected('fruit', 2, false, onGrid(b.frames)).total,
+          seed,
+          speed,
+          detector: builtin.info.name,
+          counted: b.counts.total,
+          truth: bt.total,
+          error: (b.counts.total - bt.total) / bt.total,
+          gridTruth: o2.expected('fruit', 2, false, onGrid(b.frames)).total,
           breakdown: o2.explain(b),
           byClass: { counted: [b.counts.green, b.counts.turning, b.counts.red], truth: [bt.green, bt.turning, bt.red] },
         });
@@ -225,7 +263,17 @@ async function boundary(): Promise<NonNullable<WalkBenchResult['boundary']>> {
   return { oneClip: a.counted, carry: b.counted, reset: c.counted, truth: b.truth };
 }
 
-interface PhaseOut { ms: number; frames: number; maxRssMB: number; detector: string; provider?: string; detections?: number; threads?: number; resultHash?: string; ahead?: unknown }
+interface PhaseOut {
+  ms: number;
+  frames: number;
+  maxRssMB: number;
+  detector: string;
+  provider?: string;
+  detections?: number;
+  threads?: number;
+  resultHash?: string;
+  ahead?: unknown;
+}
 type PhaseKind = 'decode' | 'decode-raw' | 'score' | 'score-one-thread';
 
 /** One phase in this process (run as a child by `speed`). */
@@ -242,7 +290,22 @@ async function phase(kind: PhaseKind, file: string, model?: string): Promise<Pha
   } else if (kind === 'decode-raw') {
     // ffmpeg alone on the same frames, without the colour conversion: what the conversion costs.
     const { ffmpeg } = await resolveFfmpeg();
-    execFileSync(ffmpeg!.path, ['-v', 'error', '-i', file, '-vf', `fps=fps=1/${DECODE.sampleSeconds}:round=up,scale=1280:-2:flags=area`, '-frames:v', String(DECODE.maxFrames), '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-y', '/dev/null']);
+    execFileSync(ffmpeg!.path, [
+      '-v',
+      'error',
+      '-i',
+      file,
+      '-vf',
+      `fps=fps=1/${DECODE.sampleSeconds}:round=up,scale=1280:-2:flags=area`,
+      '-frames:v',
+      String(DECODE.maxFrames),
+      '-f',
+      'rawvideo',
+      '-pix_fmt',
+      'rgb24',
+      '-y',
+      '/dev/null',
+    ]);
     frames = DECODE.maxFrames;
   } else {
     // The model's load (checksum, session) is timed with the scoring, as a job pays for it.
@@ -259,7 +322,10 @@ async function phase(kind: PhaseKind, file: string, model?: string): Promise<Pha
       ...('executionProvider' in det ? { provider: String(det.executionProvider) } : {}),
       threads,
       // Detection on threads must not change a single count: the two runs' results are compared whole.
-      resultHash: createHash('sha256').update(JSON.stringify({ fruit: res.fruit, frames: res.frames })).digest('hex').slice(0, 16),
+      resultHash: createHash('sha256')
+        .update(JSON.stringify({ fruit: res.fruit, frames: res.frames }))
+        .digest('hex')
+        .slice(0, 16),
       ...(ahead ? { ahead } : {}),
     };
   }
@@ -277,7 +343,15 @@ export async function speed(quick: boolean, models: readonly string[] = []): Pro
   // The 0.3 m/s walk (seed 21) is the speed figure; --pace 0.6 times a fast walker (seed 22), whom adaptive sampling scores twice as often.
   const k = process.argv.indexOf('--pace');
   const pace = k > 0 ? Number(process.argv[k + 1]) : 0.3;
-  const r = await cachedWalk(pace === 0.3 ? `speed-${seconds}s-1080p` : `speed-${seconds}s-1080p-${pace}`, { out: OUT, seconds, fps: 30, width: 1920, height: 1080, speed: pace, seed: pace === 0.3 ? 21 : 22 });
+  const r = await cachedWalk(pace === 0.3 ? `speed-${seconds}s-1080p` : `speed-${seconds}s-1080p-${pace}`, {
+    out: OUT,
+    seconds,
+    fps: 30,
+    width: 1920,
+    height: 1080,
+    speed: pace,
+    seed: pace === 0.3 ? 21 : 22,
+  });
   const hlg = process.argv.includes('--phone-hlg');
   const file = hlg ? await phoneHlg(r.files[0]!) : r.files[0]!;
   const dec = child('decode', file);
@@ -288,8 +362,15 @@ export async function speed(quick: boolean, models: readonly string[] = []): Pro
   const timed = models.map((model): ModelTiming => {
     const m = child('score', file, model);
     return {
-      detector: m.detector, provider: m.provider ?? 'unknown', ms: m.ms, fps: (m.frames * 1000) / m.ms, maxRssMB: m.maxRssMB,
-      detectionsPerFrame: (m.detections ?? 0) / m.frames, vsDecode: m.ms / dec.ms, vsBuiltin: m.ms / sc.ms, realTime: (seconds * 1000) / m.ms,
+      detector: m.detector,
+      provider: m.provider ?? 'unknown',
+      ms: m.ms,
+      fps: (m.frames * 1000) / m.ms,
+      maxRssMB: m.maxRssMB,
+      detectionsPerFrame: (m.detections ?? 0) / m.frames,
+      vsDecode: m.ms / dec.ms,
+      vsBuiltin: m.ms / sc.ms,
+      realTime: (seconds * 1000) / m.ms,
     };
   });
   return {
@@ -303,7 +384,17 @@ export async function speed(quick: boolean, models: readonly string[] = []): Pro
     score: { ms: sc.ms, fps: (sc.frames * 1000) / sc.ms, maxRssMB: sc.maxRssMB },
     threads: sc.threads ?? 0,
     ...(sc.ahead ? { ahead: sc.ahead as ReadAheadStats } : {}),
-    ...(one ? { oneThread: { ms: one.ms, fps: (one.frames * 1000) / one.ms, maxRssMB: one.maxRssMB, sameResult: one.resultHash === sc.resultHash, vsThreads: one.ms / sc.ms } } : {}),
+    ...(one
+      ? {
+          oneThread: {
+            ms: one.ms,
+            fps: (one.frames * 1000) / one.ms,
+            maxRssMB: one.maxRssMB,
+            sameResult: one.resultHash === sc.resultHash,
+            vsThreads: one.ms / sc.ms,
+          },
+        }
+      : {}),
     vsDecode: sc.ms / dec.ms,
     realTime: (seconds * 1000) / sc.ms,
     ...(timed.length ? { models: timed } : {}),
@@ -316,15 +407,37 @@ async function phoneHlg(sdr: string): Promise<string> {
   if (existsSync(out)) return out;
   const { ffmpeg } = await resolveFfmpeg();
   execFileSync(ffmpeg!.path, [
-    '-v', 'error', '-y', '-i', sdr,
-    '-vf', 'zscale=tin=iec61966-2-1:min=709:pin=709:rin=limited:transfer=arib-std-b67:primaries=2020:matrix=2020_ncl:range=limited:npl=203,format=yuv420p10le',
-    '-c:v', 'libx265', '-preset', 'fast', '-x265-params', 'log-level=error:crf=20:colorprim=bt2020:transfer=arib-std-b67:colormatrix=bt2020nc:range=limited',
-    '-color_primaries', 'bt2020', '-color_trc', 'arib-std-b67', '-colorspace', 'bt2020nc', '-color_range', 'tv', '-tag:v', 'hvc1', out,
+    '-v',
+    'error',
+    '-y',
+    '-i',
+    sdr,
+    '-vf',
+    'zscale=tin=iec61966-2-1:min=709:pin=709:rin=limited:transfer=arib-std-b67:primaries=2020:matrix=2020_ncl:range=limited:npl=203,format=yuv420p10le',
+    '-c:v',
+    'libx265',
+    '-preset',
+    'fast',
+    '-x265-params',
+    'log-level=error:crf=20:colorprim=bt2020:transfer=arib-std-b67:colormatrix=bt2020nc:range=limited',
+    '-color_primaries',
+    'bt2020',
+    '-color_trc',
+    'arib-std-b67',
+    '-colorspace',
+    'bt2020nc',
+    '-color_range',
+    'tv',
+    '-tag:v',
+    'hvc1',
+    out,
   ]);
   return out;
 }
 
-export async function runWalkBench(options: { quick?: boolean; seeds?: number[]; accuracyOnly?: boolean; speedOnly?: boolean; model?: string } = {}): Promise<WalkBenchResult> {
+export async function runWalkBench(
+  options: { quick?: boolean; seeds?: number[]; accuracyOnly?: boolean; speedOnly?: boolean; model?: string } = {},
+): Promise<WalkBenchResult> {
   const quick = options.quick ?? false;
   const models = options.model ? [options.model] : [];
   if (options.speedOnly) return { accuracy: [], speed: await speed(quick, models) };
@@ -339,8 +452,12 @@ function pct(x: number): string {
 
 function print(r: WalkBenchResult): void {
   if (r.accuracy.length === 0) return printSpeed(r.speed);
-  const sampling = OPTIONS.fastSampleSeconds ? `adaptive: every ${OPTIONS.sampleSeconds} s, ${OPTIONS.fastSampleSeconds} s while fast` : `every ${OPTIONS.sampleSeconds} s`;
-  console.log(`walk counting accuracy (640×360, 20 s, ${LIGHTING} lighting, conf ${OPTIONS.conf}, sampled ${sampling}; truth: fruit seen well in 2+ scored frames; goal within 5%)`);
+  const sampling = OPTIONS.fastSampleSeconds
+    ? `adaptive: every ${OPTIONS.sampleSeconds} s, ${OPTIONS.fastSampleSeconds} s while fast`
+    : `every ${OPTIONS.sampleSeconds} s`;
+  console.log(
+    `walk counting accuracy (640×360, 20 s, ${LIGHTING} lighting, conf ${OPTIONS.conf}, sampled ${sampling}; truth: fruit seen well in 2+ scored frames; goal within 5%)`,
+  );
   console.log('seed speed detector        counted truth  error   | grid truth error  | detected≥2 tracker-error | g/t/r counted vs truth');
   for (const a of r.accuracy) {
     console.log(
@@ -352,9 +469,14 @@ function print(r: WalkBenchResult): void {
   }
   const orc = r.accuracy.filter((a) => a.detector === 'oracle+noise');
   const meanAbs = (xs: number[]) => xs.reduce((s, x) => s + Math.abs(x), 0) / Math.max(1, xs.length);
-  console.log(`oracle+noise: mean |error| vs truth ${(meanAbs(orc.map((a) => a.error)) * 100).toFixed(1)}%, tracker's own ${(meanAbs(orc.map((a) => a.trackerError!)) * 100).toFixed(1)}%`);
+  console.log(
+    `oracle+noise: mean |error| vs truth ${(meanAbs(orc.map((a) => a.error)) * 100).toFixed(1)}%, tracker's own ${(meanAbs(orc.map((a) => a.trackerError!)) * 100).toFixed(1)}%`,
+  );
   const bi = r.accuracy.filter((a) => a.detector !== 'oracle+noise');
-  if (bi.length) console.log(`${bi[0]!.detector}: mean |error| vs truth ${(meanAbs(bi.map((a) => a.error)) * 100).toFixed(1)}%, ${bi.filter((a) => Math.abs(a.error) <= 0.05).length} of ${bi.length} walks within 5%`);
+  if (bi.length)
+    console.log(
+      `${bi[0]!.detector}: mean |error| vs truth ${(meanAbs(bi.map((a) => a.error)) * 100).toFixed(1)}%, ${bi.filter((a) => Math.abs(a.error) <= 0.05).length} of ${bi.length} walks within 5%`,
+    );
   else console.log('built-in detector: src/scoring/builtin not present, not measured');
   const parts = bi.flatMap((a) => (a.breakdown ? [a.breakdown] : []));
   if (parts.length) {
@@ -372,7 +494,9 @@ function print(r: WalkBenchResult): void {
     const byClass = (k: 'counted' | 'truth') => [0, 1, 2].map((i) => bi.reduce((s, a) => s + a.byClass[k][i]!, 0));
     const [cg, ct, cr] = byClass('counted');
     const [tg, tt, tr] = byClass('truth');
-    console.log(`  by class, all walks: green ${cg} for ${tg} (${pct(cg! / tg! - 1)}), turning ${ct} for ${tt} (${pct(ct! / tt! - 1)}), red ${cr} for ${tr} (${pct(cr! / tr! - 1)})`);
+    console.log(
+      `  by class, all walks: green ${cg} for ${tg} (${pct(cg! / tg! - 1)}), turning ${ct} for ${tt} (${pct(ct! / tt! - 1)}), red ${cr} for ${tr} (${pct(cr! / tr! - 1)})`,
+    );
     // Which fruit the detector loses, by the colour stage the renderer drew them in.
     const stages = USDA_STAGES.map((s) => {
       const t = parts.reduce((n, p) => n + p.byStage[s].truth, 0);
@@ -382,25 +506,46 @@ function print(r: WalkBenchResult): void {
     console.log(`  missed by USDA stage: ${stages.join(', ')}`);
   }
   const b = r.boundary;
-  if (b) console.log(`clip joins (18 s as 1 clip vs 3 clips, noise-free oracle, truth ${b.truth}): one clip ${b.oneClip}, three clips carried ${b.carry} (${pct(b.carry / b.oneClip - 1)} vs one clip), three clips reset ${b.reset} (${pct(b.reset / b.oneClip - 1)})`);
+  if (b)
+    console.log(
+      `clip joins (18 s as 1 clip vs 3 clips, noise-free oracle, truth ${b.truth}): one clip ${b.oneClip}, three clips carried ${b.carry} (${pct(b.carry / b.oneClip - 1)} vs one clip), three clips reset ${b.reset} (${pct(b.reset / b.oneClip - 1)})`,
+    );
   printSpeed(r.speed);
 }
 
 export function printSpeed(s: SpeedResult | undefined): void {
   if (!s) return;
-  console.log(`speed: ${s.videoSeconds} s 1080p30 walk at ${s.pace} m/s (${s.clip}), ${s.sampledFrames} scored frames, detector ${s.detector}`);
-  console.log(`  ffmpeg decode alone ${(s.decode.ms / 1000).toFixed(1)} s (every ${DECODE.sampleSeconds} s as the walk reads it, ${s.decode.fps.toFixed(1)} frames/s, node peak RSS ${s.decode.maxRssMB.toFixed(0)} MB)`);
-  if (s.rawDecode) console.log(`  of which the conversion to sRGB: ffmpeg decoding the same frames without it ${(s.rawDecode.ms / 1000).toFixed(1)} s (conversion ${(s.decode.ms / s.rawDecode.ms).toFixed(2)}× plain decode)`);
-  console.log(`  scoring             ${(s.score.ms / 1000).toFixed(1)} s (${s.score.fps.toFixed(1)} frames/s, node peak RSS ${s.score.maxRssMB.toFixed(0)} MB, ${s.threads} detection thread${s.threads === 1 ? '' : 's'})`);
-  if (s.ahead) console.log(`  frames detected ahead ${s.ahead.ahead}: used ${s.ahead.used}, detected again (memory guessed wrong) ${s.ahead.redone}, discarded (pace changed) ${s.ahead.discarded}`);
+  console.log(
+    `speed: ${s.videoSeconds} s 1080p30 walk at ${s.pace} m/s (${s.clip}), ${s.sampledFrames} scored frames, detector ${s.detector}`,
+  );
+  console.log(
+    `  ffmpeg decode alone ${(s.decode.ms / 1000).toFixed(1)} s (every ${DECODE.sampleSeconds} s as the walk reads it, ${s.decode.fps.toFixed(1)} frames/s, node peak RSS ${s.decode.maxRssMB.toFixed(0)} MB)`,
+  );
+  if (s.rawDecode)
+    console.log(
+      `  of which the conversion to sRGB: ffmpeg decoding the same frames without it ${(s.rawDecode.ms / 1000).toFixed(1)} s (conversion ${(s.decode.ms / s.rawDecode.ms).toFixed(2)}× plain decode)`,
+    );
+  console.log(
+    `  scoring             ${(s.score.ms / 1000).toFixed(1)} s (${s.score.fps.toFixed(1)} frames/s, node peak RSS ${s.score.maxRssMB.toFixed(0)} MB, ${s.threads} detection thread${s.threads === 1 ? '' : 's'})`,
+  );
+  if (s.ahead)
+    console.log(
+      `  frames detected ahead ${s.ahead.ahead}: used ${s.ahead.used}, detected again (memory guessed wrong) ${s.ahead.redone}, discarded (pace changed) ${s.ahead.discarded}`,
+    );
   if (s.oneThread) {
     const o = s.oneThread;
-    console.log(`  scoring on one thread ${(o.ms / 1000).toFixed(1)} s (${o.fps.toFixed(1)} frames/s, node peak RSS ${o.maxRssMB.toFixed(0)} MB); one thread / threads = ${o.vsThreads.toFixed(2)}×; results identical: ${o.sameResult ? 'yes' : 'NO'}`);
+    console.log(
+      `  scoring on one thread ${(o.ms / 1000).toFixed(1)} s (${o.fps.toFixed(1)} frames/s, node peak RSS ${o.maxRssMB.toFixed(0)} MB); one thread / threads = ${o.vsThreads.toFixed(2)}×; results identical: ${o.sameResult ? 'yes' : 'NO'}`,
+    );
   }
   console.log(`  scoring / decode-only = ${s.vsDecode.toFixed(2)}×; real time / scoring = ${s.realTime.toFixed(2)}× (goal > 1)`);
   for (const m of s.models ?? []) {
-    console.log(`  scoring with ${m.detector} (${m.provider}) ${(m.ms / 1000).toFixed(1)} s (${m.fps.toFixed(1)} frames/s, ${m.detectionsPerFrame.toFixed(1)} detections/frame, node peak RSS ${m.maxRssMB.toFixed(0)} MB)`);
-    console.log(`  model scoring / decode-only = ${m.vsDecode.toFixed(2)}×; / built-in scoring = ${m.vsBuiltin.toFixed(2)}×; real time / model scoring = ${m.realTime.toFixed(2)}× (goal > 1)`);
+    console.log(
+      `  scoring with ${m.detector} (${m.provider}) ${(m.ms / 1000).toFixed(1)} s (${m.fps.toFixed(1)} frames/s, ${m.detectionsPerFrame.toFixed(1)} detections/frame, node peak RSS ${m.maxRssMB.toFixed(0)} MB)`,
+    );
+    console.log(
+      `  model scoring / decode-only = ${m.vsDecode.toFixed(2)}×; / built-in scoring = ${m.vsBuiltin.toFixed(2)}×; real time / model scoring = ${m.realTime.toFixed(2)}× (goal > 1)`,
+    );
   }
 }
 
@@ -428,12 +573,22 @@ if (self) {
   const i = process.argv.indexOf('--phase');
   if (i > 0) {
     const m = process.argv.indexOf('--model');
-    console.log(JSON.stringify(await phase(process.argv[i + 1] as PhaseKind, process.argv[i + 2]!, m > 0 ? process.argv[m + 1] : undefined)));
+    console.log(
+      JSON.stringify(await phase(process.argv[i + 1] as PhaseKind, process.argv[i + 2]!, m > 0 ? process.argv[m + 1] : undefined)),
+    );
   } else {
     const k = process.argv.indexOf('--seeds');
     const seeds = k > 0 ? parseSeeds(process.argv[k + 1] ?? '') : undefined;
     const m = process.argv.indexOf('--model');
     const model = m > 0 ? path.resolve(process.argv[m + 1]!) : undefined;
-    print(await runWalkBench({ quick: process.argv.includes('--quick'), seeds, accuracyOnly: process.argv.includes('--accuracy-only'), speedOnly: process.argv.includes('--speed-only'), model }));
+    print(
+      await runWalkBench({
+        quick: process.argv.includes('--quick'),
+        seeds,
+        accuracyOnly: process.argv.includes('--accuracy-only'),
+        speedOnly: process.argv.includes('--speed-only'),
+        model,
+      }),
+    );
   }
 }

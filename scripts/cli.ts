@@ -2,7 +2,10 @@
 // --help prints the usage and exits 0.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 
-export function parseCli<T extends ParseArgsConfig & { options: { help: { type: 'boolean' } } }>(config: T, usage: string): ReturnType<typeof parseArgs<T>>['values'] {
+export function parseCli<T extends ParseArgsConfig & { options: { help: { type: 'boolean' } } }>(
+  config: T,
+  usage: string,
+): ReturnType<typeof parseArgs<T>>['values'] {
   let parsed: ReturnType<typeof parseArgs<T>>;
   try {
     parsed = parseArgs(config);

@@ -15,7 +15,11 @@ if (!values.truth || !values.job) {
 }
 
 const truth = JSON.parse(await readFile(values.truth, 'utf8')) as WalkTruth;
-const job = JSON.parse(await readFile(values.job, 'utf8')) as { status?: string; counts?: ClassCounts | null; result?: { frames?: ScoredFrame[] } | null };
+const job = JSON.parse(await readFile(values.job, 'utf8')) as {
+  status?: string;
+  counts?: ClassCounts | null;
+  result?: { frames?: ScoredFrame[] } | null;
+};
 if (job.status !== 'done' || !job.counts || !job.result?.frames) {
   console.error(`the job is ${job.status ?? 'not a job'}: only a finished walk (status done) can be compared`);
   process.exit(1);
@@ -26,4 +30,5 @@ const rows = compareCounts(job.counts, countableFruit(truth, frames));
 const pct = (e: number | null) => (e === null ? '—' : `${e >= 0 ? '+' : ''}${(e * 100).toFixed(1)} %`);
 console.log(`${frames.length} frames scored; ${truth.fruit.length} fruit rendered`);
 console.log('class      counted  countable  error');
-for (const r of rows) console.log(`${r.class.padEnd(10)} ${String(r.counted).padStart(7)}  ${String(r.countable).padStart(9)}  ${pct(r.error)}`);
+for (const r of rows)
+  console.log(`${r.class.padEnd(10)} ${String(r.counted).padStart(7)}  ${String(r.countable).padStart(9)}  ${pct(r.error)}`);

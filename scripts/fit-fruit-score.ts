@@ -38,10 +38,14 @@ if (!existsSync(dir)) {
   console.error(`labelled photos not found at ${dir}\n${USAGE}`);
   process.exit(2);
 }
-const names = readdirSync(dir).filter((f) => f.endsWith('.jpg')).sort();
+const names = readdirSync(dir)
+  .filter((f) => f.endsWith('.jpg'))
+  .sort();
 const tune = names.filter((_, k) => k % 2 === 0);
 const labelsOf = (name: string): Box[] =>
-  (JSON.parse(readFileSync(path.join(dir, name.replace(/\.jpg$/, '.json')), 'utf8')) as { fruit: Array<{ box: Box }> }).fruit.map((f) => f.box);
+  (JSON.parse(readFileSync(path.join(dir, name.replace(/\.jpg$/, '.json')), 'utf8')) as { fruit: Array<{ box: Box }> }).fruit.map(
+    (f) => f.box,
+  );
 if (values.small) {
   await fitSmall();
   process.exit(0);
@@ -80,7 +84,9 @@ const balanced = Math.round(((lo + hi) / 2) * 100) / 100;
 
 const positives = y.filter((v) => v === 1).length;
 const predicted = X.reduce((s, x) => s + sigmoid(x.reduce((z, v, k) => z + v * raw[k]!, 0)), 0);
-console.log(`${tune.length} tuning photos, ${X.length} circles, ${positives} on a labelled fruit (fitted mean ${(predicted / X.length).toFixed(3)} vs ${(positives / X.length).toFixed(3)})`);
+console.log(
+  `${tune.length} tuning photos, ${X.length} circles, ${positives} on a labelled fruit (fitted mean ${(predicted / X.length).toFixed(3)} vs ${(positives / X.length).toFixed(3)})`,
+);
 console.log(`${labelled} labelled fruit; ${found(balanced)} found at the balanced score ${balanced}`);
 console.log('\nexport const FRUIT_SCORE_WEIGHTS: FruitScoreWeights = {');
 for (const name of FRUIT_FEATURES) console.log(`  ${name}: ${weights[name]},`);
@@ -116,7 +122,11 @@ async function fitSmall(): Promise<void> {
       const h = Math.round(full.height * k);
       const kx = w / full.width;
       const ky = h / full.height;
-      add(resizeArea(full, w, h), labels.map((b) => [b[0] * kx, b[1] * ky, b[2] * kx, b[3] * ky] as Box), []);
+      add(
+        resizeArea(full, w, h),
+        labels.map((b) => [b[0] * kx, b[1] * ky, b[2] * kx, b[3] * ky] as Box),
+        [],
+      );
     }
   }
   const photoRows = X.length;
@@ -130,13 +140,16 @@ async function fitSmall(): Promise<void> {
         const labels: Box[] = [];
         const unsure: Box[] = [];
         for (const fruit of walk.truth.fruit)
-          for (const a of fruit.appearances) if (a.clip === 0 && a.frame === index) (a.visible >= 0.35 ? labels : unsure).push(a.box as Box);
+          for (const a of fruit.appearances)
+            if (a.clip === 0 && a.frame === index) (a.visible >= 0.35 ? labels : unsure).push(a.box as Box);
         add(frame.image, labels, unsure);
       }
     }
   const raw = fitLogistic(X, y, { l2: Number(values.l2) });
   const positives = y.filter((v) => v === 1).length;
-  console.log(`${X.length} circles (${photoRows} of ${tune.length} tuning photos at three sizes, ${X.length - photoRows} of rendered frames), ${positives} on a fruit`);
+  console.log(
+    `${X.length} circles (${photoRows} of ${tune.length} tuning photos at three sizes, ${X.length - photoRows} of rendered frames), ${positives} on a fruit`,
+  );
   console.log('\nexport const SMALL_FRUIT_SCORE_WEIGHTS: FruitScoreWeights = {');
   for (const [k, name] of FRUIT_FEATURES.entries()) console.log(`  ${name}: ${Math.round(raw[k]! * 1000) / 1000},`);
   console.log('};');

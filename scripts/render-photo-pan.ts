@@ -9,7 +9,7 @@ import { renderPhotoPan } from './photo-pan/pan.js';
 
 const USAGE =
   'usage: render-photo-pan.ts --photos DIR --out DIR [--fruit-px 48 --name pan --width 1280 --height 720 --fps 15 --pace 0.25 --balance-each]\n' +
-  '  --fruit-px: the median labelled fruit\'s size in the video; --pace: share of the frame crossed per second;\n' +
+  "  --fruit-px: the median labelled fruit's size in the video; --pace: share of the frame crossed per second;\n" +
   '  --height: about this high: the wall is whole rows of photos, so the video is as many rows as fit (718 for 720 at 48 px);\n  --balance-each: white-balance each photo on its own first (one light over the wall, as over a real row)';
 
 const values = parseCli(
@@ -31,12 +31,35 @@ const values = parseCli(
 );
 const given = { 'fruit-px': values['fruit-px'], width: values.width, height: values.height, fps: values.fps, pace: values.pace };
 const bad = Object.entries(given).find(([, v]) => !(Number(v) > 0 && Number.isFinite(Number(v))));
-const problem = !values.photos || !values.out ? '--photos and --out are needed' : !existsSync(values.photos) ? `no folder ${values.photos}` : bad ? `--${bad[0]} must be a positive number` : Number(given.width) % 2 ? '--width must be even (4:2:0 video)' : null;
+const problem =
+  !values.photos || !values.out
+    ? '--photos and --out are needed'
+    : !existsSync(values.photos)
+      ? `no folder ${values.photos}`
+      : bad
+        ? `--${bad[0]} must be a positive number`
+        : Number(given.width) % 2
+          ? '--width must be even (4:2:0 video)'
+          : null;
 if (problem) {
   console.error(`${problem}\n${USAGE}`);
   process.exit(2);
 }
-const numbers = { fruitPx: Number(given['fruit-px']), width: Number(given.width), targetHeight: Number(given.height), fps: Number(given.fps), framesPerSecond: Number(given.pace) };
-const pan = await renderPhotoPan({ photos: values.photos!, out: values.out!, name: values.name, balanceEach: values['balance-each'], ...numbers });
+const numbers = {
+  fruitPx: Number(given['fruit-px']),
+  width: Number(given.width),
+  targetHeight: Number(given.height),
+  fps: Number(given.fps),
+  framesPerSecond: Number(given.pace),
+};
+const pan = await renderPhotoPan({
+  photos: values.photos!,
+  out: values.out!,
+  name: values.name,
+  balanceEach: values['balance-each'],
+  ...numbers,
+});
 const t = pan.truth;
-console.log(`${path.relative(process.cwd(), pan.files[0]!)}: ${t.width}×${t.height}, ${t.clips[0]!.seconds.toFixed(1)} s, ${t.fruit.length} labelled fruit (${t.fruit.filter((f) => f.ripeness === 'green').length} green), truth in ${path.relative(process.cwd(), pan.truthFile)}`);
+console.log(
+  `${path.relative(process.cwd(), pan.files[0]!)}: ${t.width}×${t.height}, ${t.clips[0]!.seconds.toFixed(1)} s, ${t.fruit.length} labelled fruit (${t.fruit.filter((f) => f.ripeness === 'green').length} green), truth in ${path.relative(process.cwd(), pan.truthFile)}`,
+);

@@ -56,7 +56,13 @@ if (values.still) {
   const seed0 = Number(values.seed);
   for (let k = 0; k < Number(values.still); k++) {
     const seed = seed0 + k;
-    const { jpeg, truth } = await renderStill({ seed, width: Number(values.width), height: Number(values.height), dark: values.dark, viewWidth: num(values['view-width']) });
+    const { jpeg, truth } = await renderStill({
+      seed,
+      width: Number(values.width),
+      height: Number(values.height),
+      dark: values.dark,
+      viewWidth: num(values['view-width']),
+    });
     await writeFile(path.join(values.out, `example-${seed}.jpg`), jpeg);
     await writeFile(path.join(values.out, `example-${seed}.json`), JSON.stringify(truth));
     console.log(`example-${seed}.jpg: ${truth.fruit.length} fruit`);
@@ -85,5 +91,16 @@ if (values.still) {
   // What a walk sampled every 0.5 s (the box's pace for a walking speed) can count; the exact
   // figure for a scored walk comes from scripts/compare-walk.ts with the frames it scored.
   const countable = countableFruit(r.truth, sampledEvery(r.truth, 0.5));
-  console.log(JSON.stringify({ files: r.files, truth: r.truthFile, fruit: r.truth.fruit.length, ...byClass, countable_at_0_5_s: countable, stems: r.truth.stems.length, plants: r.truth.plants.length, seconds: ((performance.now() - started) / 1000).toFixed(1) }));
+  console.log(
+    JSON.stringify({
+      files: r.files,
+      truth: r.truthFile,
+      fruit: r.truth.fruit.length,
+      ...byClass,
+      countable_at_0_5_s: countable,
+      stems: r.truth.stems.length,
+      plants: r.truth.plants.length,
+      seconds: ((performance.now() - started) / 1000).toFixed(1),
+    }),
+  );
 }

@@ -37,7 +37,8 @@ import { decodePlan, lowScoreFor, scoreWalk, type WalkDecoder, type WalkOptions 
 import type { Detection, Detector, RgbImage } from '../src/scoring/types.js';
 import { clipPaths, createOracle, NO_NOISE, type CountBreakdown, type SampledFrame } from '../test/helpers/walk-oracle.js';
 
-const USAGE = "usage: replay-walks.ts [--seeds all|1,2,3|46-55] [--variants '{\"name\": {...WalkOptions}}'] [--detector-params '{...}'] [--walks]";
+const USAGE =
+  "usage: replay-walks.ts [--seeds all|1,2,3|46-55] [--variants '{\"name\": {...WalkOptions}}'] [--detector-params '{...}'] [--walks]";
 const values = parseCli(
   {
     options: {
@@ -73,7 +74,12 @@ const CACHE = path.join(
   'bench',
   'out',
   `walk-detections-${createHash('sha256')
-    .update(readdirSync(builtinDir).sort().map((f) => readFileSync(path.join(builtinDir, f), 'utf8')).join('\0'))
+    .update(
+      readdirSync(builtinDir)
+        .sort()
+        .map((f) => readFileSync(path.join(builtinDir, f), 'utf8'))
+        .join('\0'),
+    )
     .update(JSON.stringify(detectorParams))
     .update(path.basename(RENDERS))
     .digest('hex')
@@ -145,7 +151,12 @@ interface WalkFigure {
 }
 
 /** Replays a recorded walk with the given options; null (and the recording grown) when it scored frames not recorded. */
-async function replay(rec: Recording, files: string[], truth: Parameters<typeof createOracle>[0], options: WalkOptions): Promise<{ figure: WalkFigure | null; missing: Set<string>; order: string[] }> {
+async function replay(
+  rec: Recording,
+  files: string[],
+  truth: Parameters<typeof createOracle>[0],
+  options: WalkOptions,
+): Promise<{ figure: WalkFigure | null; missing: Set<string>; order: string[] }> {
   const oracle = createOracle(truth, files, decodeFrames as WalkDecoder, NO_NOISE);
   oracle.sampled.push(...rec.sampled);
   const keyOf = new WeakMap<RgbImage, string>();
@@ -177,7 +188,16 @@ async function replay(rec: Recording, files: string[], truth: Parameters<typeof 
   const result = await scoreWalk({ clips: files, detector: replayed, decode, options });
   if (missing.size > 0) return { figure: null, missing, order };
   const expected = oracle.expected('fruit', 2, false, result.frames).total;
-  return { figure: { counted: result.counts.total, truth: expected, error: (result.counts.total - expected) / expected, breakdown: oracle.explain(result) }, missing, order };
+  return {
+    figure: {
+      counted: result.counts.total,
+      truth: expected,
+      error: (result.counts.total - expected) / expected,
+      breakdown: oracle.explain(result),
+    },
+    missing,
+    order,
+  };
 }
 
 interface Summary {
@@ -224,8 +244,12 @@ for (const [name, v] of Object.entries(variants)) {
     process.exit(2);
   };
   if (name === 'default') refuse('"default" is the name of the baseline');
-  if (JSON.stringify(decodePlan(o)) !== JSON.stringify(decodePlan(BASE)) || o.maxLongSide !== BASE.maxLongSide) refuse('it decodes other frames than the recording (sampleSeconds, fastSampleSeconds, maxFrames, maxLongSide)');
-  if (lowScoreFor(o.conf) < recordedLow - 1e-9) refuse(`conf ${o.conf} reads detections from ${lowScoreFor(o.conf).toFixed(3)}, under the lowest recorded (${recordedLow.toFixed(3)}, conf ${BASE.conf})`);
+  if (JSON.stringify(decodePlan(o)) !== JSON.stringify(decodePlan(BASE)) || o.maxLongSide !== BASE.maxLongSide)
+    refuse('it decodes other frames than the recording (sampleSeconds, fastSampleSeconds, maxFrames, maxLongSide)');
+  if (lowScoreFor(o.conf) < recordedLow - 1e-9)
+    refuse(
+      `conf ${o.conf} reads detections from ${lowScoreFor(o.conf).toFixed(3)}, under the lowest recorded (${recordedLow.toFixed(3)}, conf ${BASE.conf})`,
+    );
 }
 
 mkdirSync(CACHE, { recursive: true });
@@ -259,7 +283,9 @@ for (const seed of seeds)
       }
       all[name]!.push(r.figure);
       const b = r.figure.breakdown;
-      line.push(`${name} ${r.figure.counted}/${r.figure.truth} ${pct(r.figure.error)} (second tracks ${b.duplicates}, no fruit ${b.unmatched}, missed ${b.missed})`);
+      line.push(
+        `${name} ${r.figure.counted}/${r.figure.truth} ${pct(r.figure.error)} (second tracks ${b.duplicates}, no fruit ${b.unmatched}, missed ${b.missed})`,
+      );
     }
     if (values.walks) console.log(line.join(' | '));
   }

@@ -61,10 +61,14 @@ if (ffmpeg ? !existsSync(ffmpeg) : !has('ffmpeg') || !has('ffprobe')) {
     run('apt-get', ['update', '-qq']);
     run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'ffmpeg'], { DEBIAN_FRONTEND: 'noninteractive' });
   } else if (purpose === 'test') {
-    say('ffmpeg is missing and cannot be installed here (needs root and apt-get): install the ffmpeg package, or set FFMPEG_PATH and FFPROBE_PATH.');
+    say(
+      'ffmpeg is missing and cannot be installed here (needs root and apt-get): install the ffmpeg package, or set FFMPEG_PATH and FFPROBE_PATH.',
+    );
     process.exit(1);
   } else {
-    say('ffmpeg is missing: the API runs, but walk scoring reports itself unavailable in /api/health until ffmpeg is installed (apt-get install ffmpeg) or FFMPEG_PATH is set.');
+    say(
+      'ffmpeg is missing: the API runs, but walk scoring reports itself unavailable in /api/health until ffmpeg is installed (apt-get install ffmpeg) or FFMPEG_PATH is set.',
+    );
   }
 }
 
@@ -76,7 +80,9 @@ if (purpose === 'test' && !profiles.every((f) => existsSync(f))) {
   if (isRoot && spawnSync('apt-get', ['--version'], { stdio: 'ignore' }).status === 0) {
     say('ICC profiles for the colour tests are missing: installing the Debian packages colord-data and icc-profiles-free');
     run('apt-get', ['update', '-qq']);
-    run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'colord-data', 'icc-profiles-free'], { DEBIAN_FRONTEND: 'noninteractive' });
+    run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'colord-data', 'icc-profiles-free'], {
+      DEBIAN_FRONTEND: 'noninteractive',
+    });
   } else {
     say('ICC profiles for the colour tests are missing (apt-get install colord-data icc-profiles-free): those tests will skip.');
   }

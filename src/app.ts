@@ -62,24 +62,36 @@ function serve(log: Logger, handler: Koa.Middleware): Koa.Middleware {
     try {
       await handler(ctx, END);
       if (ctx.status === 404 && ctx.body === undefined) throw new HttpProblem(404, 'not_found', `No route for ${ctx.method} ${ctx.path}.`);
-      if (ctx.status === 405 && ctx.body === undefined) throw new HttpProblem(405, 'method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}.`);
+      if (ctx.status === 405 && ctx.body === undefined)
+        throw new HttpProblem(405, 'method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}.`);
     } catch (err) {
       const problem =
         err instanceof HttpProblem
           ? err
           : isStorageFull(err)
             ? insufficientStorage()
-            : new HttpProblem(500, 'internal_error', `Something went wrong on the box. Quote request id ${requestId} when reporting it.`, { request_id: requestId });
+            : new HttpProblem(500, 'internal_error', `Something went wrong on the box. Quote request id ${requestId} when reporting it.`, {
+                request_id: requestId,
+              });
       // The operator must see a full disk, whichever layer noticed it first.
-      if (problem.status === 507) log.error('disk full', { request_id: requestId, method: ctx.method, path: ctx.path, error: err as Error });
-      else if (!(err instanceof HttpProblem)) log.error('unhandled error', { request_id: requestId, method: ctx.method, path: ctx.path, error: err as Error });
+      if (problem.status === 507)
+        log.error('disk full', { request_id: requestId, method: ctx.method, path: ctx.path, error: err as Error });
+      else if (!(err instanceof HttpProblem))
+        log.error('unhandled error', { request_id: requestId, method: ctx.method, path: ctx.path, error: err as Error });
       ctx.status = problem.status;
       for (const [h, v] of Object.entries(problem.headers)) ctx.set(h, v);
       ctx.type = 'application/problem+json';
       ctx.body = problem.toBody();
     } finally {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      log.request({ request_id: requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10, key_id: ctx.state.principal?.kind === 'key' ? ctx.state.principal.keyId : undefined });
+      log.request({
+        request_id: requestId,
+        method: ctx.method,
+        path: ctx.path,
+        status: ctx.status,
+        ms: Math.round(ms * 10) / 10,
+        key_id: ctx.state.principal?.kind === 'key' ? ctx.state.principal.keyId : undefined,
+      });
     }
   };
 }
@@ -115,10 +127,11 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   const koa = new Koa({ proxy: config.trustProxy });
   koa.context.services = services;
   const routers: Routers = { organization: new Router(), other: new Router() };
-  let document: ReturnType<typeof buildOpenApi> | undefined;
-  const specs = [...features.flatMap((f) => f.routes), ...docsRoutes(() => document)];
+  // The docs routes serve the document built from every route, their own included.
+  const built: { document?: ReturnType<typeof buildOpenApi> } = {};
+  const specs = [...features.flatMap((f) => f.routes), ...docsRoutes(() => built.document)];
   const routes = mountRoutes(routers, specs);
-  document = buildOpenApi(routes, { version: '1.0', description: API_DESCRIPTION });
+  const document = (built.document = buildOpenApi(routes, { version: '1.0', description: API_DESCRIPTION }));
 
   koa.use(serve(log, dispatch(routers, routes)));
 

@@ -72,7 +72,11 @@ function isoNow(): string {
 }
 
 /** One JSON line per event, on stdout (systemd's journal keeps it). */
-export function createLogger(level: LogLevel, base: Record<string, unknown> = {}, write: (line: string) => void = (l) => process.stdout.write(l + '\n')): Logger {
+export function createLogger(
+  level: LogLevel,
+  base: Record<string, unknown> = {},
+  write: (line: string) => void = (l) => process.stdout.write(l + '\n'),
+): Logger {
   const threshold = ORDER[level];
   const hasBase = Object.keys(base).length > 0;
   const emit = (lvl: Exclude<LogLevel, 'silent'>, msg: string, fields?: Record<string, unknown>) => {

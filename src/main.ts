@@ -5,7 +5,11 @@ const app = await createApp();
 const { config, log } = app.services;
 const server = await app.listen(config.port, config.host);
 const address = server.address();
-log.info('cropwalk listening', { address: typeof address === 'object' && address ? `${address.address}:${address.port}` : address, data_dir: config.dataDir, docs: '/api/docs' });
+log.info('cropwalk listening', {
+  address: typeof address === 'object' && address ? `${address.address}:${address.port}` : address,
+  data_dir: config.dataDir,
+  docs: '/api/docs',
+});
 
 let stopping = false;
 async function stop(signal: string) {

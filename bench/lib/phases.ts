@@ -10,7 +10,10 @@ import { generateClimateYear } from '../../scripts/gen-climate-year.js';
 
 /** Runs `<module> --phase <phase> <file>` in a new Node process and returns the JSON it prints last. */
 export function phaseInChild<T>(moduleUrl: string, phase: string, file: string): T {
-  const out = execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(moduleUrl), '--phase', phase, file], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
+  const out = execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(moduleUrl), '--phase', phase, file], {
+    encoding: 'utf8',
+    maxBuffer: 16 * 1024 * 1024,
+  });
   return JSON.parse(out.trim().split('\n').pop()!) as T;
 }
 
@@ -42,13 +45,21 @@ export function benchArgs(argv: string[]): BenchArgs {
   const pi = argv.indexOf('--phase');
   if (pi !== -1) return { phase: argv[pi + 1]!, file: argv[pi + 2]!, flags: [] };
   const valued = ['--repeat', '--years'];
-  const valueOf = (name: string) => { const i = argv.indexOf(name); return i !== -1 ? Number(argv[i + 1]) : undefined; };
+  const valueOf = (name: string) => {
+    const i = argv.indexOf(name);
+    return i !== -1 ? Number(argv[i + 1]) : undefined;
+  };
   const file = argv.find((a, i) => !a.startsWith('--') && !valued.includes(argv[i - 1] ?? ''));
   if (file && !existsSync(file)) {
     console.error(`no file ${file}`);
     process.exit(2);
   }
-  return { file, repeat: valueOf('--repeat'), years: valueOf('--years'), flags: argv.filter((a) => a.startsWith('--') && !valued.includes(a)) };
+  return {
+    file,
+    repeat: valueOf('--repeat'),
+    years: valueOf('--years'),
+    flags: argv.filter((a) => a.startsWith('--') && !valued.includes(a)),
+  };
 }
 
 /** The baseline: papaparse over the file as a stream (';' as the generated year writes it), cells counted. */

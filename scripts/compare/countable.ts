@@ -26,7 +26,11 @@ export type ClassCounts = Record<Ripeness | 'total', number>;
  * by any tracker that confirms on a second sighting. With fewer frames than `minSightings`
  * (a photo) one sighting is enough.
  */
-export function countableFruit(truth: WalkTruth, frames: readonly RenderedFrame[], options: CountableOptions = DEFAULT_COUNTABLE): ClassCounts {
+export function countableFruit(
+  truth: WalkTruth,
+  frames: readonly RenderedFrame[],
+  options: CountableOptions = DEFAULT_COUNTABLE,
+): ClassCounts {
   const seen = new Set(frames.map((f) => `${f.clip}:${f.frame}`));
   const need = Math.min(options.minSightings, Math.max(1, seen.size));
   const counts: ClassCounts = { green: 0, turning: 0, red: 0, total: 0 };

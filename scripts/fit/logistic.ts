@@ -61,7 +61,8 @@ function solve(A: number[][], b: number[]): number[] {
   for (let c = 0; c < n; c++) {
     let pivot = c;
     for (let r = c + 1; r < n; r++) if (Math.abs(M[r]![c]!) > Math.abs(M[pivot]![c]!)) pivot = r;
-    if (Math.abs(M[pivot]![c]!) < 1e-12) throw new RangeError('fitLogistic: singular system (a feature that never varies and is not penalised?)');
+    if (Math.abs(M[pivot]![c]!) < 1e-12)
+      throw new RangeError('fitLogistic: singular system (a feature that never varies and is not penalised?)');
     [M[c], M[pivot]] = [M[pivot]!, M[c]!];
     for (let r = 0; r < n; r++) {
       if (r === c) continue;

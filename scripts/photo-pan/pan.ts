@@ -76,7 +76,6 @@ const fail = (message: string): never => {
   throw new Error(message);
 };
 
-
 /** Labelled photos in a folder, by name. */
 export function labelledPhotos(dir: string): { photo: string; labels: PhotoLabels }[] {
   return readdirSync(dir)
@@ -107,7 +106,10 @@ export function wallLayout(sizes: readonly { width: number; height: number }[], 
 /** A label box on the wall seen from a camera whose left edge is at `cameraX`: the box in the frame and its share inside it. */
 export function seenBox(wallBox: Box, cameraX: number, width: number, height: number): { box: Box; visible: number } | null {
   const [x1, y1, x2, y2] = [wallBox[0] - cameraX, wallBox[1], wallBox[2] - cameraX, wallBox[3]];
-  const cx1 = Math.max(0, x1), cy1 = Math.max(0, y1), cx2 = Math.min(width, x2), cy2 = Math.min(height, y2);
+  const cx1 = Math.max(0, x1),
+    cy1 = Math.max(0, y1),
+    cx2 = Math.min(width, x2),
+    cy2 = Math.min(height, y2);
   if (cx2 <= cx1 || cy2 <= cy1) return null;
   const full = (x2 - x1) * (y2 - y1);
   return { box: [cx1, cy1, cx2, cy2], visible: full > 0 ? ((cx2 - cx1) * (cy2 - cy1)) / full : 0 };
@@ -119,7 +121,9 @@ export async function renderPhotoPan(options: PhotoPanOptions): Promise<PhotoPan
   const crossing = options.framesPerSecond ?? 0.25;
   const bg = options.background ?? [48, 52, 44];
   const all = labelledPhotos(options.photos);
-  const photos = options.only ? options.only.map((n) => all.find((p) => p.photo === n) ?? fail(`no labelled photo ${n} in ${options.photos}`)) : all;
+  const photos = options.only
+    ? options.only.map((n) => all.find((p) => p.photo === n) ?? fail(`no labelled photo ${n} in ${options.photos}`))
+    : all;
   if (photos.length === 0) throw new Error(`no labelled photos in ${options.photos}`);
   const labelSizes = photos.flatMap((p) => p.labels.fruit.map((f) => Math.max(f.box[2] - f.box[0], f.box[3] - f.box[1])));
   const scale = options.fruitPx / median(labelSizes);
@@ -127,15 +131,23 @@ export async function renderPhotoPan(options: PhotoPanOptions): Promise<PhotoPan
   const tiles: Tile[] = [];
   for (const p of photos) {
     const decoded = await decodeAtScale(options.photos, p, scale);
-    const image = options.balanceEach ? applyGains(decoded, greyWorld(decoded, { maxGreenCorrection: DEFAULT_PARAMS.wbMaxGreenCorrection }).gains) : decoded;
+    const image = options.balanceEach
+      ? applyGains(decoded, greyWorld(decoded, { maxGreenCorrection: DEFAULT_PARAMS.wbMaxGreenCorrection }).gains)
+      : decoded;
     tiles.push({ photo: p.photo, image, x: 0, y: 0, labels: p.labels.fruit });
   }
   const tileH = tiles[0]!.image.height;
   const odd = tiles.find((t) => t.image.height !== tileH);
-  if (odd) throw new Error(`photos of one height are laid into rows: ${odd.photo} is ${odd.image.height} px high at this scale, ${tiles[0]!.photo} ${tileH}`);
+  if (odd)
+    throw new Error(
+      `photos of one height are laid into rows: ${odd.photo} is ${odd.image.height} px high at this scale, ${tiles[0]!.photo} ${tileH}`,
+    );
   const rows = Math.max(1, Math.round((options.targetHeight ?? 720) / tileH));
   const height = rows * tileH - ((rows * tileH) % 2);
-  wallLayout(tiles.map((t) => t.image), rows).forEach((at, i) => Object.assign(tiles[i]!, at));
+  wallLayout(
+    tiles.map((t) => t.image),
+    rows,
+  ).forEach((at, i) => Object.assign(tiles[i]!, at));
   const wallWidth = Math.max(...tiles.map((t) => t.x + t.image.width));
 
   // The wall enters at the frame's right edge and leaves at its left, so every fruit is seen whole.
@@ -147,14 +159,21 @@ export async function renderPhotoPan(options: PhotoPanOptions): Promise<PhotoPan
   const sources: PhotoPanTruth['sources'] = [];
   const wallBoxes: Box[] = [];
   for (const [k, t] of tiles.entries()) {
-    const sx = t.image.width / photos[k]!.labels.width, sy = t.image.height / photos[k]!.labels.height;
+    const sx = t.image.width / photos[k]!.labels.width,
+      sy = t.image.height / photos[k]!.labels.height;
     t.labels.forEach((l, i) => {
       const b: Box = [t.x + l.box[0] * sx, t.y + l.box[1] * sy, t.x + l.box[2] * sx, t.y + l.box[3] * sy];
       wallBoxes.push(b);
       sources.push({ photo: t.photo, label: i, difficult: Boolean(l.difficult) });
       fruit.push({
-        id: fruit.length, ripeness: l.ripeness, stage: l.ripeness === 'green' ? 'green' : 'red', plant: 0,
-        x: (b[0] + b[2]) / 2, y: (b[1] + b[3]) / 2, diameterMm: NOMINAL_FRUIT_MM, appearances: [],
+        id: fruit.length,
+        ripeness: l.ripeness,
+        stage: l.ripeness === 'green' ? 'green' : 'red',
+        plant: 0,
+        x: (b[0] + b[2]) / 2,
+        y: (b[1] + b[3]) / 2,
+        diameterMm: NOMINAL_FRUIT_MM,
+        appearances: [],
       });
     });
   }
@@ -162,14 +181,29 @@ export async function renderPhotoPan(options: PhotoPanOptions): Promise<PhotoPan
   await mkdir(options.out, { recursive: true });
   const file = path.join(options.out, `${options.name}.mp4`);
   const sink = await spawnRawEncoder(width, height, fps, [
-    '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '20', '-pix_fmt', 'yuv420p', '-movflags', '+faststart', file,
+    '-c:v',
+    'libx264',
+    '-preset',
+    'veryfast',
+    '-crf',
+    '20',
+    '-pix_fmt',
+    'yuv420p',
+    '-movflags',
+    '+faststart',
+    file,
   ]);
   const rgb = new Uint8Array(width * height * 3);
   for (let k = 0; k < frames; k++) {
     const cam = Math.round(cameraAt(k));
-    for (let p = 0; p < rgb.length; p += 3) { rgb[p] = bg[0]; rgb[p + 1] = bg[1]; rgb[p + 2] = bg[2]; }
+    for (let p = 0; p < rgb.length; p += 3) {
+      rgb[p] = bg[0];
+      rgb[p + 1] = bg[1];
+      rgb[p + 2] = bg[2];
+    }
     for (const t of tiles) {
-      const x0 = Math.max(0, t.x - cam), x1 = Math.min(width, t.x + t.image.width - cam);
+      const x0 = Math.max(0, t.x - cam),
+        x1 = Math.min(width, t.x + t.image.width - cam);
       if (x1 <= x0) continue;
       for (let y = 0; y < t.image.height && t.y + y < height; y++) {
         const src = (y * t.image.width + (x0 + cam - t.x)) * 3;
@@ -186,11 +220,20 @@ export async function renderPhotoPan(options: PhotoPanOptions): Promise<PhotoPan
 
   const fruitPx = median(wallBoxes.map((b) => Math.max(b[2] - b[0], b[3] - b[1])));
   const truth: PhotoPanTruth = {
-    version: 1, seed: 0, width, height, fps,
+    version: 1,
+    seed: 0,
+    width,
+    height,
+    fps,
     // Not a metric walk: pace in frame widths per second, and a nominal size for the median fruit.
-    speed: crossing, mmPerPixel: NOMINAL_FRUIT_MM / fruitPx,
+    speed: crossing,
+    mmPerPixel: NOMINAL_FRUIT_MM / fruitPx,
     clips: [{ index: 0, file: path.basename(file), startSeconds: 0, seconds: frames / fps, frames }],
-    fruit, stems: [], plants: [], sources, scale,
+    fruit,
+    stems: [],
+    plants: [],
+    sources,
+    scale,
   };
   const truthFile = path.join(options.out, `${options.name}.json`);
   await writeFile(truthFile, JSON.stringify(truth));

@@ -12,8 +12,20 @@ export interface RawFrameSink {
 
 export async function spawnRawEncoder(width: number, height: number, fps: number, outputArgs: string[]): Promise<RawFrameSink> {
   const args = [
-    '-hide_banner', '-loglevel', 'error', '-y',
-    '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-s', `${width}x${height}`, '-r', String(fps), '-i', 'pipe:0',
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-y',
+    '-f',
+    'rawvideo',
+    '-pix_fmt',
+    'rgb24',
+    '-s',
+    `${width}x${height}`,
+    '-r',
+    String(fps),
+    '-i',
+    'pipe:0',
     ...outputArgs,
   ];
   const { ffmpeg } = await requireFfmpeg();
@@ -44,7 +56,11 @@ export async function spawnRawEncoder(width: number, height: number, fps: number
       if (failure) throw failure;
       if (!child.stdin.write(frame)) {
         await new Promise<void>((resolve) => {
-          const done = () => { child.stdin.off('drain', done); child.off('close', done); resolve(); };
+          const done = () => {
+            child.stdin.off('drain', done);
+            child.off('close', done);
+            resolve();
+          };
           child.stdin.once('drain', done);
           child.once('close', done);
         });
@@ -65,7 +81,11 @@ export async function spawnRawEncoder(width: number, height: number, fps: number
  */
 export async function* readAllFrames(file: string, width: number, height: number): AsyncGenerator<Uint8Array> {
   const { ffmpeg } = await requireFfmpeg();
-  const child = spawn(ffmpeg, ['-hide_banner', '-loglevel', 'error', '-i', file, '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-s', `${width}x${height}`, 'pipe:1'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    ffmpeg,
+    ['-hide_banner', '-loglevel', 'error', '-i', file, '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-s', `${width}x${height}`, 'pipe:1'],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   const frameBytes = width * height * 3;
   let pending: Buffer = Buffer.alloc(0);
   let stderr = '';

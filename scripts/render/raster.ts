@@ -63,7 +63,17 @@ interface FruitLight {
   shine: number;
 }
 
-const STUDIO_LIGHT: FruitLight = { lx: -0.35, ly: -0.45, lz: 0.82, hx: -0.184, hy: -0.236, hz: 0.954, ambient: 0.28, diffuse: 0.78, shine: 230 };
+const STUDIO_LIGHT: FruitLight = {
+  lx: -0.35,
+  ly: -0.45,
+  lz: 0.82,
+  hx: -0.184,
+  hy: -0.236,
+  hz: 0.954,
+  ambient: 0.28,
+  diffuse: 0.78,
+  shine: 230,
+};
 
 /** A fruit's own light under 'greenhouse' lighting, fixed by its id so every frame agrees. */
 function greenhouseLight(id: number): FruitLight {
@@ -155,7 +165,9 @@ export class FrameRasterizer {
       this.colFactor[x] = 0.62 + 0.3 * this.valueNoise(far * 7) + 0.12 * this.valueNoise(far * 29);
     }
     for (let y = 0; y < H; y++) {
-      const r = this.rowBase[y * 3]!, g = this.rowBase[y * 3 + 1]!, b = this.rowBase[y * 3 + 2]!;
+      const r = this.rowBase[y * 3]!,
+        g = this.rowBase[y * 3 + 1]!,
+        b = this.rowBase[y * 3 + 2]!;
       let p = y * W * 3;
       for (let x = 0; x < W; x++, p += 3) {
         const f = this.colFactor[x]!;
@@ -170,9 +182,7 @@ export class FrameRasterizer {
     const hi = camX + viewWidth + 0.4;
     const leaves = this.scene.leaves.filter((l) => l.x > lo && l.x < hi);
     const stems = this.scene.stems.filter((s) => s.x0 > lo && s.x0 < hi);
-    const fruit = this.scene.fruit
-      .filter((f) => f.x > lo && f.x < hi)
-      .sort((a, b) => a.depth - b.depth);
+    const fruit = this.scene.fruit.filter((f) => f.x > lo && f.x < hi).sort((a, b) => a.depth - b.depth);
 
     const trusses = this.scene.trusses.filter((tr) => tr.points[0]![0] > lo && tr.points[0]![0] < hi);
     for (const leaf of leaves) if (!leaf.front) this.drawLeaf(leaf, camX);
@@ -213,20 +223,31 @@ export class FrameRasterizer {
   }
 
   /** A thick line segment, flat colour; `id` marks its pixels in the id buffer unless null. */
-  private drawSegment(ax: number, ay: number, bx: number, by: number, halfWidth: number, rgb: [number, number, number], id: number | null): void {
+  private drawSegment(
+    ax: number,
+    ay: number,
+    bx: number,
+    by: number,
+    halfWidth: number,
+    rgb: [number, number, number],
+    id: number | null,
+  ): void {
     const { width: W, height: H } = this.o;
     const x0 = Math.max(0, Math.floor(Math.min(ax, bx) - halfWidth));
     const x1 = Math.min(W - 1, Math.ceil(Math.max(ax, bx) + halfWidth));
     const y0 = Math.max(0, Math.floor(Math.min(ay, by) - halfWidth));
     const y1 = Math.min(H - 1, Math.ceil(Math.max(ay, by) + halfWidth));
-    const dx = bx - ax, dy = by - ay;
+    const dx = bx - ax,
+      dy = by - ay;
     const len2 = Math.max(1e-9, dx * dx + dy * dy);
     const hw2 = halfWidth * halfWidth;
     for (let y = y0; y <= y1; y++)
       for (let x = x0; x <= x1; x++) {
-        const px = x + 0.5 - ax, py = y + 0.5 - ay;
+        const px = x + 0.5 - ax,
+          py = y + 0.5 - ay;
         const u = Math.max(0, Math.min(1, (px * dx + py * dy) / len2));
-        const ex = px - u * dx, ey = py - u * dy;
+        const ex = px - u * dx,
+          ey = py - u * dy;
         if (ex * ex + ey * ey > hw2) continue;
         const p = (y * W + x) * 3;
         this.rgb[p] = rgb[0];
@@ -242,7 +263,8 @@ export class FrameRasterizer {
     const half = Math.max(0.8, 0.0025 * ppm);
     const colour: [number, number, number] = [104 * light, 138 * light, 72 * light];
     for (let k = 1; k < tr.points.length; k++) {
-      const [ax, ay] = tr.points[k - 1]!, [bx, by] = tr.points[k]!;
+      const [ax, ay] = tr.points[k - 1]!,
+        [bx, by] = tr.points[k]!;
       this.drawSegment((ax - camX) * ppm, ay * ppm, (bx - camX) * ppm, by * ppm, half, colour, TRUSS_ID);
     }
   }
@@ -329,7 +351,10 @@ export class FrameRasterizer {
     const plantBoxes = new Map<number, Box>();
     const grow = (plant: number, b: Box) => {
       const cur = plantBoxes.get(plant);
-      plantBoxes.set(plant, cur ? [Math.min(cur[0], b[0]), Math.min(cur[1], b[1]), Math.max(cur[2], b[2]), Math.max(cur[3], b[3])] : [...b]);
+      plantBoxes.set(
+        plant,
+        cur ? [Math.min(cur[0], b[0]), Math.min(cur[1], b[1]), Math.max(cur[2], b[2]), Math.max(cur[3], b[3])] : [...b],
+      );
     };
 
     const outFruit: FrameObject[] = [];
@@ -342,7 +367,10 @@ export class FrameRasterizer {
       const box = clip(full);
       if (!box) continue;
       let seen = 0;
-      const x0 = Math.floor(box[0]), x1 = Math.ceil(box[2]), y0 = Math.floor(box[1]), y1 = Math.ceil(box[3]);
+      const x0 = Math.floor(box[0]),
+        x1 = Math.ceil(box[2]),
+        y0 = Math.floor(box[1]),
+        y1 = Math.ceil(box[3]);
       for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) if (this.ids[y * W + x] === f.id) seen++;
       if (seen === 0) continue;
       outFruit.push({ id: f.id, box: roundBox(box), visible: Math.min(1, seen / (Math.PI * r * r)) });
@@ -360,10 +388,12 @@ export class FrameRasterizer {
       outStems.push({ id: s.id, box: roundBox(box), visible: area(box) / area(full) });
     }
     for (const l of leaves) {
-      const cos = Math.cos(l.angle), sin = Math.sin(l.angle);
+      const cos = Math.cos(l.angle),
+        sin = Math.sin(l.angle);
       const ex = Math.sqrt(l.a * l.a * cos * cos + l.b * l.b * sin * sin) * ppm;
       const ey = Math.sqrt(l.a * l.a * sin * sin + l.b * l.b * cos * cos) * ppm;
-      const cx = (l.x - camX) * ppm, cy = l.y * ppm;
+      const cx = (l.x - camX) * ppm,
+        cy = l.y * ppm;
       grow(l.plant, [cx - ex, cy - ey, cx + ex, cy + ey]);
     }
     const outPlants: FrameObject[] = [];
@@ -388,14 +418,23 @@ export class FrameRasterizer {
         let sum = 0;
         let n = 0;
         for (let x = -half; x < len - half; x++) {
-          if (x >= 0 && x < W) { sum += rgb[base + x * 3 + c]!; n++; }
+          if (x >= 0 && x < W) {
+            sum += rgb[base + x * 3 + c]!;
+            n++;
+          }
         }
         for (let x = 0; x < W; x++) {
           row[x * 3 + c] = sum / n;
           const out = x - half;
           const inn = x + len - half;
-          if (out >= 0 && out < W) { sum -= rgb[base + out * 3 + c]!; n--; }
-          if (inn >= 0 && inn < W) { sum += rgb[base + inn * 3 + c]!; n++; }
+          if (out >= 0 && out < W) {
+            sum -= rgb[base + out * 3 + c]!;
+            n--;
+          }
+          if (inn >= 0 && inn < W) {
+            sum += rgb[base + inn * 3 + c]!;
+            n++;
+          }
         }
       }
       for (let i = 0; i < W * 3; i++) rgb[base + i] = row[i]!;

@@ -2,7 +2,7 @@
 
 /** mulberry32: small, fast, and good enough for scene layout and noise. */
 export function createRng(seed: number): () => number {
-  let a = (seed >>> 0) || 0x9e3779b9;
+  let a = seed >>> 0 || 0x9e3779b9;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
     let t = a;

@@ -78,7 +78,13 @@ export async function renderWalk(options: RenderWalkOptions): Promise<RenderedWa
 
   const gap = Math.max(0, options.clipGapSeconds ?? 0);
   const v = view(width, height, options.viewWidth ?? 1.2);
-  const scene = sceneFor(seed, speed * (options.seconds + gap * (clipCount - 1)) + v.viewWidth + 0.5, v, options.plantSpacing ?? 0.4, options.secondStemRate ?? 0.25);
+  const scene = sceneFor(
+    seed,
+    speed * (options.seconds + gap * (clipCount - 1)) + v.viewWidth + 0.5,
+    v,
+    options.plantSpacing ?? 0.4,
+    options.secondStemRate ?? 0.25,
+  );
   const raster = new FrameRasterizer(scene, {
     width,
     height,
@@ -103,8 +109,17 @@ export async function renderWalk(options: RenderWalkOptions): Promise<RenderedWa
     const frames = end - global;
     const file = path.join(options.out, clipCount === 1 ? `${name}.mp4` : `${name}-${c + 1}.mp4`);
     const sink = await spawnRawEncoder(width, height, fps, [
-      '-c:v', 'libx264', '-preset', 'veryfast', '-crf', String(options.crf ?? 20),
-      '-pix_fmt', 'yuv420p', '-movflags', '+faststart', file,
+      '-c:v',
+      'libx264',
+      '-preset',
+      'veryfast',
+      '-crf',
+      String(options.crf ?? 20),
+      '-pix_fmt',
+      'yuv420p',
+      '-movflags',
+      '+faststart',
+      file,
     ]);
     for (let f = 0; f < frames; f++, global++) {
       const camX = speed * (global / fps + c * gap);
@@ -114,7 +129,16 @@ export async function renderWalk(options: RenderWalkOptions): Promise<RenderedWa
         let t = fruit.get(o.id);
         if (!t) {
           const s = scene.fruit[o.id]!;
-          t = { id: s.id, ripeness: stageToRipeness(s.stage), stage: s.stage, plant: s.plant, x: s.x, y: s.y, diameterMm: round1(s.radius * 2000), appearances: [] };
+          t = {
+            id: s.id,
+            ripeness: stageToRipeness(s.stage),
+            stage: s.stage,
+            plant: s.plant,
+            x: s.x,
+            y: s.y,
+            diameterMm: round1(s.radius * 2000),
+            appearances: [],
+          };
           fruit.set(o.id, t);
         }
         t.appearances.push({ clip: c, frame: f, box: o.box, visible: round3(o.visible) });
@@ -195,9 +219,26 @@ export async function renderStill(options: RenderStillOptions = {}): Promise<{ j
   const at = options.at ?? 0.5;
   const v = view(width, height, options.viewWidth ?? 1.2);
   const scene = sceneFor(options.seed ?? 1, at + v.viewWidth + 0.5, v, 0.4, 0.25);
-  const raster = new FrameRasterizer(scene, { width, height, ppm: v.ppm, light: options.dark ? 0.35 : 1, noise: options.dark ? 6 : 2, blurPx: 0 });
+  const raster = new FrameRasterizer(scene, {
+    width,
+    height,
+    ppm: v.ppm,
+    light: options.dark ? 0.35 : 1,
+    noise: options.dark ? 6 : 2,
+    blurPx: 0,
+  });
   const seen = raster.render(at);
-  const sink = await spawnRawEncoder(width, height, 1, ['-frames:v', '1', '-c:v', 'mjpeg', '-q:v', String(options.quality ?? 3), '-f', 'image2pipe', 'pipe:1']);
+  const sink = await spawnRawEncoder(width, height, 1, [
+    '-frames:v',
+    '1',
+    '-c:v',
+    'mjpeg',
+    '-q:v',
+    String(options.quality ?? 3),
+    '-f',
+    'image2pipe',
+    'pipe:1',
+  ]);
   await sink.write(new Uint8Array(raster.rgb.buffer.slice(0)));
   const jpeg = await sink.finish();
   return {
@@ -208,7 +249,13 @@ export async function renderStill(options: RenderStillOptions = {}): Promise<{ j
       mmPerPixel: 1000 / v.ppm,
       fruit: seen.fruit.map((o) => {
         const s = scene.fruit[o.id]!;
-        return { ...o, visible: round3(o.visible), ripeness: stageToRipeness(s.stage), stage: s.stage, diameterMm: round1(s.radius * 2000) };
+        return {
+          ...o,
+          visible: round3(o.visible),
+          ripeness: stageToRipeness(s.stage),
+          stage: s.stage,
+          diameterMm: round1(s.radius * 2000),
+        };
       }),
       stems: seen.stems,
       plants: seen.plants,

@@ -46,7 +46,10 @@ export class KeyCache {
   private readonly rows = new Map<string, CachedKey>();
   private readonly stmt: SQLite.Statement<[string], ApiKeyTable>;
 
-  constructor(sqlite: SQLite.Database, private readonly maxEntries = 10_000) {
+  constructor(
+    sqlite: SQLite.Database,
+    private readonly maxEntries = 10_000,
+  ) {
     this.stmt = sqlite.prepare<[string], ApiKeyTable>('select * from api_keys where lookup = ?');
   }
 

@@ -14,7 +14,15 @@ export const climateFeature: Feature = {
   routes: [...readingRoutes, ...importRoutes],
   recordKinds: [
     // Readings name their imports (and their undo records hang off them): removed first (see dependsOn).
-    { name: 'climate_readings', table: 'climate_points', scope: 'cycle', column: 'cycle_id', dependsOn: ['climate_imports'], count: countPointsOf, remove: removePointsOf },
+    {
+      name: 'climate_readings',
+      table: 'climate_points',
+      scope: 'cycle',
+      column: 'cycle_id',
+      dependsOn: ['climate_imports'],
+      count: countPointsOf,
+      remove: removePointsOf,
+    },
     { name: 'climate_imports', table: 'climate_imports', scope: 'cycle', column: 'cycle_id' },
     { name: 'climate_file_mappings', table: 'climate_file_mappings', scope: 'greenhouse', column: 'greenhouse_id' },
   ],
@@ -23,9 +31,18 @@ export const climateFeature: Feature = {
     if (!dir) return;
     mkdirSync(dir, { recursive: true });
     const { db, store, sqlite, clock } = services;
-    const watcher = startClimateWatcher({ dir, deps: { db, store, sqlite, clock }, log: services.log, limitBytes: services.config.climateUploadLimit });
+    const watcher = startClimateWatcher({
+      dir,
+      deps: { db, store, sqlite, clock },
+      log: services.log,
+      limitBytes: services.config.climateUploadLimit,
+    });
     services.onClose.push(() => watcher.close());
     // Not critical: the API works without the folder; /api/health shows what it has done.
-    services.healthChecks.push({ name: 'climate_watch', critical: false, check: async () => ({ ok: true, detail: { ...watcher.status() } }) });
+    services.healthChecks.push({
+      name: 'climate_watch',
+      critical: false,
+      check: async () => ({ ok: true, detail: { ...watcher.status() } }),
+    });
   },
 };

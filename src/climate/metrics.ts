@@ -23,11 +23,20 @@ export interface ClimateMetric {
 }
 
 const M = (
-  name: string, unit: CanonicalUnit, aggregate: Aggregation, range: [number, number],
-  description: string, flags: { setpoint?: boolean; outside?: boolean } = {},
+  name: string,
+  unit: CanonicalUnit,
+  aggregate: Aggregation,
+  range: [number, number],
+  description: string,
+  flags: { setpoint?: boolean; outside?: boolean } = {},
 ): ClimateMetric => ({
-  name, unit, aggregate, range, description,
-  setpoint: flags.setpoint ?? false, outside: flags.outside ?? false,
+  name,
+  unit,
+  aggregate,
+  range,
+  description,
+  setpoint: flags.setpoint ?? false,
+  outside: flags.outside ?? false,
 });
 
 // Ranges are wide on purpose: they reject fill values (-9999, 5.47e+34, -2.14748e+08)
@@ -75,9 +84,7 @@ export function climateMetric(name: string): ClimateMetric | null {
   return BY_NAME.get(name) ?? null;
 }
 
-export type ToCanonicalResult =
-  | { ok: true; value: number; conversion: string | null }
-  | { ok: false; message: string };
+export type ToCanonicalResult = { ok: true; value: number; conversion: string | null } | { ok: false; message: string };
 
 /**
  * Checks one reading and brings it to the metric's canonical unit. `unit` left out means the

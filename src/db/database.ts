@@ -3,7 +3,16 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type Migration, type MigrationProvider } from 'kysely';
+import {
+  Kysely,
+  Migrator,
+  SqliteDialect,
+  SqliteDriver,
+  type DatabaseConnection,
+  type Driver,
+  type Migration,
+  type MigrationProvider,
+} from 'kysely';
 import type { Database } from './schema.js';
 import { HybridLogicalClock } from './hlc.js';
 
@@ -83,7 +92,10 @@ export async function openDatabase(dataDir: string, fileName = 'cropwalk.sqlite'
     await db.insertInto('meta').values({ key: 'node_id', value: node }).execute();
   }
   const clock = new HybridLogicalClock(node);
-  const last = await db.selectFrom('change_log').select((eb) => eb.fn.max('version').as('v')).executeTakeFirst();
+  const last = await db
+    .selectFrom('change_log')
+    .select((eb) => eb.fn.max('version').as('v'))
+    .executeTakeFirst();
   clock.seed(last?.v as string | undefined);
 
   return {

@@ -26,9 +26,15 @@ export interface Writer {
   readonly actor: Actor;
   /** The instant of this transaction, ISO 8601 UTC. */
   readonly now: string;
-  insert<T extends Synced>(table: string, values: Omit<T, keyof SyncedColumns> & Partial<Pick<SyncedColumns, 'id'>> & { organization_id: string }): Promise<T>;
+  insert<T extends Synced>(
+    table: string,
+    values: Omit<T, keyof SyncedColumns> & Partial<Pick<SyncedColumns, 'id'>> & { organization_id: string },
+  ): Promise<T>;
   /** Inserts many records of one table with multi-row statements, each with its change-log entry. */
-  insertMany<T extends Synced>(table: string, values: (Omit<T, keyof SyncedColumns> & Partial<Pick<SyncedColumns, 'id'>> & { organization_id: string })[]): Promise<T[]>;
+  insertMany<T extends Synced>(
+    table: string,
+    values: (Omit<T, keyof SyncedColumns> & Partial<Pick<SyncedColumns, 'id'>> & { organization_id: string })[],
+  ): Promise<T[]>;
   update<T extends Synced>(table: string, id: string, patch: Partial<Omit<T, keyof SyncedColumns>>): Promise<{ before: T; after: T }>;
   remove<T extends Synced>(table: string, id: string): Promise<T | undefined>;
   /** Deletes every row matching `column IN values`, leaving a tombstone for each. Returns how many. */
@@ -36,7 +42,14 @@ export interface Writer {
   /** A new version stamp (HLC), for a record written without insert/update (e.g. a climate reading's row). */
   stamp(): string;
   /** Logs a change to a record that is not a synced row (e.g. an import's summary). */
-  log(entry: { organization_id: string | null; entity: string; entity_id: string; op: 'insert' | 'update' | 'delete'; before?: unknown; after?: unknown }): Promise<void>;
+  log(entry: {
+    organization_id: string | null;
+    entity: string;
+    entity_id: string;
+    op: 'insert' | 'update' | 'delete';
+    before?: unknown;
+    after?: unknown;
+  }): Promise<void>;
 }
 
 const CHUNK = 500;
@@ -61,7 +74,9 @@ let openWrites = 0;
 export const outsideWriteGuard: KyselyPlugin = {
   transformQuery(args) {
     if (insideWrite.getStore()) {
-      throw new Error('services.db was used inside store.write(): use w.trx for every query in the transaction (one SQLite connection would deadlock)');
+      throw new Error(
+        'services.db was used inside store.write(): use w.trx for every query in the transaction (one SQLite connection would deadlock)',
+      );
     }
     return args.node;
   },
@@ -142,7 +157,11 @@ export class Store {
         const rows = values.map((v) => ({ ...v, id: v.id ?? newId(), created_at: now, updated_at: now, version: clock.now() }) as AnyRow);
         const width = Object.keys(rows[0]!).length;
         const per = Math.max(1, Math.floor(MAX_BOUND / width));
-        for (let i = 0; i < rows.length; i += per) await db.insertInto(table).values(rows.slice(i, i + per)).execute();
+        for (let i = 0; i < rows.length; i += per)
+          await db
+            .insertInto(table)
+            .values(rows.slice(i, i + per))
+            .execute();
         const entries = rows.map((row) => ({
           organization_id: row.organization_id,
           entity: table,
@@ -156,15 +175,25 @@ export class Store {
           at: now,
         }));
         const logPer = Math.floor(MAX_BOUND / 10);
-        for (let i = 0; i < entries.length; i += logPer) await db.insertInto('change_log').values(entries.slice(i, i + logPer)).execute();
+        for (let i = 0; i < entries.length; i += logPer)
+          await db
+            .insertInto('change_log')
+            .values(entries.slice(i, i + logPer))
+            .execute();
         return rows as any[];
       },
       async update(table, id, patch) {
         const before = (await db.selectFrom(table).selectAll().where('id', '=', id).executeTakeFirst()) as AnyRow | undefined;
         if (!before) throw new Error(`${table} ${id} vanished inside its transaction`);
-        const clean = Object.fromEntries(Object.entries(patch).filter(([k, v]) => v !== undefined && !['id', 'organization_id', 'created_at', 'version'].includes(k)));
+        const clean = Object.fromEntries(
+          Object.entries(patch).filter(([k, v]) => v !== undefined && !['id', 'organization_id', 'created_at', 'version'].includes(k)),
+        );
         const after = { ...before, ...clean, updated_at: now, version: clock.now() } as AnyRow;
-        await db.updateTable(table).set({ ...clean, updated_at: after.updated_at, version: after.version }).where('id', '=', id).execute();
+        await db
+          .updateTable(table)
+          .set({ ...clean, updated_at: after.updated_at, version: after.version })
+          .where('id', '=', id)
+          .execute();
         await log({ organization_id: before.organization_id, entity: table, entity_id: id, op: 'update', before, after });
         return { before: before as any, after: after as any };
       },

@@ -7,11 +7,16 @@ const healthSchema = {
   type: 'object',
   required: ['status', 'checks'],
   properties: {
-    status: { enum: ['ok', 'degraded', 'unavailable'], description: 'unavailable (503) when the database does not answer; degraded when a non-critical part cannot run (scoring) or is short of room (storage).' },
+    status: {
+      enum: ['ok', 'degraded', 'unavailable'],
+      description:
+        'unavailable (503) when the database does not answer; degraded when a non-critical part cannot run (scoring) or is short of room (storage).',
+    },
     checks: {
       type: 'object',
       additionalProperties: { type: 'object', required: ['ok'], properties: { ok: { type: 'boolean' } } },
-      description: 'One entry per part: `database`, `storage` (free and total bytes under DATA_DIR; not ok below `low_below_bytes`, 1 GiB), `scoring` (ffmpeg found, a detector available), and others.',
+      description:
+        'One entry per part: `database`, `storage` (free and total bytes under DATA_DIR; not ok below `low_below_bytes`, 1 GiB), `scoring` (ffmpeg found, a detector available), and others.',
     },
     version: { type: 'string' },
     uptime_s: { type: 'number' },
@@ -67,21 +72,31 @@ export const healthRoutes: RouteSpec[] = [
     summary: 'Whether the database answers and scoring can run (no key needed)',
     tags: ['Status'],
     auth: 'none',
-    responses: { 200: { description: 'Healthy or degraded.', schema: healthSchema }, 503: { description: 'The database does not answer.', schema: healthSchema } },
+    responses: {
+      200: { description: 'Healthy or degraded.', schema: healthSchema },
+      503: { description: 'The database does not answer.', schema: healthSchema },
+    },
     handler: async (ctx) => {
       const checks: Record<string, Record<string, unknown>> = {};
       let critical = true;
       let all = true;
       for (const hc of ctx.services.healthChecks) {
         // A check that throws is a failed check, never a failed health answer.
-        const r = await hc.check().catch((err: unknown) => ({ ok: false, detail: { error: err instanceof Error ? err.message : String(err) } }));
+        const r = await hc
+          .check()
+          .catch((err: unknown) => ({ ok: false, detail: { error: err instanceof Error ? err.message : String(err) } }));
         checks[hc.name] = { ok: r.ok, ...r.detail };
         if (!r.ok) {
           all = false;
           if (hc.critical) critical = false;
         }
       }
-      const body = { status: !critical ? 'unavailable' : all ? 'ok' : 'degraded', checks, version: process.env.npm_package_version ?? '0.1.0', uptime_s: Math.round((Date.now() - started) / 1000) };
+      const body = {
+        status: !critical ? 'unavailable' : all ? 'ok' : 'degraded',
+        checks,
+        version: process.env.npm_package_version ?? '0.1.0',
+        uptime_s: Math.round((Date.now() - started) / 1000),
+      };
       if (!critical) {
         ctx.status = 503;
         ctx.body = body;

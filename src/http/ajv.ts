@@ -13,7 +13,15 @@ const addFormats = ((addFormatsModule as any).default ?? addFormatsModule) as (a
  * strings); bodies are validated by a separate instance without coercion.
  */
 function build(coerce: boolean) {
-  const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true, coerceTypes: coerce ? 'array' : false, useDefaults: true, removeAdditional: false });
+  const ajv = new Ajv2020({
+    allErrors: true,
+    strict: true,
+    strictRequired: false,
+    allowUnionTypes: true,
+    coerceTypes: coerce ? 'array' : false,
+    useDefaults: true,
+    removeAdditional: false,
+  });
   addFormats(ajv, ['date', 'date-time', 'uuid', 'email', 'uri']);
   ajv.addFormat('iana-zone', { type: 'string', validate: (s: string) => IANAZone.isValidZone(s) });
   ajv.addKeyword({ keyword: 'x-unit', schemaType: 'string' });

@@ -9,7 +9,10 @@ export const PROBLEM_SCHEMA: JsonSchema = {
     title: { type: 'string' },
     status: { type: 'integer' },
     detail: { type: 'string' },
-    code: { type: 'string', examples: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'conflict', 'payload_too_large', 'insufficient_storage'] },
+    code: {
+      type: 'string',
+      examples: ['validation_failed', 'unauthenticated', 'forbidden', 'not_found', 'conflict', 'payload_too_large', 'insufficient_storage'],
+    },
     errors: {
       type: 'array',
       description: 'On 422: one entry per failing field.',
@@ -30,7 +33,7 @@ const ERROR_TEXT: Record<number, string> = {
   403: 'The key may not do this (member key on key management; cross-origin cookie request).',
   404: 'No such resource in this organization.',
   409: 'Conflict with the current state; the body says what to do.',
-  410: 'It existed and was removed on purpose (a walk\'s frames past WALK_FRAME_KEEP_DAYS, or taken for room under DISK_RESERVE); the body says when.',
+  410: "It existed and was removed on purpose (a walk's frames past WALK_FRAME_KEEP_DAYS, or taken for room under DISK_RESERVE); the body says when.",
   413: 'The body or upload is larger than its cap.',
   415: 'The body has the wrong content type.',
   422: 'The request failed validation (path, query, header or body); `errors` lists each field.',
@@ -100,13 +103,25 @@ function requestBody(route: CompiledRoute) {
     const properties: Record<string, unknown> = { ...route.multipart.fields.properties };
     const required = [...(route.multipart.fields.required ?? [])];
     for (const f of route.multipart.files) {
-      properties[f.name] = f.maxCount > 1 ? { type: 'array', maxItems: f.maxCount, items: { type: 'string', contentMediaType: 'application/octet-stream' }, description: f.description } : { type: 'string', contentMediaType: 'application/octet-stream', description: f.description };
+      properties[f.name] =
+        f.maxCount > 1
+          ? {
+              type: 'array',
+              maxItems: f.maxCount,
+              items: { type: 'string', contentMediaType: 'application/octet-stream' },
+              description: f.description,
+            }
+          : { type: 'string', contentMediaType: 'application/octet-stream', description: f.description };
       if (f.required) required.push(f.name);
     }
     return { required: true, content: { 'multipart/form-data': { schema: { type: 'object', properties, required } } } };
   }
   if (route.rawBody) {
-    return { required: true, description: route.rawBody.description, content: Object.fromEntries(route.rawBody.contentTypes.map((t) => [t, { schema: { type: 'string', contentMediaType: t } }])) };
+    return {
+      required: true,
+      description: route.rawBody.description,
+      content: Object.fromEntries(route.rawBody.contentTypes.map((t) => [t, { schema: { type: 'string', contentMediaType: t } }])),
+    };
   }
   return undefined;
 }
@@ -117,10 +132,18 @@ export function buildOpenApi(routes: CompiledRoute[], info: { version: string; d
     const responses: Record<string, unknown> = {};
     for (const [status, r] of Object.entries(route.responses)) {
       const type = r.contentType ?? 'application/json';
-      responses[status] = { description: r.description, ...(r.headers ? { headers: r.headers } : {}), ...(r.schema || type !== 'application/json' ? { content: { [type]: { schema: r.schema ?? { type: 'string' } } } } : {}) };
+      responses[status] = {
+        description: r.description,
+        ...(r.headers ? { headers: r.headers } : {}),
+        ...(r.schema || type !== 'application/json' ? { content: { [type]: { schema: r.schema ?? { type: 'string' } } } } : {}),
+      };
     }
     for (const status of impliedErrors(route)) {
-      if (!responses[status]) responses[status] = { description: ERROR_TEXT[status] ?? 'Error', content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } };
+      if (!responses[status])
+        responses[status] = {
+          description: ERROR_TEXT[status] ?? 'Error',
+          content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+        };
     }
     const body = requestBody(route);
     (paths[route.path] ??= {})[route.method] = {
@@ -144,7 +167,12 @@ export function buildOpenApi(routes: CompiledRoute[], info: { version: string; d
       securitySchemes: {
         ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An organization key.' },
         Bearer: { type: 'http', scheme: 'bearer', description: 'An organization key as a bearer credential.' },
-        SessionCookie: { type: 'apiKey', in: 'cookie', name: 'service_key', description: 'Set by POST /api/session. A state-changing request carried by the cookie alone must come from the same origin.' },
+        SessionCookie: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'service_key',
+          description: 'Set by POST /api/session. A state-changing request carried by the cookie alone must come from the same origin.',
+        },
         AdminToken: { type: 'http', scheme: 'bearer', description: 'The appliance admin token (ADMIN_TOKEN, or DATA_DIR/admin-token).' },
         AdminTokenHeader: { type: 'apiKey', in: 'header', name: 'X-Admin-Token', description: 'The appliance admin token.' },
       },

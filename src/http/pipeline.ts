@@ -31,7 +31,13 @@ function refuse(ctx: Context, detail: string): never {
 function throttle(ctx: Context): void {
   const wait = ctx.services.failures.retryAfter(clientAddress(ctx));
   if (wait > 0) {
-    throw new HttpProblem(429, 'too_many_requests', 'Too many failed credentials from this client; wait before trying again.', { retry_after_seconds: wait }, { 'Retry-After': String(wait) });
+    throw new HttpProblem(
+      429,
+      'too_many_requests',
+      'Too many failed credentials from this client; wait before trying again.',
+      { retry_after_seconds: wait },
+      { 'Retry-After': String(wait) },
+    );
   }
 }
 
@@ -42,7 +48,8 @@ function authenticate(ctx: Context, route: CompiledRoute, params: Record<string,
   throttle(ctx);
   if (route.auth === 'admin-token') {
     const token = adminTokenPresented(ctx);
-    if (!token || !secretMatches(token, ctx.services.adminToken.hash)) refuse(ctx, 'The appliance admin token is required (Authorization: Bearer <token> or X-Admin-Token).');
+    if (!token || !secretMatches(token, ctx.services.adminToken.hash))
+      refuse(ctx, 'The appliance admin token is required (Authorization: Bearer <token> or X-Admin-Token).');
     return { kind: 'admin-token' };
   }
   const headerOnly = route.auth === 'header-key';
@@ -51,11 +58,23 @@ function authenticate(ctx: Context, route: CompiledRoute, params: Record<string,
   }
   const presented = presentedKey(ctx, !headerOnly);
   if (!presented) {
-    refuse(ctx, headerOnly && ctx.cookies.get('service_key') ? 'This operation takes the key in a header only (X-API-Key or Authorization: Bearer), not the session cookie.' : 'An API key is required (X-API-Key, Authorization: Bearer, or the service_key session cookie).');
+    refuse(
+      ctx,
+      headerOnly && ctx.cookies.get('service_key')
+        ? 'This operation takes the key in a header only (X-API-Key or Authorization: Bearer), not the session cookie.'
+        : 'An API key is required (X-API-Key, Authorization: Bearer, or the service_key session cookie).',
+    );
   }
   const key = findActiveKey(ctx.services.keys, presented!.value);
   if (!key) refuse(ctx, 'The API key is unknown or revoked.');
-  const principal: Principal = { kind: 'key', keyId: key!.id, organizationId: key!.organization_id, role: key!.role, name: key!.name, source: presented!.source };
+  const principal: Principal = {
+    kind: 'key',
+    keyId: key!.id,
+    organizationId: key!.organization_id,
+    role: key!.role,
+    name: key!.name,
+    source: presented!.source,
+  };
   if (principal.source === 'cookie' && !SAFE_METHODS.has(ctx.method) && !isSameOrigin(ctx)) {
     throw forbidden('A request authenticated by the session cookie alone must come from this origin.');
   }
@@ -75,7 +94,15 @@ export function actorOf(principal: Principal | undefined): Actor {
 }
 
 const jsonBody = (limit: number) =>
-  bodyParser({ enableTypes: ['json'], jsonLimit: limit, encoding: 'utf-8', jsonStrict: true, onError: (err: any) => { throw err; } } as any);
+  bodyParser({
+    enableTypes: ['json'],
+    jsonLimit: limit,
+    encoding: 'utf-8',
+    jsonStrict: true,
+    onError: (err: any) => {
+      throw err;
+    },
+  } as any);
 
 async function readJsonBody(ctx: Context): Promise<unknown> {
   const hasBody = Number(ctx.get('content-length') || 0) > 0 || ctx.get('transfer-encoding') !== '';
@@ -100,8 +127,21 @@ function run(route: CompiledRoute) {
       ctx.state.principal = principal;
 
       const query = { ...ctx.query } as Record<string, unknown>;
-      const headers = route.headers ? Object.fromEntries(Object.keys(route.headers.properties).filter((h) => ctx.get(h) !== '').map((h) => [h, ctx.get(h)])) : {};
-      const errors = route.validators.params || route.validators.query || route.validators.headers ? [...validatePart('path', route.validators.params, params), ...validatePart('query', route.validators.query, query), ...validatePart('header', route.validators.headers, headers)] : [];
+      const headers = route.headers
+        ? Object.fromEntries(
+            Object.keys(route.headers.properties)
+              .filter((h) => ctx.get(h) !== '')
+              .map((h) => [h, ctx.get(h)]),
+          )
+        : {};
+      const errors =
+        route.validators.params || route.validators.query || route.validators.headers
+          ? [
+              ...validatePart('path', route.validators.params, params),
+              ...validatePart('query', route.validators.query, query),
+              ...validatePart('header', route.validators.headers, headers),
+            ]
+          : [];
 
       const input: RouteInput = { params, query, headers, body: undefined, files: [] };
       if (route.multipart) {
@@ -109,7 +149,8 @@ function run(route: CompiledRoute) {
         const { fields, files } = await receiveMultipart(ctx, route.multipart, ctx.services.config.dataDir);
         errors.push(...validatePart('body', route.validators.fields, fields));
         for (const f of route.multipart.files) {
-          if (f.required && !files.some((u) => u.fieldname === f.name)) errors.push({ in: 'body', name: f.name, message: 'is required (a file part)' });
+          if (f.required && !files.some((u) => u.fieldname === f.name))
+            errors.push({ in: 'body', name: f.name, message: 'is required (a file part)' });
         }
         input.body = fields;
         input.files = files;

@@ -98,7 +98,11 @@ export const unsupportedMediaType = (detail: string) => new HttpProblem(415, 'un
  * answers 507 wherever it happens (an upload being spooled, a file moved, SQLite's SQLITE_FULL).
  */
 export const insufficientStorage = () =>
-  new HttpProblem(507, 'insufficient_storage', "The appliance's disk is full, so nothing was stored. Free space on it (old walks' clips and frames take the most) and try again.");
+  new HttpProblem(
+    507,
+    'insufficient_storage',
+    "The appliance's disk is full, so nothing was stored. Free space on it (old walks' clips and frames take the most) and try again.",
+  );
 
 /** Whether an error is a write refused for want of space: ENOSPC, EDQUOT, or SQLite's SQLITE_FULL. */
 export function isStorageFull(err: unknown): boolean {

@@ -122,7 +122,9 @@ export class JsonText {
   }
 }
 
-export function defineRoute<P = Record<string, string>, Q = Record<string, unknown>, B = unknown>(spec: RouteSpec<P, Q, B>): RouteSpec<P, Q, B> {
+export function defineRoute<P = Record<string, string>, Q = Record<string, unknown>, B = unknown>(
+  spec: RouteSpec<P, Q, B>,
+): RouteSpec<P, Q, B> {
   return spec;
 }
 

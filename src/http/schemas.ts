@@ -11,11 +11,25 @@ export const pathParams = (...names: string[]): ObjectSchema => ({
   required: names,
 });
 
-export const weekSchema: JsonSchema = { type: 'string', pattern: WEEK_PATTERN, description: `ISO 8601 week: ${WEEK_FORMS}.`, examples: ['2026-W07', '2026-02-11'] };
-export const weekLabelSchema: JsonSchema = { type: 'string', pattern: '^\\d{4}-W\\d{2}$', description: 'ISO 8601 week label.', examples: ['2026-W07'] };
+export const weekSchema: JsonSchema = {
+  type: 'string',
+  pattern: WEEK_PATTERN,
+  description: `ISO 8601 week: ${WEEK_FORMS}.`,
+  examples: ['2026-W07', '2026-02-11'],
+};
+export const weekLabelSchema: JsonSchema = {
+  type: 'string',
+  pattern: '^\\d{4}-W\\d{2}$',
+  description: 'ISO 8601 week label.',
+  examples: ['2026-W07'],
+};
 export const dateSchema: JsonSchema = { type: 'string', format: 'date', description: 'Calendar date YYYY-MM-DD (greenhouse local).' };
 export const instantSchema: JsonSchema = { type: 'string', format: 'date-time', description: 'ISO 8601 instant with offset.' };
-export const nullableString = (maxLength: number, description: string): JsonSchema => ({ type: ['string', 'null'], maxLength, description });
+export const nullableString = (maxLength: number, description: string): JsonSchema => ({
+  type: ['string', 'null'],
+  maxLength,
+  description,
+});
 
 export const MAX_LIMIT = 500;
 export const pagingQuery = (extra: Record<string, JsonSchema> = {}): ObjectSchema => ({
@@ -27,11 +41,21 @@ export const pagingQuery = (extra: Record<string, JsonSchema> = {}): ObjectSchem
   },
 });
 
-export const listOf = (item: JsonSchema): JsonSchema => ({ type: 'object', required: ['items'], properties: { items: { type: 'array', items: item } }, additionalProperties: false });
+export const listOf = (item: JsonSchema): JsonSchema => ({
+  type: 'object',
+  required: ['items'],
+  properties: { items: { type: 'array', items: item } },
+  additionalProperties: false,
+});
 export const pageOf = (item: JsonSchema): JsonSchema => ({
   type: 'object',
   required: ['items', 'total', 'limit', 'offset'],
-  properties: { items: { type: 'array', items: item }, total: { type: 'integer' }, limit: { type: 'integer' }, offset: { type: 'integer' } },
+  properties: {
+    items: { type: 'array', items: item },
+    total: { type: 'integer' },
+    limit: { type: 'integer' },
+    offset: { type: 'integer' },
+  },
   additionalProperties: false,
 });
 
@@ -51,11 +75,16 @@ export const syncedFields = {
 
 export const cascadeQuery: ObjectSchema = {
   type: 'object',
-  properties: { cascade: { type: 'boolean', default: false, description: 'Delete the level with everything it holds, in one transaction.' } },
+  properties: {
+    cascade: { type: 'boolean', default: false, description: 'Delete the level with everything it holds, in one transaction.' },
+  },
 };
 
 export const deletedSchema: JsonSchema = {
   type: 'object',
   required: ['deleted', 'counts'],
-  properties: { deleted: { type: 'boolean', const: true }, counts: { type: 'object', additionalProperties: { type: 'integer' }, description: 'What was removed with it.' } },
+  properties: {
+    deleted: { type: 'boolean', const: true },
+    counts: { type: 'object', additionalProperties: { type: 'integer' }, description: 'What was removed with it.' },
+  },
 };

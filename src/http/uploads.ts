@@ -46,14 +46,21 @@ function mapMulterError(err: any, limit: number, spec: MultipartSpec): HttpProbl
   }
 }
 
-export async function receiveMultipart(ctx: Context, spec: MultipartSpec, dataDir: string): Promise<{ fields: Record<string, unknown>; files: UploadedFile[] }> {
+export async function receiveMultipart(
+  ctx: Context,
+  spec: MultipartSpec,
+  dataDir: string,
+): Promise<{ fields: Record<string, unknown>; files: UploadedFile[] }> {
   if (!ctx.is('multipart/form-data')) {
     throw new HttpProblem(415, 'unsupported_media_type', 'This operation takes a multipart/form-data body.');
   }
   const limit = spec.limitBytes(ctx);
   const dir = incomingDir(dataDir);
   const upload = multer({
-    storage: multer.diskStorage({ destination: dir, filename: (_req: unknown, _file: unknown, cb: (e: null, n: string) => void) => cb(null, newId()) }),
+    storage: multer.diskStorage({
+      destination: dir,
+      filename: (_req: unknown, _file: unknown, cb: (e: null, n: string) => void) => cb(null, newId()),
+    }),
     limits: { fileSize: limit, files: spec.files.reduce((n, f) => n + f.maxCount, 0), fields: 50, fieldSize: 256 * 1024, parts: 100 },
   }).fields(spec.files.map((f) => ({ name: f.name, maxCount: f.maxCount })));
   try {
@@ -77,7 +84,13 @@ export async function receiveRawBody(ctx: Context, spec: RawBodySpec, dataDir: s
   const file = path.join(incomingDir(dataDir), newId());
   const out = createWriteStream(file, { mode: 0o600 });
   let size = 0;
-  const uploaded: UploadedFile = { fieldname: 'body', originalname: ctx.get('x-file-name') || 'upload', path: file, size: 0, mimetype: ctx.get('content-type') || 'application/octet-stream' };
+  const uploaded: UploadedFile = {
+    fieldname: 'body',
+    originalname: ctx.get('x-file-name') || 'upload',
+    path: file,
+    size: 0,
+    mimetype: ctx.get('content-type') || 'application/octet-stream',
+  };
   ctx.state.uploadedFiles = [uploaded];
   await new Promise<void>((resolve, reject) => {
     ctx.req.on('data', (chunk: Buffer) => {

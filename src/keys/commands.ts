@@ -52,7 +52,9 @@ export async function revokeKey(w: Writer, key: ApiKeyTable): Promise<ApiKeyTabl
       .where('id', '!=', key.id)
       .executeTakeFirstOrThrow();
     if (Number(others.n) === 0) {
-      throw conflict('This is the last active admin key of the organization; create another admin key before revoking it.', { key_id: key.id });
+      throw conflict('This is the last active admin key of the organization; create another admin key before revoking it.', {
+        key_id: key.id,
+      });
     }
   }
   return (await w.update<ApiKeyTable>('api_keys', key.id, { revoked_at: w.now })).after;

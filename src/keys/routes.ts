@@ -32,7 +32,13 @@ const orgCreatedSchema = {
     key: {
       type: 'object',
       required: ['key_id', 'api_key', 'role', 'name'],
-      properties: { key_id: { type: 'string' }, api_key: { type: 'string', description: 'Shown in this answer only.' }, role: { const: 'admin' }, name: { type: 'string' }, display: { type: 'string' } },
+      properties: {
+        key_id: { type: 'string' },
+        api_key: { type: 'string', description: 'Shown in this answer only.' },
+        role: { const: 'admin' },
+        name: { type: 'string' },
+        display: { type: 'string' },
+      },
     },
   },
 };
@@ -43,24 +49,31 @@ export const keyRoutes: RouteSpec[] = [
     path: ORGS,
     operationId: 'create_organization',
     summary: 'Create an organization with its first admin key',
-    description: 'Authenticated with the appliance admin token. The answer holds the first admin key\'s secret: the only time it is shown.',
+    description: "Authenticated with the appliance admin token. The answer holds the first admin key's secret: the only time it is shown.",
     tags: [ADMIN_TAG],
     auth: 'admin-token',
     body: {
       type: 'object',
       required: ['name'],
       additionalProperties: false,
-      properties: { name: { type: 'string', minLength: 1, maxLength: 200 }, key_name: { ...keyName, description: 'Name of the first admin key (default "first admin key").' } },
+      properties: {
+        name: { type: 'string', minLength: 1, maxLength: 200 },
+        key_name: { ...keyName, description: 'Name of the first admin key (default "first admin key").' },
+      },
     },
     responses: {
       201: {
         description: 'The organization and its first admin key.',
         schema: orgCreatedSchema,
-        headers: { Location: { description: 'The organization\'s address, /api/organizations/{organization_id}.', schema: { type: 'string' } } },
+        headers: {
+          Location: { description: "The organization's address, /api/organizations/{organization_id}.", schema: { type: 'string' } },
+        },
       },
     },
     handler: async (ctx, { body }) => {
-      const { org, key } = await ctx.services.store.write(actorOf(ctx.state.principal), (w) => createOrganization(w, body.name, body.key_name ?? 'first admin key'));
+      const { org, key } = await ctx.services.store.write(actorOf(ctx.state.principal), (w) =>
+        createOrganization(w, body.name, body.key_name ?? 'first admin key'),
+      );
       ctx.set('Location', `${ORGS}/${org.id}`);
       return {
         organization_id: org.id,
@@ -76,13 +89,18 @@ export const keyRoutes: RouteSpec[] = [
     method: 'get',
     path: `${ORG}/keys`,
     operationId: 'list_keys',
-    summary: 'List the organization\'s keys (without secrets)',
+    summary: "List the organization's keys (without secrets)",
     tags: [TAG],
     auth: 'admin',
     params: pathParams('organization_id'),
     responses: { 200: { description: 'Keys, oldest first.', schema: listOf(keySchema) } },
     handler: async (ctx, { params }) => {
-      const rows = await ctx.services.db.selectFrom('api_keys').selectAll().where('organization_id', '=', params.organization_id!).orderBy('id').execute();
+      const rows = await ctx.services.db
+        .selectFrom('api_keys')
+        .selectAll()
+        .where('organization_id', '=', params.organization_id!)
+        .orderBy('id')
+        .execute();
       return { items: rows.map(presentKey) };
     },
   }),
@@ -97,7 +115,9 @@ export const keyRoutes: RouteSpec[] = [
     body: { type: 'object', required: ['name', 'role'], additionalProperties: false, properties: { name: keyName, role } },
     responses: { 201: { description: 'The key with its secret `api_key`.', schema: createdKeySchema } },
     handler: async (ctx, { params, body }) => {
-      const key = await ctx.services.store.write(actorOf(ctx.state.principal), (w) => createKey(w, params.organization_id!, body.name, body.role));
+      const key = await ctx.services.store.write(actorOf(ctx.state.principal), (w) =>
+        createKey(w, params.organization_id!, body.name, body.role),
+      );
       return { ...presentKey(key.row), api_key: key.apiKey };
     },
   }),
@@ -159,13 +179,20 @@ export const keyRoutes: RouteSpec[] = [
     summary: 'Create a key for any organization (appliance admin token)',
     tags: [ADMIN_TAG],
     auth: 'admin-token',
-    body: { type: 'object', required: ['organization_id', 'name', 'role'], additionalProperties: false, properties: { organization_id: idSchema('Organization the key belongs to.'), name: keyName, role } },
+    body: {
+      type: 'object',
+      required: ['organization_id', 'name', 'role'],
+      additionalProperties: false,
+      properties: { organization_id: idSchema('Organization the key belongs to.'), name: keyName, role },
+    },
     responses: { 201: { description: 'The key with its secret `api_key`.', schema: createdKeySchema } },
     errors: [404],
     handler: async (ctx, { body }) => {
       const org = await ctx.services.db.selectFrom('organizations').select('id').where('id', '=', body.organization_id).executeTakeFirst();
       if (!org) throw notFound('organization');
-      const key = await ctx.services.store.write(actorOf(ctx.state.principal), (w) => createKey(w, body.organization_id, body.name, body.role));
+      const key = await ctx.services.store.write(actorOf(ctx.state.principal), (w) =>
+        createKey(w, body.organization_id, body.name, body.role),
+      );
       return { ...presentKey(key.row), api_key: key.apiKey };
     },
   }),
@@ -180,6 +207,8 @@ export const keyRoutes: RouteSpec[] = [
     responses: { 200: { description: 'The revoked key.', schema: keySchema } },
     errors: [404, 409],
     handler: async (ctx, { params }) =>
-      ctx.services.store.write(actorOf(ctx.state.principal), async (w) => presentKey(await revokeKey(w, await loadKey(w.trx, params.key_id!)))),
+      ctx.services.store.write(actorOf(ctx.state.principal), async (w) =>
+        presentKey(await revokeKey(w, await loadKey(w.trx, params.key_id!))),
+      ),
   }),
 ];

@@ -12,7 +12,13 @@ export function cycleColumns(scope: CycleScope) {
 
 /** The parent ids every record on a cycle answers with. */
 export function presentParents(row: { organization_id: string; farm_id: string; greenhouse_id: string; row_id: string; cycle_id: string }) {
-  return { organization_id: row.organization_id, farm_id: row.farm_id, greenhouse_id: row.greenhouse_id, row_id: row.row_id, cycle_id: row.cycle_id };
+  return {
+    organization_id: row.organization_id,
+    farm_id: row.farm_id,
+    greenhouse_id: row.greenhouse_id,
+    row_id: row.row_id,
+    cycle_id: row.cycle_id,
+  };
 }
 
 /**

@@ -6,7 +6,13 @@ import { trussCountRoutes } from './truss-counts/routes.js';
 import { weekNoteRoutes } from './week-notes/routes.js';
 import './tables.js';
 
-const onCycle = (name: string, table: string, dependsOn?: string[]): RecordKind => ({ name, table, scope: 'cycle', column: 'cycle_id', ...(dependsOn ? { dependsOn } : {}) });
+const onCycle = (name: string, table: string, dependsOn?: string[]): RecordKind => ({
+  name,
+  table,
+  scope: 'cycle',
+  column: 'cycle_id',
+  ...(dependsOn ? { dependsOn } : {}),
+});
 
 /** Records a registrar keeps on a crop cycle (climate readings are their own feature). */
 export const recordsFeature: Feature = {

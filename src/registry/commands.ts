@@ -12,7 +12,8 @@ export function checkLevelRules(level: Level, merged: Row): void {
   if (level.name === 'greenhouse') {
     const hasLat = merged.latitude !== null && merged.latitude !== undefined;
     const hasLon = merged.longitude !== null && merged.longitude !== undefined;
-    if (hasLat !== hasLon) throw fieldError('body', hasLat ? 'longitude' : 'latitude', 'latitude and longitude are given together (both, or neither)');
+    if (hasLat !== hasLon)
+      throw fieldError('body', hasLat ? 'longitude' : 'latitude', 'latitude and longitude are given together (both, or neither)');
   }
   if (level.name === 'cycle' && merged.ended_on && merged.started_on && merged.ended_on < merged.started_on) {
     throw fieldError('body', 'ended_on', 'must not be before started_on');
@@ -63,7 +64,11 @@ async function idsUnder(db: Db, level: Level, id: string, target: 'cycles' | 'gr
 export async function levelContents(db: Db, kinds: RecordKind[], level: Level, id: string): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
   for (const below of levelsBelow(level.name)) {
-    const r = await (db as any).selectFrom(below.table).select((eb: any) => eb.fn.countAll().as('n')).where(ownerColumn(level), '=', id).executeTakeFirst();
+    const r = await (db as any)
+      .selectFrom(below.table)
+      .select((eb: any) => eb.fn.countAll().as('n'))
+      .where(ownerColumn(level), '=', id)
+      .executeTakeFirst();
     counts[below.plural] = Number(r?.n ?? 0);
   }
   const cycles = await idsUnder(db, level, id, 'cycles');
@@ -79,7 +84,11 @@ async function countRows(db: Db, kind: RecordKind, owners: readonly string[]): P
   let n = 0;
   for (let i = 0; i < owners.length; i += 500) {
     const part = owners.slice(i, i + 500);
-    const r = await (db as any).selectFrom(kind.table).select((eb: any) => eb.fn.countAll().as('n')).where(kind.column, 'in', part).executeTakeFirst();
+    const r = await (db as any)
+      .selectFrom(kind.table)
+      .select((eb: any) => eb.fn.countAll().as('n'))
+      .where(kind.column, 'in', part)
+      .executeTakeFirst();
     n += Number(r?.n ?? 0);
   }
   return n;
@@ -115,7 +124,9 @@ export interface Deleted {
 export function afterDelete(services: Services, deleted: Deleted): void {
   for (const [kind, ids] of deleted.removed) {
     if (ids.length === 0) continue;
-    kind.afterRemove?.(services, ids).catch((err) => services.log.error('tidying up after a delete failed', { kind: kind.name, error: err as Error }));
+    kind
+      .afterRemove?.(services, ids)
+      .catch((err) => services.log.error('tidying up after a delete failed', { kind: kind.name, error: err as Error }));
   }
 }
 
@@ -138,15 +149,24 @@ export async function deleteLevel(w: Writer, kinds: RecordKind[], level: Level, 
     for (const kind of deletionOrder(kinds)) {
       const owners = kind.scope === 'cycle' ? cycles : greenhouses;
       if (kind.afterRemove) {
-        const rows: { id: string }[] = owners.length ? await (db as any).selectFrom(kind.table).select('id').where(kind.column, 'in', owners).execute() : [];
-        removed.set(kind, rows.map((r) => r.id));
+        const rows: { id: string }[] = owners.length
+          ? await (db as any).selectFrom(kind.table).select('id').where(kind.column, 'in', owners).execute()
+          : [];
+        removed.set(
+          kind,
+          rows.map((r) => r.id),
+        );
       }
       if (kind.remove) await kind.remove(w, owners);
       else await w.removeWhereIn(kind.table, kind.column, owners);
     }
     for (const below of levelsBelow(level.name).reverse()) {
       const rows = await (db as any).selectFrom(below.table).select('id').where(ownerColumn(level), '=', id).execute();
-      await w.removeWhereIn(below.table, 'id', rows.map((r: { id: string }) => r.id));
+      await w.removeWhereIn(
+        below.table,
+        'id',
+        rows.map((r: { id: string }) => r.id),
+      );
     }
   }
   if (!(await w.remove(level.table, id))) throw notFound(level.label);

@@ -26,7 +26,13 @@ export interface Level {
 
 const name = { type: 'string', minLength: 1, maxLength: 200, description: 'Display name.' };
 const notes = nullableString(4000, 'Free text.');
-const positive = (description: string, unit: string, max?: number): JsonSchema => ({ type: ['number', 'null'], exclusiveMinimum: 0, ...(max ? { maximum: max } : {}), description: `${description} (${unit}).`, 'x-unit': unit });
+const positive = (description: string, unit: string, max?: number): JsonSchema => ({
+  type: ['number', 'null'],
+  exclusiveMinimum: 0,
+  ...(max ? { maximum: max } : {}),
+  description: `${description} (${unit}).`,
+  'x-unit': unit,
+});
 
 export const LEVELS: Record<LevelName, Level> = {
   farm: {
@@ -59,9 +65,25 @@ export const LEVELS: Record<LevelName, Level> = {
     required: ['name', 'time_zone'],
     fields: {
       name,
-      time_zone: { type: 'string', format: 'iana-zone', maxLength: 64, description: 'IANA time zone of the greenhouse clock, e.g. Europe/Amsterdam. Wall-clock times, local dates and weeks of everything under it are read in this zone.' },
-      latitude: { type: ['number', 'null'], minimum: -90, maximum: 90, description: 'Degrees north (WGS 84). Needed, with longitude, for outdoor weather.' },
-      longitude: { type: ['number', 'null'], minimum: -180, maximum: 180, description: 'Degrees east (WGS 84). Needed, with latitude, for outdoor weather.' },
+      time_zone: {
+        type: 'string',
+        format: 'iana-zone',
+        maxLength: 64,
+        description:
+          'IANA time zone of the greenhouse clock, e.g. Europe/Amsterdam. Wall-clock times, local dates and weeks of everything under it are read in this zone.',
+      },
+      latitude: {
+        type: ['number', 'null'],
+        minimum: -90,
+        maximum: 90,
+        description: 'Degrees north (WGS 84). Needed, with longitude, for outdoor weather.',
+      },
+      longitude: {
+        type: ['number', 'null'],
+        minimum: -180,
+        maximum: 180,
+        description: 'Degrees east (WGS 84). Needed, with latitude, for outdoor weather.',
+      },
       area_m2: positive('Growing area', 'm²', 10_000_000),
       notes,
     },
@@ -98,7 +120,11 @@ export const LEVELS: Record<LevelName, Level> = {
     fields: {
       name,
       started_on: { ...dateSchema, description: 'First day of the cycle (planting), greenhouse local date.' },
-      ended_on: { type: ['string', 'null'], format: 'date', description: 'Last day (clearing), greenhouse local date; not before started_on.' },
+      ended_on: {
+        type: ['string', 'null'],
+        format: 'date',
+        description: 'Last day (clearing), greenhouse local date; not before started_on.',
+      },
       crop: nullableString(100, 'Crop, e.g. tomato.'),
       variety: nullableString(200, 'Cultivar, e.g. Merlice.'),
       plants_per_m2: positive('Plant density', 'plants/m²', 100),

@@ -17,7 +17,11 @@ function idsOf(level: Level): string[] {
 
 /** Loads a level's record by the full path, so mismatched parents are a 404. */
 async function load(ctx: Context, level: Level, params: Record<string, string>) {
-  let q = (ctx.services.db as any).selectFrom(level.table).selectAll().where('id', '=', params[level.idName]).where('organization_id', '=', params.organization_id);
+  let q = (ctx.services.db as any)
+    .selectFrom(level.table)
+    .selectAll()
+    .where('id', '=', params[level.idName])
+    .where('organization_id', '=', params.organization_id);
   for (const p of level.parentIds) q = q.where(p, '=', params[p]);
   const row = await q.executeTakeFirst();
   if (!row) throw notFound(level.label);
@@ -35,7 +39,11 @@ const contentsSchema = {
   type: 'object',
   required: ['counts', 'total'],
   properties: {
-    counts: { type: 'object', additionalProperties: { type: 'integer' }, description: 'Per kind of record (lower levels, then every record kind), how many are under the level.' },
+    counts: {
+      type: 'object',
+      additionalProperties: { type: 'integer' },
+      description: 'Per kind of record (lower levels, then every record kind), how many are under the level.',
+    },
     total: { type: 'integer' },
   },
 };
@@ -60,7 +68,13 @@ function levelRoutes(level: Level): RouteSpec[] {
       auth: 'key',
       params: parentParams,
       body: createSchema(level),
-      responses: { 201: { description: `The created ${level.label}.`, schema, headers: { Location: { description: `The new ${level.label}'s address.`, schema: { type: 'string' } } } } },
+      responses: {
+        201: {
+          description: `The created ${level.label}.`,
+          schema,
+          headers: { Location: { description: `The new ${level.label}'s address.`, schema: { type: 'string' } } },
+        },
+      },
       errors: [404],
       handler: async (ctx, { params, body }) => {
         await loadParent(ctx, level, params);
@@ -82,7 +96,12 @@ function levelRoutes(level: Level): RouteSpec[] {
       handler: async (ctx, { params }) => {
         await loadParent(ctx, level, params);
         const owner = level.parentIds.at(-1) ?? 'organization_id';
-        const rows = await (ctx.services.db as any).selectFrom(level.table).selectAll().where(owner, '=', params[owner]).orderBy('id').execute();
+        const rows = await (ctx.services.db as any)
+          .selectFrom(level.table)
+          .selectAll()
+          .where(owner, '=', params[owner])
+          .orderBy('id')
+          .execute();
         return { items: rows.map((r: Record<string, unknown>) => presentLevel(level, r)) };
       },
     }),
@@ -103,7 +122,8 @@ function levelRoutes(level: Level): RouteSpec[] {
       path: level.itemPath,
       operationId: `update_${level.name}`,
       summary: `Change a ${level.label}'s name and details`,
-      description: 'Fields left out keep their value; a detail sent as null is cleared. Ids never change: an id field in the body is refused (422).',
+      description:
+        'Fields left out keep their value; a detail sent as null is cleared. Ids never change: an id field in the body is refused (422).',
       tags: [TAG],
       auth: 'key',
       params: itemParams,
@@ -130,7 +150,9 @@ function levelRoutes(level: Level): RouteSpec[] {
       errors: [404, 409],
       handler: async (ctx, { params, query }) => {
         await load(ctx, level, params);
-        const deleted = await ctx.services.store.write(actorOf(ctx.state.principal), (w) => deleteLevel(w, ctx.services.recordKinds, level, params[level.idName]!, query.cascade === true));
+        const deleted = await ctx.services.store.write(actorOf(ctx.state.principal), (w) =>
+          deleteLevel(w, ctx.services.recordKinds, level, params[level.idName]!, query.cascade === true),
+        );
         afterDelete(ctx.services, deleted);
         return { deleted: true, counts: deleted.counts };
       },
@@ -140,7 +162,8 @@ function levelRoutes(level: Level): RouteSpec[] {
       path: `${level.itemPath}/contents`,
       operationId: `${level.name}_contents`,
       summary: `Count everything under a ${level.label}`,
-      description: level.name === 'farm' ? 'Exactly what a cascading delete of the farm removes.' : 'What a cascading delete removes with it.',
+      description:
+        level.name === 'farm' ? 'Exactly what a cascading delete of the farm removes.' : 'What a cascading delete removes with it.',
       tags: [TAG],
       auth: 'key',
       params: itemParams,
@@ -169,7 +192,16 @@ const treeSchema = {
     created_at: { type: 'string' },
     updated_at: { type: 'string' },
     version: { type: 'string' },
-    farms: { type: 'array', items: treeNode(LEVELS.farm, { key: 'greenhouses', schema: treeNode(LEVELS.greenhouse, { key: 'rows', schema: treeNode(LEVELS.row, { key: 'cycles', schema: treeNode(LEVELS.cycle) }) }) }) },
+    farms: {
+      type: 'array',
+      items: treeNode(LEVELS.farm, {
+        key: 'greenhouses',
+        schema: treeNode(LEVELS.greenhouse, {
+          key: 'rows',
+          schema: treeNode(LEVELS.row, { key: 'cycles', schema: treeNode(LEVELS.cycle) }),
+        }),
+      }),
+    },
   },
 };
 
@@ -181,7 +213,18 @@ export const treeRoute = defineRoute({
   tags: [TAG],
   auth: 'key',
   params: pathParams('organization_id'),
-  responses: { 200: { description: 'The tree.', schema: treeSchema, headers: { ETag: { description: 'Changes whenever anything in the organization changes; send it back as If-None-Match for a 304.', schema: { type: 'string' } } } } },
+  responses: {
+    200: {
+      description: 'The tree.',
+      schema: treeSchema,
+      headers: {
+        ETag: {
+          description: 'Changes whenever anything in the organization changes; send it back as If-None-Match for a 304.',
+          schema: { type: 'string' },
+        },
+      },
+    },
+  },
   handler: async (ctx, { params }) => organizationTree(ctx.services, params.organization_id!),
 });
 

@@ -20,7 +20,10 @@ export const scoringFeature: Feature = {
     { name: 'walk_corrections', table: 'walk_corrections', scope: 'cycle', column: 'cycle_id', dependsOn: ['walks'] },
   ],
   async start(services: Services) {
-    const runner = new WalkRunner(services, { concurrency: services.config.scoringConcurrency, detectThreads: services.config.scoringThreads });
+    const runner = new WalkRunner(services, {
+      concurrency: services.config.scoringConcurrency,
+      detectThreads: services.config.scoringThreads,
+    });
     attachRunner(services, runner);
     services.healthChecks.push(scoringHealthCheck(services, BUILTIN_DETECTOR_NAME));
     // Registered before start: app.close runs onClose in reverse, so the runner stops before the database closes.

@@ -248,7 +248,8 @@ export function frameQuality(image: RgbImage, previous?: RgbImage | null, interv
   };
 }
 
-export type QualityWarningCode = 'too_dark' | 'overexposed' | 'out_of_focus' | 'walked_too_fast' | 'colours_unconverted' | 'clip_cut_short' | 'clip_damaged';
+export type QualityWarningCode =
+  'too_dark' | 'overexposed' | 'out_of_focus' | 'walked_too_fast' | 'colours_unconverted' | 'clip_cut_short' | 'clip_damaged';
 
 export interface QualityWarning {
   code: QualityWarningCode;
@@ -306,7 +307,7 @@ const MESSAGES: Record<Exclude<QualityWarningCode, 'clip_cut_short' | 'clip_dama
   walked_too_fast: (n, total) => `walked too fast: the camera moved too far between samples in ${n} of ${total} frames; walk slower`,
   colours_unconverted: (n, total) =>
     `colours uncertain: ${n} of ${total} frames come from an HDR video that this box's ffmpeg cannot convert (it lacks the zscale filter, ` +
-    'or the clip is Dolby Vision profile 5, which has no standard picture without Dolby\'s processing) or from a photo whose colour ' +
+    "or the clip is Dolby Vision profile 5, which has no standard picture without Dolby's processing) or from a photo whose colour " +
     'profile it cannot apply, so ripeness may be wrong; turn HDR video off on the phone or install an ffmpeg built with zimg, and save ' +
     'photos in sRGB or Display P3',
 };
@@ -351,11 +352,16 @@ export interface ClipRead {
  * the counts then cover only the start of the row, which nobody would guess from the numbers.
  * A clip counts as cut when at least one more sample would have been taken.
  */
-export function clipCutShortWarning(clips: readonly ClipRead[], settings: { maxFrames: number; sampleSeconds: number }): QualityWarning | null {
+export function clipCutShortWarning(
+  clips: readonly ClipRead[],
+  settings: { maxFrames: number; sampleSeconds: number },
+): QualityWarning | null {
   const cut = clips.filter((c) => c.durationSeconds - c.readSeconds >= settings.sampleSeconds);
   if (cut.length === 0) return null;
   const s = (x: number) => `${Math.round(x)} s`;
-  const what = cut.map((c) => `${clips.length > 1 ? `clip ${c.number}: ` : ''}the first ${s(c.readSeconds)} of ${s(c.durationSeconds)}`).join('; ');
+  const what = cut
+    .map((c) => `${clips.length > 1 ? `clip ${c.number}: ` : ''}the first ${s(c.readSeconds)} of ${s(c.durationSeconds)}`)
+    .join('; ');
   return {
     code: 'clip_cut_short',
     message:

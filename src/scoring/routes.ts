@@ -28,15 +28,32 @@ const modeDescription = `What scores the walk. ${SCORING_MODES.map((m) => `\`${m
 const optionFields: Record<string, JsonSchema> = {
   mode: { enum: [...SCORING_MODES], default: 'auto', description: modeDescription },
   conf: {
-    type: 'number', minimum: LIMITS.conf.min, maximum: LIMITS.conf.max,
+    type: 'number',
+    minimum: LIMITS.conf.min,
+    maximum: LIMITS.conf.max,
     description: `Detection threshold, ${LIMITS.conf.min} to ${LIMITS.conf.max}: in a photo, detections scoring below it are not counted; in a video, only detections from it up start a fruit's track (the track then keeps following it in frames where it scores at least conf ÷ 3). Default by what is uploaded: ${DEFAULT_CONF.photo} for photos, ${DEFAULT_CONF.video} when any upload is a video clip (a fruit in a video is seen several times, so a stricter start keeps a stray second circle from becoming a fruit).`,
   },
   sample_seconds: {
-    type: 'number', minimum: LIMITS.sample_seconds.min, maximum: LIMITS.sample_seconds.max, 'x-unit': 's',
+    type: 'number',
+    minimum: LIMITS.sample_seconds.min,
+    maximum: LIMITS.sample_seconds.max,
+    'x-unit': 's',
     description: `Seconds between sampled frames of a video, ${LIMITS.sample_seconds.min} to ${LIMITS.sample_seconds.max}. Not given: adaptive, every ${DEFAULT_OPTIONS.sample_seconds} s, and every ${DEFAULT_FAST_SAMPLE_SECONDS} s while the camera crosses more than a sixth of the frame per ${DEFAULT_OPTIONS.sample_seconds} s (a fast walker: each fruit is then still seen six times or more). Given: exactly every sample_seconds.`,
   },
-  max_frames: { type: 'integer', minimum: LIMITS.max_frames.min, maximum: LIMITS.max_frames.max, description: `Most frames sampled from each clip at sample_seconds, ${LIMITS.max_frames.min} to ${LIMITS.max_frames.max}: a clip is read for at most max_frames × sample_seconds; adaptive sampling may score up to twice as many frames in that stretch. Default ${DEFAULT_OPTIONS.max_frames}.` },
-  mm_per_pixel: { type: 'number', exclusiveMinimum: 0, maximum: 1000, 'x-unit': 'mm/px', description: 'Millimetres per pixel of the clip as filmed, at the fruit\'s distance (e.g. 1.5). With it every fruit gets diameter_mm; without it diameters are null.' },
+  max_frames: {
+    type: 'integer',
+    minimum: LIMITS.max_frames.min,
+    maximum: LIMITS.max_frames.max,
+    description: `Most frames sampled from each clip at sample_seconds, ${LIMITS.max_frames.min} to ${LIMITS.max_frames.max}: a clip is read for at most max_frames × sample_seconds; adaptive sampling may score up to twice as many frames in that stretch. Default ${DEFAULT_OPTIONS.max_frames}.`,
+  },
+  mm_per_pixel: {
+    type: 'number',
+    exclusiveMinimum: 0,
+    maximum: 1000,
+    'x-unit': 'mm/px',
+    description:
+      "Millimetres per pixel of the clip as filmed, at the fruit's distance (e.g. 1.5). With it every fruit gets diameter_mm; without it diameters are null.",
+  },
 };
 
 const optionsSchema: ObjectSchema = { type: 'object', additionalProperties: false, properties: optionFields };
@@ -44,7 +61,10 @@ const cycleFieldsSchema: ObjectSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['week'],
-  properties: { ...optionFields, week: { ...weekSchema, description: `The week the walk is saved to: ${WEEK_FORMS}. Answered as a label.` } },
+  properties: {
+    ...optionFields,
+    week: { ...weekSchema, description: `The week the walk is saved to: ${WEEK_FORMS}. Answered as a label.` },
+  },
 };
 
 const idempotencyHeaders: ObjectSchema = {
@@ -91,7 +111,11 @@ function organizationOf(ctx: Context): string {
 
 /** The upload's owner: the key's organization (a walk belongs to it) and the key, for the change log. */
 function submitterOf(ctx: Context): Submitter {
-  return { organizationId: organizationOf(ctx), keyId: ctx.state.principal?.kind === 'key' ? ctx.state.principal.keyId : null, actor: actorOf(ctx.state.principal) };
+  return {
+    organizationId: organizationOf(ctx),
+    keyId: ctx.state.principal?.kind === 'key' ? ctx.state.principal.keyId : null,
+    actor: actorOf(ctx.state.principal),
+  };
 }
 
 const accept = (ctx: Context, input: SubmitInput) => submitWalk(ctx.services, submitterOf(ctx), runnerOf(ctx.services), input);
@@ -112,12 +136,24 @@ export const scoringRoutes: RouteSpec[] = [
     tags: [TAG],
     auth: 'key',
     headers: idempotencyHeaders,
-    multipart: { fields: optionsSchema, files: [{ name: 'file', maxCount: 1, required: true, description: 'The photo or clip.' }], limitBytes: uploadLimit },
+    multipart: {
+      fields: optionsSchema,
+      files: [{ name: 'file', maxCount: 1, required: true, description: 'The photo or clip.' }],
+      limitBytes: uploadLimit,
+    },
     responses: walkResponse(202, 'Accepted and queued (or, with a repeated Idempotency-Key, the walk made the first time).'),
     errors: [409, 413, 415, 503],
     handler: async (ctx, { body, files, headers }) => {
       ctx.status = 202;
-      const walk = await accept(ctx, { operation: 'observation', source: 'observation', scope: null, fields: body, files, labels: ['file'], idempotencyKey: headers['idempotency-key'] as string | undefined });
+      const walk = await accept(ctx, {
+        operation: 'observation',
+        source: 'observation',
+        scope: null,
+        fields: body,
+        files,
+        labels: ['file'],
+        idempotencyKey: headers['idempotency-key'] as string | undefined,
+      });
       return presentAccepted(ctx, walk);
     },
   }),
@@ -126,11 +162,24 @@ export const scoringRoutes: RouteSpec[] = [
     path: '/api/observations/{id}',
     operationId: 'get_observation',
     summary: 'A walk (scoring job): status, progress, per-clip progress and, when done, the result',
-    description: 'Status is queued, running, done or failed; progress goes from 0 to 1. When done, `result` holds every scored frame (with image and overlay URLs and quality), each fruit counted once (track id, ripeness, votes, best box, diameter), stems and plants, the walk\'s quality warnings and the counts by ripeness. A walk of another organization is a 404.',
+    description:
+      "Status is queued, running, done or failed; progress goes from 0 to 1. When done, `result` holds every scored frame (with image and overlay URLs and quality), each fruit counted once (track id, ripeness, votes, best box, diameter), stems and plants, the walk's quality warnings and the counts by ripeness. A walk of another organization is a 404.",
     tags: [TAG],
     auth: 'key',
     params: walkIdParams,
-    responses: { 200: { description: 'The walk.', schema: walkSchema, headers: { ETag: { description: 'Changes whenever the answer does (progress included); send it back as If-None-Match for a 304 without the body: a done walk\'s result runs to a megabyte for a long row.', schema: { type: 'string' } } } } },
+    responses: {
+      200: {
+        description: 'The walk.',
+        schema: walkSchema,
+        headers: {
+          ETag: {
+            description:
+              "Changes whenever the answer does (progress included); send it back as If-None-Match for a 304 without the body: a done walk's result runs to a megabyte for a long row.",
+            schema: { type: 'string' },
+          },
+        },
+      },
+    },
     errors: [404],
     handler: async (ctx, { params }) => {
       // The answer's own hash: the version alone misses progress ticks and the keep settings.
@@ -147,12 +196,20 @@ export const scoringRoutes: RouteSpec[] = [
     tags: [TAG],
     auth: 'key',
     params: walkIdParams,
-    body: { type: 'object', required: ['week'], additionalProperties: false, properties: { week: { ...weekSchema, description: `The week the walk belongs to: ${WEEK_FORMS}. Answered as a label.` } } },
+    body: {
+      type: 'object',
+      required: ['week'],
+      additionalProperties: false,
+      properties: { week: { ...weekSchema, description: `The week the walk belongs to: ${WEEK_FORMS}. Answered as a label.` } },
+    },
     responses: { 200: { description: 'The walk, in its new week.', schema: walkSchema } },
     errors: [404],
     handler: async (ctx, { params, body }) => {
       const week = weekOf(body);
-      return present(ctx, await ctx.services.store.write(actorOf(ctx.state.principal), (w) => moveWalkToWeek(w, params.id, organizationOf(ctx), week)));
+      return present(
+        ctx,
+        await ctx.services.store.write(actorOf(ctx.state.principal), (w) => moveWalkToWeek(w, params.id, organizationOf(ctx), week)),
+      );
     },
   }),
   defineRoute<{ id: string }, unknown, RescoreFields>({
@@ -162,9 +219,9 @@ export const scoringRoutes: RouteSpec[] = [
     summary: 'Score a finished walk again from its kept clips, with other options',
     description:
       'For a walk whose clip was cut short (warning clip_cut_short: send a larger max_frames), or to score it with a model installed since (mode model), a threshold or sampling of its own, or mm_per_pixel. ' +
-      'The optional JSON body takes the scoring options of an upload; those left out keep the walk\'s (a given sample_seconds is exact, as at upload). ' +
+      "The optional JSON body takes the scoring options of an upload; those left out keep the walk's (a given sample_seconds is exact, as at upload). " +
       'Answers 202 with the walk queued again under the same job_id: its result and counts are cleared until it is done, its clips are not uploaded again, its week and crop cycle stay. ' +
-      'A walk still queued or being scored is a 409 (code conflict, with its job_id and walk_status, queued or running), and so is one whose clips were removed (past WALK_CLIP_KEEP_DAYS, or for room under DISK_RESERVE; code clips_removed), and one with staff corrections (code conflict, with their correction_ids: a new scoring numbers the fruit anew, so undo them first); mode photo or video against what the walk holds, or mode model with no usable model, is a 422; another organization\'s walk is a 404.',
+      "A walk still queued or being scored is a 409 (code conflict, with its job_id and walk_status, queued or running), and so is one whose clips were removed (past WALK_CLIP_KEEP_DAYS, or for room under DISK_RESERVE; code clips_removed), and one with staff corrections (code conflict, with their correction_ids: a new scoring numbers the fruit anew, so undo them first); mode photo or video against what the walk holds, or mode model with no usable model, is a 422; another organization's walk is a 404.",
     tags: [TAG],
     auth: 'key',
     params: walkIdParams,
@@ -185,13 +242,23 @@ export const scoringRoutes: RouteSpec[] = [
     operationId: 'delete_observation',
     summary: 'Delete a walk with its clips, frames and result',
     description:
-      'For a walk uploaded by mistake (the wrong row, week or file), or to free the disk: the walk leaves its crop cycle\'s walks and weeks, ' +
+      "For a walk uploaded by mistake (the wrong row, week or file), or to free the disk: the walk leaves its crop cycle's walks and weeks, " +
       'its clips and frames are removed from the disk, and a walk being scored is stopped first. Any key of the organization may delete; ' +
       'a walk of another organization is a 404. The Idempotency-Key it was made with makes a new walk afterwards.',
     tags: [TAG],
     auth: 'key',
     params: walkIdParams,
-    responses: { 200: { description: 'Deleted.', schema: { type: 'object', required: ['deleted', 'job_id'], additionalProperties: false, properties: { deleted: { type: 'boolean', const: true }, job_id: { type: 'string' } } } } },
+    responses: {
+      200: {
+        description: 'Deleted.',
+        schema: {
+          type: 'object',
+          required: ['deleted', 'job_id'],
+          additionalProperties: false,
+          properties: { deleted: { type: 'boolean', const: true }, job_id: { type: 'string' } },
+        },
+      },
+    },
     errors: [404],
     handler: async (ctx, { params }) => {
       const walk = await loadWalk(ctx.services.db, params.id, organizationOf(ctx));
@@ -205,7 +272,8 @@ export const scoringRoutes: RouteSpec[] = [
     path: '/api/observations/{id}/frames/{frame}/{name}',
     operationId: 'get_observation_frame',
     summary: 'One scored frame of a walk as JPEG: the image, or the overlay with boxes and track ids',
-    description: 'Frames are numbered across the whole walk as in result.frames[].index. The overlay outlines fruit by ripeness (green, orange for turning, red), stems in blue and plants in purple, with the track id above each counted fruit. Only frames of a walk of the key\'s organization are served. Frames are kept WALK_FRAME_KEEP_DAYS after the walk is scored (default: for ever; the walk\'s media.frames says until when); once removed (or taken for room under DISK_RESERVE) they answer 410 frames_removed.',
+    description:
+      "Frames are numbered across the whole walk as in result.frames[].index. The overlay outlines fruit by ripeness (green, orange for turning, red), stems in blue and plants in purple, with the track id above each counted fruit. Only frames of a walk of the key's organization are served. Frames are kept WALK_FRAME_KEEP_DAYS after the walk is scored (default: for ever; the walk's media.frames says until when); once removed (or taken for room under DISK_RESERVE) they answer 410 frames_removed.",
     tags: [TAG],
     auth: 'key',
     params: {
@@ -243,12 +311,24 @@ export const scoringRoutes: RouteSpec[] = [
     auth: 'key',
     params: pathParams(...CYCLE_PARAMS),
     headers: idempotencyHeaders,
-    multipart: { fields: cycleFieldsSchema, files: [{ name: 'file', maxCount: 1, required: true, description: 'The clip or photo.' }], limitBytes: uploadLimit },
+    multipart: {
+      fields: cycleFieldsSchema,
+      files: [{ name: 'file', maxCount: 1, required: true, description: 'The clip or photo.' }],
+      limitBytes: uploadLimit,
+    },
     responses: walkResponse(201, 'The walk, saved to the crop cycle and week.'),
     errors: [404, 409, 413, 415, 503],
     handler: async (ctx, { params, body, files, headers }) => {
       const scope = await resolveCycle(ctx.services.db, params);
-      const walk = await accept(ctx, { operation: 'cycle_video', source: 'cycle_video', scope: { ...scope, week: weekOf(body) }, fields: body, files, labels: ['file'], idempotencyKey: headers['idempotency-key'] as string | undefined });
+      const walk = await accept(ctx, {
+        operation: 'cycle_video',
+        source: 'cycle_video',
+        scope: { ...scope, week: weekOf(body) },
+        fields: body,
+        files,
+        labels: ['file'],
+        idempotencyKey: headers['idempotency-key'] as string | undefined,
+      });
       return presentAccepted(ctx, walk);
     },
   }),
@@ -262,7 +342,18 @@ export const scoringRoutes: RouteSpec[] = [
     auth: 'key',
     params: pathParams(...CYCLE_PARAMS),
     headers: idempotencyHeaders,
-    multipart: { fields: cycleFieldsSchema, files: [{ name: 'files', maxCount: LIMITS.batchClips, required: true, description: `The clips, 1 to ${LIMITS.batchClips}, in walking order.` }], limitBytes: uploadLimit },
+    multipart: {
+      fields: cycleFieldsSchema,
+      files: [
+        {
+          name: 'files',
+          maxCount: LIMITS.batchClips,
+          required: true,
+          description: `The clips, 1 to ${LIMITS.batchClips}, in walking order.`,
+        },
+      ],
+      limitBytes: uploadLimit,
+    },
     responses: walkResponse(201, 'The walk, saved to the crop cycle and week.'),
     errors: [404, 409, 413, 415, 503],
     handler: async (ctx, { params, body, files, headers }) => {
@@ -295,7 +386,11 @@ export const scoringRoutes: RouteSpec[] = [
       const scope = await resolveCycle(ctx.services.db, params);
       const week = query.week === undefined ? undefined : parseWeek(query.week);
       if (week === null) throw fieldError('query', 'week', `must be ${WEEK_FORMS}`);
-      const { rows, total } = await listCycleWalks(ctx.services.db, scope.cycle.id, { week: week?.label, limit: query.limit, offset: query.offset });
+      const { rows, total } = await listCycleWalks(ctx.services.db, scope.cycle.id, {
+        week: week?.label,
+        limit: query.limit,
+        offset: query.offset,
+      });
       return { items: rows.map((r) => presentWalkSummary(r, r.clip_count, scope.zone)), total, limit: query.limit, offset: query.offset };
     },
   }),
@@ -304,7 +399,8 @@ export const scoringRoutes: RouteSpec[] = [
     path: '/api/examples',
     operationId: 'list_examples',
     summary: 'Example photos shipped with the box, to try scoring',
-    description: 'Synthetic photos of a tomato row rendered by the project, with what is in them. POST /api/examples/{key} scores one like an upload.',
+    description:
+      'Synthetic photos of a tomato row rendered by the project, with what is in them. POST /api/examples/{key} scores one like an upload.',
     tags: [TAG],
     auth: 'key',
     responses: {
@@ -320,12 +416,24 @@ export const scoringRoutes: RouteSpec[] = [
             description: { type: 'string' },
             width: { type: 'integer', description: 'Pixels.' },
             height: { type: 'integer', description: 'Pixels.' },
-            mm_per_pixel: { type: 'number', 'x-unit': 'mm/px', description: 'Scale of the photo (known, since it is rendered); sent as mm_per_pixel when it is scored.' },
+            mm_per_pixel: {
+              type: 'number',
+              'x-unit': 'mm/px',
+              description: 'Scale of the photo (known, since it is rendered); sent as mm_per_pixel when it is scored.',
+            },
             truth: {
               type: 'object',
-              description: 'What the renderer put in view (fruit at least half visible) by ripeness, and stems and plants: what a perfect scorer would count.',
+              description:
+                'What the renderer put in view (fruit at least half visible) by ripeness, and stems and plants: what a perfect scorer would count.',
               required: ['green', 'turning', 'red', 'total', 'stems', 'plants'],
-              properties: { green: { type: 'integer' }, turning: { type: 'integer' }, red: { type: 'integer' }, total: { type: 'integer' }, stems: { type: 'integer' }, plants: { type: 'integer' } },
+              properties: {
+                green: { type: 'integer' },
+                turning: { type: 'integer' },
+                red: { type: 'integer' },
+                total: { type: 'integer' },
+                stems: { type: 'integer' },
+                plants: { type: 'integer' },
+              },
             },
             image_url: { type: 'string', description: 'The photo (JPEG).' },
           },
@@ -333,7 +441,16 @@ export const scoringRoutes: RouteSpec[] = [
       },
     },
     handler: async () => ({
-      items: loadExamples().map((e) => ({ key: e.key, title: e.title, description: e.description, width: e.width, height: e.height, mm_per_pixel: e.mm_per_pixel, truth: e.truth, image_url: `/api/examples/${e.key}/image.jpg` })),
+      items: loadExamples().map((e) => ({
+        key: e.key,
+        title: e.title,
+        description: e.description,
+        width: e.width,
+        height: e.height,
+        mm_per_pixel: e.mm_per_pixel,
+        truth: e.truth,
+        image_url: `/api/examples/${e.key}/image.jpg`,
+      })),
     }),
   }),
   defineRoute<{ key: string }>({
@@ -343,7 +460,11 @@ export const scoringRoutes: RouteSpec[] = [
     summary: 'An example photo (JPEG)',
     tags: [TAG],
     auth: 'key',
-    params: { type: 'object', required: ['key'], properties: { key: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]{0,63}$', description: 'Example key from GET /api/examples.' } } },
+    params: {
+      type: 'object',
+      required: ['key'],
+      properties: { key: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]{0,63}$', description: 'Example key from GET /api/examples.' } },
+    },
     responses: { 200: { description: 'The photo.', contentType: 'image/jpeg' } },
     errors: [404],
     handler: async (ctx, { params }) => {
@@ -363,10 +484,15 @@ export const scoringRoutes: RouteSpec[] = [
     path: '/api/examples/{key}',
     operationId: 'score_example',
     summary: 'Score an example photo (answers at once with the job, like an upload)',
-    description: 'Queues the example photo as a walk of the key\'s organization, exactly as if it had been uploaded to POST /api/observations; its known mm_per_pixel is used unless the body gives one. The optional JSON body takes the same scoring options. Unknown key: 404.',
+    description:
+      "Queues the example photo as a walk of the key's organization, exactly as if it had been uploaded to POST /api/observations; its known mm_per_pixel is used unless the body gives one. The optional JSON body takes the same scoring options. Unknown key: 404.",
     tags: [TAG],
     auth: 'key',
-    params: { type: 'object', required: ['key'], properties: { key: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]{0,63}$', description: 'Example key from GET /api/examples.' } } },
+    params: {
+      type: 'object',
+      required: ['key'],
+      properties: { key: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]{0,63}$', description: 'Example key from GET /api/examples.' } },
+    },
     body: optionsSchema,
     responses: walkResponse(202, 'Accepted and queued.'),
     errors: [404, 503],

@@ -30,7 +30,8 @@ export class AdaptiveSampler {
 
   constructor(options: Pick<SamplingOptions, 'regularSeconds' | 'fastSeconds'> & Partial<SamplingOptions>) {
     this.o = { ...DEFAULT_SAMPLING, ...options };
-    if (!(this.o.fastSeconds > 0 && this.o.fastSeconds <= this.o.regularSeconds)) throw new RangeError('fastSeconds must be within (0, regularSeconds]');
+    if (!(this.o.fastSeconds > 0 && this.o.fastSeconds <= this.o.regularSeconds))
+      throw new RangeError('fastSeconds must be within (0, regularSeconds]');
   }
 
   /** Whether the walk is being sampled at the fast interval. */
@@ -76,6 +77,12 @@ export class AdaptiveSampler {
 }
 
 /** Share of the frame the camera crosses per regular interval: the larger of the horizontal and vertical shares. */
-export function cameraShare(motion: readonly [number, number], seconds: number, width: number, height: number, regularSeconds: number): number {
+export function cameraShare(
+  motion: readonly [number, number],
+  seconds: number,
+  width: number,
+  height: number,
+  regularSeconds: number,
+): number {
   return Math.max(Math.abs(motion[0]) / width, Math.abs(motion[1]) / height) * (regularSeconds / seconds);
 }

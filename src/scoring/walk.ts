@@ -4,7 +4,18 @@
 // frames and overlays in `onFrame`, and adds image quality from the frames it sees.
 import type { Box, Detection, DetectionKind, Detector, DetectorInfo, RgbImage, RipenessCounts } from './types.js';
 import { AdaptiveSampler, type SamplingOptions } from './sampling.js';
-import { counter, mergeDuplicateTracks, summariseFruit, summariseObject, Tracker, type CountedFruit, type CountedObject, type MergeOptions, type TrackerOptions, type TrackState } from './track/index.js';
+import {
+  counter,
+  mergeDuplicateTracks,
+  summariseFruit,
+  summariseObject,
+  Tracker,
+  type CountedFruit,
+  type CountedObject,
+  type MergeOptions,
+  type TrackerOptions,
+  type TrackState,
+} from './track/index.js';
 
 export interface WalkOptions {
   /** Detection threshold: detections from here up start and confirm tracks. */
@@ -150,7 +161,11 @@ export async function scoreWalk(input: ScoreWalkInput): Promise<WalkResult> {
     plant: detector.info.plants.supported,
   };
   const ids: Record<DetectionKind, () => number> = { fruit: counter(), stem: counter(), plant: counter() };
-  const counted: Record<DetectionKind, { track: ReturnType<Tracker['finish']>[number]; mm?: number }[]> = { fruit: [], stem: [], plant: [] };
+  const counted: Record<DetectionKind, { track: ReturnType<Tracker['finish']>[number]; mm?: number }[]> = {
+    fruit: [],
+    stem: [],
+    plant: [],
+  };
 
   // A segment is a run of frames tracked together: consecutive video clips (with
   // 'carry'), or a single photo, which is never linked to the clips around it.
@@ -158,7 +173,11 @@ export async function scoreWalk(input: ScoreWalkInput): Promise<WalkResult> {
   let segmentMm: number | undefined;
   let segmentSize = '';
   const openSegment = () => {
-    trackers = { fruit: new Tracker(trackerOptions, ids.fruit), stem: new Tracker(trackerOptions, ids.stem), plant: new Tracker(trackerOptions, ids.plant) };
+    trackers = {
+      fruit: new Tracker(trackerOptions, ids.fruit),
+      stem: new Tracker(trackerOptions, ids.stem),
+      plant: new Tracker(trackerOptions, ids.plant),
+    };
   };
   const closeSegment = () => {
     if (!trackers) return;
@@ -220,11 +239,27 @@ export async function scoreWalk(input: ScoreWalkInput): Promise<WalkResult> {
       else if (kind === 'stem') perKind.stems = n;
       else perKind.plants = n;
     }
-    frames.push({ frame: geo.frame, clip, clip_frame: f.index, time_seconds: f.timeSeconds, width: geo.width, height: geo.height, detections: perKind });
+    frames.push({
+      frame: geo.frame,
+      clip,
+      clip_frame: f.index,
+      time_seconds: f.timeSeconds,
+      width: geo.width,
+      height: geo.height,
+      detections: perKind,
+    });
     clips[clip]!.frames++;
     clipTime[clip] = f.timeSeconds;
     if (input.onFrame) {
-      await input.onFrame({ clip, frameIndex: geo.frame, clipFrame: f.index, timeSeconds: f.timeSeconds, image: f.image, detections: kept, tracks: views });
+      await input.onFrame({
+        clip,
+        frameIndex: geo.frame,
+        clipFrame: f.index,
+        timeSeconds: f.timeSeconds,
+        image: f.image,
+        detections: kept,
+        tracks: views,
+      });
     }
     await progress(clip);
     return camera;
@@ -237,7 +272,9 @@ export async function scoreWalk(input: ScoreWalkInput): Promise<WalkResult> {
 
   // Frames detected ahead of their turn on the detector's threads: as many as it has, so none waits idle for the walk.
   const readAhead = detector.announce ? (detector.readAhead ?? 0) : 0;
-  const sampler = options.fastSampleSeconds ? new AdaptiveSampler({ regularSeconds: options.sampleSeconds, fastSeconds: options.fastSampleSeconds, ...options.sampling }) : null;
+  const sampler = options.fastSampleSeconds
+    ? new AdaptiveSampler({ regularSeconds: options.sampleSeconds, fastSeconds: options.fastSampleSeconds, ...options.sampling })
+    : null;
   const plan = decodePlan(options);
 
   for (let c = 0; c < input.clips.length; c++) {
@@ -296,7 +333,8 @@ export async function scoreWalk(input: ScoreWalkInput): Promise<WalkResult> {
   }
   const objects = (kind: 'stem' | 'plant'): ObjectCount => {
     const info = kind === 'stem' ? detector.info.stems : detector.info.plants;
-    if (!info.supported) return { count: null, reason: info.reason ?? `the detector ${detector.info.name} does not detect ${kind}s`, items: [] };
+    if (!info.supported)
+      return { count: null, reason: info.reason ?? `the detector ${detector.info.name} does not detect ${kind}s`, items: [] };
     const items = counted[kind].map(({ track }) => summariseObject(track)).sort((a, b) => a.track_id - b.track_id);
     return { count: items.length, items };
   };
@@ -312,7 +350,10 @@ export function lowScoreFor(conf: number): number {
  * How the decoder reads a clip for these options: at the fast interval with adaptive
  * sampling, over the same stretch either way (maxFrames samples at sampleSeconds).
  */
-export function decodePlan(options: Pick<WalkOptions, 'sampleSeconds' | 'fastSampleSeconds' | 'maxFrames'>): { sampleSeconds: number; maxFrames: number } {
+export function decodePlan(options: Pick<WalkOptions, 'sampleSeconds' | 'fastSampleSeconds' | 'maxFrames'>): {
+  sampleSeconds: number;
+  maxFrames: number;
+} {
   const every = options.fastSampleSeconds ?? options.sampleSeconds;
   return { sampleSeconds: every, maxFrames: Math.ceil((options.maxFrames * options.sampleSeconds) / every - 1e-9) };
 }
@@ -391,7 +432,11 @@ class ClipReader {
 }
 
 /** mm_per_pixel is for the clip as filmed; frames may have been scaled down to work on. */
-export function mmPerWorkingPixel(mmPerPixel: number | undefined, sourceWidth: number | undefined, workingWidth: number): number | undefined {
+export function mmPerWorkingPixel(
+  mmPerPixel: number | undefined,
+  sourceWidth: number | undefined,
+  workingWidth: number,
+): number | undefined {
   if (!mmPerPixel) return undefined;
   return sourceWidth ? (mmPerPixel * sourceWidth) / workingWidth : mmPerPixel;
 }

@@ -37,12 +37,22 @@ export const sessionRoutes: RouteSpec[] = [
     path: '/api/session',
     operationId: 'create_session',
     summary: 'Sign in: check a key and set the service_key cookie',
-    description: 'The cookie is HttpOnly, SameSite=Strict, and Secure when the request came over TLS (directly or, with TRUST_PROXY, through a proxy). A state-changing request carried by the cookie alone must come from the same origin.',
+    description:
+      'The cookie is HttpOnly, SameSite=Strict, and Secure when the request came over TLS (directly or, with TRUST_PROXY, through a proxy). A state-changing request carried by the cookie alone must come from the same origin.',
     tags: [TAG],
     auth: 'none',
-    body: { type: 'object', required: ['api_key'], additionalProperties: false, properties: { api_key: { type: 'string', minLength: 1, maxLength: 200 } } },
+    body: {
+      type: 'object',
+      required: ['api_key'],
+      additionalProperties: false,
+      properties: { api_key: { type: 'string', minLength: 1, maxLength: 200 } },
+    },
     responses: {
-      200: { description: 'Signed in.', schema: sessionSchema, headers: { 'Set-Cookie': { description: 'service_key=<key>; HttpOnly; SameSite=Strict; Path=/', schema: { type: 'string' } } } },
+      200: {
+        description: 'Signed in.',
+        schema: sessionSchema,
+        headers: { 'Set-Cookie': { description: 'service_key=<key>; HttpOnly; SameSite=Strict; Path=/', schema: { type: 'string' } } },
+      },
     },
     errors: [401, 429],
     handler: async (ctx, { body }) => {
@@ -50,7 +60,13 @@ export const sessionRoutes: RouteSpec[] = [
       const wait = ctx.services.failures.retryAfter(client);
       if (wait > 0) {
         const { HttpProblem } = await import('../http/problem.js');
-        throw new HttpProblem(429, 'too_many_requests', 'Too many failed credentials from this client; wait before trying again.', { retry_after_seconds: wait }, { 'Retry-After': String(wait) });
+        throw new HttpProblem(
+          429,
+          'too_many_requests',
+          'Too many failed credentials from this client; wait before trying again.',
+          { retry_after_seconds: wait },
+          { 'Retry-After': String(wait) },
+        );
       }
       const key = findActiveKey(ctx.services.keys, body.api_key);
       if (!key) {
@@ -68,7 +84,12 @@ export const sessionRoutes: RouteSpec[] = [
     summary: 'Sign out: clear the service_key cookie',
     tags: [TAG],
     auth: 'none',
-    responses: { 200: { description: 'Signed out.', schema: { type: 'object', required: ['signed_out'], properties: { signed_out: { const: true } } } } },
+    responses: {
+      200: {
+        description: 'Signed out.',
+        schema: { type: 'object', required: ['signed_out'], properties: { signed_out: { const: true } } },
+      },
+    },
     handler: (ctx) => {
       ctx.cookies.set(SESSION_COOKIE, null, { httpOnly: true, sameSite: 'strict', secure: ctx.secure, path: '/', overwrite: true });
       return { signed_out: true };

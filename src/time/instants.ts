@@ -19,7 +19,11 @@ export function parseInstant(text: string, zone: string): InstantResult {
     if (!d.isValid) return { ok: false, message: 'must be an ISO 8601 time, e.g. 2026-03-01T14:00:00+01:00' };
     return { ok: true, utc: d.toUTC().toISO()!, local: d.setZone(zone) };
   }
-  if (!ISO_LOCAL.test(trimmed)) return { ok: false, message: 'must be an ISO 8601 time, e.g. 2026-03-01T14:00:00+01:00 (without an offset it is read in the greenhouse time zone)' };
+  if (!ISO_LOCAL.test(trimmed))
+    return {
+      ok: false,
+      message: 'must be an ISO 8601 time, e.g. 2026-03-01T14:00:00+01:00 (without an offset it is read in the greenhouse time zone)',
+    };
   const d = DateTime.fromISO(trimmed.replace(' ', 'T'), { zone });
   if (!d.isValid) return { ok: false, message: 'must be an ISO 8601 time' };
   // luxon moves a nonexistent wall time forward; detect it by formatting back.

@@ -34,19 +34,42 @@ export interface UnitDef {
 }
 
 export const CANONICAL_UNITS = [
-  'kg', 'g', 'L', 'm³', 'm²', '°C', '%', 'ppm', 'W/m²', 'µmol/m²/s', 'J/cm²', 'mol/m²/d',
-  'kPa', 'hPa', 'mS/cm', 'mm', 'g/m³', 'm/s', '°', 'kg/ha',
+  'kg',
+  'g',
+  'L',
+  'm³',
+  'm²',
+  '°C',
+  '%',
+  'ppm',
+  'W/m²',
+  'µmol/m²/s',
+  'J/cm²',
+  'mol/m²/d',
+  'kPa',
+  'hPa',
+  'mS/cm',
+  'mm',
+  'g/m³',
+  'm/s',
+  '°',
+  'kg/ha',
 ] as const;
 export type CanonicalUnit = (typeof CANONICAL_UNITS)[number];
 
 // Several canonical units share a dimension (kg and g; L and m³; kPa and hPa; mm as
 // fruit size and as rain): conversion goes through the dimension's base, so each is reachable.
-const U = (symbol: string, dimension: Dimension, factor: number, name: string, offset = 0): UnitDef =>
-  ({ symbol, dimension, factor, offset, name });
+const U = (symbol: string, dimension: Dimension, factor: number, name: string, offset = 0): UnitDef => ({
+  symbol,
+  dimension,
+  factor,
+  offset,
+  name,
+});
 
 export const UNITS: readonly UnitDef[] = [
   U('°C', 'temperature', 1, 'degrees Celsius'),
-  U('°F', 'temperature', 5 / 9, 'degrees Fahrenheit', -32 * 5 / 9),
+  U('°F', 'temperature', 5 / 9, 'degrees Fahrenheit', (-32 * 5) / 9),
   U('K', 'temperature', 1, 'kelvin', -273.15),
   U('%', 'fraction', 1, 'percent'),
   U('ppm', 'mole_fraction', 1, 'parts per million'),
@@ -106,12 +129,12 @@ const BY_SYMBOL = new Map(UNITS.map((u) => [u.symbol, u]));
 const ALIASES: Record<string, string[]> = {
   '°C': ['°c', 'c', 'degc', 'deg c', 'celsius', 'gr c', 'grc', 'grad c', '° c', 'oc', 'graden'],
   '°F': ['°f', 'f', 'degf', 'fahrenheit'],
-  'K': ['k', 'kelvin'],
+  K: ['k', 'kelvin'],
   '%': ['%', '%rh', 'rh%', '% rh', 'pct', 'percent', 'procent', 'prozent', '%rv', 'rv%'],
-  'ppm': ['ppm', 'ppmv'],
-  'vpm': ['vpm'],
+  ppm: ['ppm', 'ppmv'],
+  vpm: ['vpm'],
   'µmol/mol': ['umol/mol'],
-  'ppb': ['ppb'],
+  ppb: ['ppb'],
   'W/m²': ['w/m2', 'wm2', 'watt/m2'],
   'kW/m²': ['kw/m2'],
   'µmol/m²/s': ['umol/m2/s', 'umol/s/m2', 'umol/m2s', 'umol/(m2s)', 'umol/(m2 s)', 'umol/m2 s'],
@@ -123,11 +146,11 @@ const ALIASES: Record<string, string[]> = {
   'Wh/m²': ['wh/m2'],
   'kWh/m²': ['kwh/m2'],
   'mol/m²/d': ['mol/m2/d', 'mol/m2/day', 'mol/d/m2', 'mol/m2'],
-  'kPa': ['kpa'],
-  'hPa': ['hpa'],
-  'mbar': ['mbar', 'mb', 'millibar'],
-  'Pa': ['pa'],
-  'bar': ['bar'],
+  kPa: ['kpa'],
+  hPa: ['hpa'],
+  mbar: ['mbar', 'mb', 'millibar'],
+  Pa: ['pa'],
+  bar: ['bar'],
   'mS/cm': ['ms/cm', 'mmho/cm'],
   'µS/cm': ['us/cm', 'umho/cm'],
   'dS/m': ['ds/m'],
@@ -135,27 +158,27 @@ const ALIASES: Record<string, string[]> = {
   'g/m³': ['g/m3', 'gr/m3'],
   'm/s': ['m/s', 'mps', 'm/sec'],
   'km/h': ['km/h', 'kmh', 'km/u', 'kph'],
-  'mph': ['mph'],
-  'kn': ['kn', 'kt', 'knots', 'knot'],
+  mph: ['mph'],
+  kn: ['kn', 'kt', 'knots', 'knot'],
   '°': ['°', 'deg', 'degrees', 'grad', 'graden n'],
-  'mm': ['mm'],
-  'cm': ['cm'],
-  'm': ['m'],
-  'in': ['in', 'inch'],
-  'kg': ['kg'],
-  'g': ['g', 'gr', 'gram'],
-  't': ['t', 'ton', 'tonne'],
-  'lb': ['lb', 'lbs'],
-  'L': ['l', 'liter', 'litre', 'ltr'],
-  'ml': ['ml'],
+  mm: ['mm'],
+  cm: ['cm'],
+  m: ['m'],
+  in: ['in', 'inch'],
+  kg: ['kg'],
+  g: ['g', 'gr', 'gram'],
+  t: ['t', 'ton', 'tonne'],
+  lb: ['lb', 'lbs'],
+  L: ['l', 'liter', 'litre', 'ltr'],
+  ml: ['ml'],
   'm³': ['m3', 'cbm'],
   'm²': ['m2', 'sqm'],
-  'ha': ['ha'],
+  ha: ['ha'],
   'kg/ha': ['kg/ha'],
   'g/m²': ['g/m2'],
-  'lux': ['lux', 'lx'],
-  'klux': ['klux', 'klx', 'kilolux'],
-  'V': ['v', 'volt'],
+  lux: ['lux', 'lx'],
+  klux: ['klux', 'klx', 'kilolux'],
+  V: ['v', 'volt'],
 };
 
 const ALIAS_TO_SYMBOL = new Map<string, string>();
@@ -169,8 +192,14 @@ for (const [symbol, spellings] of Object.entries(ALIASES)) {
  * exponent notation ('m-2 s-1', 'm^-2·s^-1') becomes division ('/m2/s').
  */
 export function normaliseUnitText(text: string): string {
-  let t = text.normalize('NFKC').replace(/[\u03bc\u00b5]/g, 'u').replace(/[\u2212\u2012\u2013]/g, '-')
-    .replace(/º/g, '°').replace(/\^/g, '').toLowerCase().trim();
+  let t = text
+    .normalize('NFKC')
+    .replace(/[\u03bc\u00b5]/g, 'u')
+    .replace(/[\u2212\u2012\u2013]/g, '-')
+    .replace(/º/g, '°')
+    .replace(/\^/g, '')
+    .toLowerCase()
+    .trim();
   t = t.replace(/^[([{]\s*(.*?)\s*[)\]}]$/, '$1').trim();
   const tokens = t.split(/[\s·*⋅]+/).filter(Boolean);
   if (tokens.length > 1 && tokens.slice(1).some((tok) => /^[a-z]+-\d$/.test(tok))) {

@@ -11,9 +11,15 @@ t.test('access matrix over every route', async (t) => {
   const a = await createTree(s);
   const b = await createTree(s);
 
-  const member = await s.request('POST', `/api/organizations/${a.orgId}/keys`, { key: a.adminKey, body: { name: 'member', role: 'member' } });
+  const member = await s.request('POST', `/api/organizations/${a.orgId}/keys`, {
+    key: a.adminKey,
+    body: { name: 'member', role: 'member' },
+  });
   t.equal(member.status, 201);
-  const revoked = await s.request('POST', `/api/organizations/${a.orgId}/keys`, { key: a.adminKey, body: { name: 'soon revoked', role: 'admin' } });
+  const revoked = await s.request('POST', `/api/organizations/${a.orgId}/keys`, {
+    key: a.adminKey,
+    body: { name: 'soon revoked', role: 'admin' },
+  });
   const rv = await s.request('POST', `/api/organizations/${a.orgId}/keys/${revoked.body.key_id}/revoke`, { key: a.adminKey });
   t.equal(rv.status, 200);
 

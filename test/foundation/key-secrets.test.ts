@@ -13,7 +13,8 @@ t.test('a new key: shown once in full, stored as a SHA-256, displayed by its end
 
 t.test('keyLookup refuses what is not shaped like a key', async (t) => {
   const k = generateApiKey().apiKey;
-  for (const bad of ['', 'cwk_', k + 'x', k.slice(0, -1), k.replace('cwk_', 'cwx_'), k.toUpperCase(), ` ${k}`]) t.equal(keyLookup(bad), null, JSON.stringify(bad));
+  for (const bad of ['', 'cwk_', k + 'x', k.slice(0, -1), k.replace('cwk_', 'cwx_'), k.toUpperCase(), ` ${k}`])
+    t.equal(keyLookup(bad), null, JSON.stringify(bad));
 });
 
 t.test('secretMatches: the stored hash as hex or as bytes, and never true without one', async (t) => {

@@ -7,7 +7,10 @@ t.test('organizations and keys', async (t) => {
   t.test('POST /api/organizations needs the admin token', async (t) => {
     const none = await s.request('POST', '/api/organizations', { body: { name: 'X' } });
     t.equal(none.status, 401);
-    const viaHeader = await s.request('POST', '/api/organizations', { headers: { 'x-admin-token': ADMIN_TOKEN }, body: { name: 'Via header' } });
+    const viaHeader = await s.request('POST', '/api/organizations', {
+      headers: { 'x-admin-token': ADMIN_TOKEN },
+      body: { name: 'Via header' },
+    });
     t.equal(viaHeader.status, 201);
     t.equal(viaHeader.headers.get('location'), `/api/organizations/${viaHeader.body.organization_id}`, 'Location: the new organization');
     t.equal(viaHeader.body.key.role, 'admin');
@@ -99,9 +102,15 @@ t.test('organizations and keys', async (t) => {
     t.equal(list.body.limit, 50);
     const tooMany = await s.request('GET', '/api/admin/keys?limit=5000', { admin: true });
     t.equal(tooMany.status, 422);
-    const created = await s.request('POST', '/api/admin/keys', { admin: true, body: { organization_id: orgId, name: 'from admin', role: 'admin' } });
+    const created = await s.request('POST', '/api/admin/keys', {
+      admin: true,
+      body: { organization_id: orgId, name: 'from admin', role: 'admin' },
+    });
     t.equal(created.status, 201);
-    const noOrg = await s.request('POST', '/api/admin/keys', { admin: true, body: { organization_id: '01a20830-3dc0-76c3-bd55-1f52359b228d', name: 'x', role: 'admin' } });
+    const noOrg = await s.request('POST', '/api/admin/keys', {
+      admin: true,
+      body: { organization_id: '01a20830-3dc0-76c3-bd55-1f52359b228d', name: 'x', role: 'admin' },
+    });
     t.equal(noOrg.status, 404);
     const revoked = await s.request('POST', `/api/admin/keys/${created.body.key_id}/revoke`, { admin: true });
     t.equal(revoked.status, 200);

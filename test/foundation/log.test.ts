@@ -24,7 +24,10 @@ t.test('below the threshold nothing is written', async (t) => {
   log.debug('d');
   log.info('i');
   log.error('e');
-  t.same(lines.map((l) => JSON.parse(l).msg), ['e']);
+  t.same(
+    lines.map((l) => JSON.parse(l).msg),
+    ['e'],
+  );
   const silent = capture('silent');
   silent.log.error('e');
   t.equal(silent.lines.length, 0);
@@ -32,9 +35,12 @@ t.test('below the threshold nothing is written', async (t) => {
 
 t.test('secrets never reach a line, at any depth', async (t) => {
   const { lines, log } = capture('info', { service: 'cropwalk', token: 'base-secret' });
-  log.child({ authorization: 'Bearer child-secret' }).info('x', { headers: { 'x-api-key': 'cwk_abc', cookie: 'service_key=s' }, api_key: 'top', error: new Error('boom') });
+  log
+    .child({ authorization: 'Bearer child-secret' })
+    .info('x', { headers: { 'x-api-key': 'cwk_abc', cookie: 'service_key=s' }, api_key: 'top', error: new Error('boom') });
   const line = lines[0]!;
-  for (const secret of ['base-secret', 'child-secret', 'cwk_abc', 'service_key=s', 'top']) t.notOk(line.includes(secret), `${secret} is not written`);
+  for (const secret of ['base-secret', 'child-secret', 'cwk_abc', 'service_key=s', 'top'])
+    t.notOk(line.includes(secret), `${secret} is not written`);
   const parsed = JSON.parse(line);
   t.equal(parsed.service, 'cropwalk', 'base fields are kept');
   t.equal(parsed.headers['x-api-key'], '[redacted]');
@@ -62,7 +68,17 @@ t.test('the request line: the same JSON as the generic path, the path escaped, k
   t.same({ ...a, time: 0 }, { ...g, time: 0 }, 'same keys, order and values as log.info would write');
   t.same(Object.keys(a), Object.keys(g));
   t.equal(a.path, path);
-  t.same(JSON.parse(lines[1]!), { time: JSON.parse(lines[1]!).time, level: 'info', msg: 'request', request_id: 'r-3', method: 'DELETE', path: '/a', status: 200, ms: 0, key_id: 'k-1' });
+  t.same(JSON.parse(lines[1]!), {
+    time: JSON.parse(lines[1]!).time,
+    level: 'info',
+    msg: 'request',
+    request_id: 'r-3',
+    method: 'DELETE',
+    path: '/a',
+    status: 200,
+    ms: 0,
+    key_id: 'k-1',
+  });
 
   const quiet = capture('warn');
   quiet.log.request({ request_id: 'r', method: 'GET', path: '/', status: 200, ms: 0 });

@@ -30,15 +30,25 @@ t.test('the service starts, logs JSON lines, answers, and stops cleanly on SIGTE
   const health = await fetch(`http://${address}/api/health`);
   t.equal(health.status, 200);
   const token = readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim();
-  const org = await fetch(`http://${address}/api/organizations`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Started' }) });
+  const org = await fetch(`http://${address}/api/organizations`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'Started' }),
+  });
   t.equal(org.status, 201, 'the generated admin token works');
 
   child.kill('SIGTERM');
   t.equal(await exited, 0, 'exits 0 on SIGTERM');
-  const lines = out.trim().split('\n').filter((l) => l.startsWith('{'));
+  const lines = out
+    .trim()
+    .split('\n')
+    .filter((l) => l.startsWith('{'));
   t.ok(lines.length >= 4);
   for (const l of lines) t.doesNotThrow(() => JSON.parse(l), 'each log line is JSON');
-  t.ok(lines.some((l) => JSON.parse(l).msg === 'request' && JSON.parse(l).path === '/api/health'), 'one line per request');
+  t.ok(
+    lines.some((l) => JSON.parse(l).msg === 'request' && JSON.parse(l).path === '/api/health'),
+    'one line per request',
+  );
   t.ok(lines.some((l) => JSON.parse(l).msg === 'stopped'));
   t.match(out, path.join(dataDir, 'admin-token'), 'the token file is named');
   t.notMatch(out, token, 'the token itself never reaches the log');

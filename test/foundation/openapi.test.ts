@@ -28,7 +28,10 @@ t.test('the OpenAPI document', async (t) => {
         if (!op) continue;
         t.ok(op.summary, `${method} ${path} has a summary`);
         const statuses = Object.keys(op.responses).map(Number);
-        t.ok(statuses.some((s) => s >= 200 && s < 300), `${method} ${path} documents its success`);
+        t.ok(
+          statuses.some((s) => s >= 200 && s < 300),
+          `${method} ${path} documents its success`,
+        );
         t.ok(statuses.includes(500), `${method} ${path} documents 500`);
       }
     }
@@ -46,11 +49,20 @@ t.test('the OpenAPI document', async (t) => {
   t.test('a JSON body is required where leaving it out is refused, optional where it is read as {}', async (t) => {
     t.equal(doc.paths['/api/organizations/{organization_id}/keys'].post.requestBody.required, true, 'a new key needs its fields');
     t.equal(doc.paths['/api/examples/{key}'].post.requestBody.required, false, 'an example is scored with its defaults');
-    t.equal(doc.paths['/api/observations/{id}/rescore'].post.requestBody.required, false, 'a rescore keeps the walk\'s options');
+    t.equal(doc.paths['/api/observations/{id}/rescore'].post.requestBody.required, false, "a rescore keeps the walk's options");
   });
 
   t.test('a created organization or registry level and an accepted walk document their Location', async (t) => {
-    const accepted: [string, string][] = [['/api/organizations', '201'], [FARMS, '201'], [CYCLES, '201'], ['/api/observations', '202'], ['/api/observations/{id}/rescore', '202'], ['/api/examples/{key}', '202'], [`${CYCLE}/videos`, '201'], [`${CYCLE}/videos/batch`, '201']];
+    const accepted: [string, string][] = [
+      ['/api/organizations', '201'],
+      [FARMS, '201'],
+      [CYCLES, '201'],
+      ['/api/observations', '202'],
+      ['/api/observations/{id}/rescore', '202'],
+      ['/api/examples/{key}', '202'],
+      [`${CYCLE}/videos`, '201'],
+      [`${CYCLE}/videos/batch`, '201'],
+    ];
     for (const [p, status] of accepted) t.ok(doc.paths[p]?.post.responses[status]?.headers?.Location, `${p} ${status}`);
   });
 

@@ -84,7 +84,11 @@ t.test('registry', async (t) => {
     }
     const bad = await s.request('POST', `${farm}/greenhouses`, { key, body: '{not json' });
     t.equal(bad.status, 422);
-    const wrongType = await s.request('POST', `${farm}/greenhouses`, { key, raw: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const wrongType = await s.request('POST', `${farm}/greenhouses`, {
+      key,
+      raw: 'name=x',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     t.equal(wrongType.status, 415);
     const after = await s.request('GET', `${farm}/greenhouses`, { key });
     t.same(after.body, before.body, 'nothing stored');

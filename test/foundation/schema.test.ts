@@ -10,26 +10,39 @@ const NOT_SYNCED: Record<string, string> = {
   meta: 'per-box settings (node id)',
   kysely_migration: 'migration bookkeeping',
   kysely_migration_lock: 'migration bookkeeping',
-  climate_import_undo: "the box's undo bookkeeping for an import (what it did to each reading, packed per metric); the import itself is a synced record",
-  climate_points: 'climate readings, one row per cycle, instant and metric: the id is derived from that key, time and version are the import\'s when an import set the value, and every change is in the change log',
-  climate_cycle_keys: 'a small local integer per crop cycle for the climate readings\' key',
-  climate_metric_codes: 'a small local integer per metric name for the climate readings\' key',
+  climate_import_undo:
+    "the box's undo bookkeeping for an import (what it did to each reading, packed per metric); the import itself is a synced record",
+  climate_points:
+    "climate readings, one row per cycle, instant and metric: the id is derived from that key, time and version are the import's when an import set the value, and every change is in the change log",
+  climate_cycle_keys: "a small local integer per crop cycle for the climate readings' key",
+  climate_metric_codes: "a small local integer per metric name for the climate readings' key",
 };
 
 t.test('every organization table carries id, organization_id, created_at, updated_at, version', async (t) => {
   const s = await startServer(t);
-  const tables = (s.app.services.sqlite.prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%'").all() as { name: string }[]).map((r) => r.name);
+  const tables = (
+    s.app.services.sqlite.prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%'").all() as {
+      name: string;
+    }[]
+  ).map((r) => r.name);
   t.ok(tables.includes('farms'));
   const exempt: string[] = [];
   for (const table of tables) {
-    const cols = (s.app.services.sqlite.prepare(`pragma table_info(${JSON.stringify(table)})`).all() as { name: string; pk: number }[]).map((c) => c.name);
+    const cols = (s.app.services.sqlite.prepare(`pragma table_info(${JSON.stringify(table)})`).all() as { name: string; pk: number }[]).map(
+      (c) => c.name,
+    );
     if (NOT_SYNCED[table]) {
       exempt.push(table);
       continue;
     }
     for (const c of ['id', 'organization_id', 'created_at', 'updated_at', 'version']) t.ok(cols.includes(c), `${table}.${c}`);
   }
-  t.same(exempt.sort(), Object.keys(NOT_SYNCED).filter((n) => tables.includes(n)).sort());
+  t.same(
+    exempt.sort(),
+    Object.keys(NOT_SYNCED)
+      .filter((n) => tables.includes(n))
+      .sort(),
+  );
 });
 
 t.test('migrations only go forward: no migration defines down()', async (t) => {

@@ -32,7 +32,11 @@ t.test('cookie sessions', async (t) => {
   t.equal(noOrigin.status, 403, 'a write with the cookie and no origin at all');
   const sameOrigin = await s.request('POST', farms, { headers: { cookie: jar, origin: s.base }, body: { name: 'x' } });
   t.equal(sameOrigin.status, 201);
-  const withHeaderKey = await s.request('POST', farms, { headers: { cookie: jar, origin: 'https://evil.example' }, key: adminKey, body: { name: 'y' } });
+  const withHeaderKey = await s.request('POST', farms, {
+    headers: { cookie: jar, origin: 'https://evil.example' },
+    key: adminKey,
+    body: { name: 'y' },
+  });
   t.equal(withHeaderKey.status, 201, 'a header key is not a cookie-only request');
   const list = await s.request('GET', farms, { headers: { cookie: jar } });
   t.equal(list.body.items.length, 2, 'refused writes stored nothing');

@@ -15,9 +15,21 @@ import { WalkRunner, attachRunner } from '../../src/scoring/jobs/runner.js';
 
 t.test('what counts as a full disk', async (t) => {
   for (const code of ['ENOSPC', 'EDQUOT', 'SQLITE_FULL']) t.ok(isStorageFull(Object.assign(new Error('x'), { code })), code);
-  for (const err of [Object.assign(new Error('x'), { code: 'EACCES' }), Object.assign(new Error('x'), { code: 'EIO' }), new Error('ENOSPC in a message only'), null, undefined, 'ENOSPC'])
+  for (const err of [
+    Object.assign(new Error('x'), { code: 'EACCES' }),
+    Object.assign(new Error('x'), { code: 'EIO' }),
+    new Error('ENOSPC in a message only'),
+    null,
+    undefined,
+    'ENOSPC',
+  ])
     t.notOk(isStorageFull(err), String((err as { code?: string } | null)?.code ?? err));
-  t.match(insufficientStorage().toBody(), { status: 507, code: 'insufficient_storage', title: 'Insufficient Storage', detail: /disk is full, so nothing was stored/ });
+  t.match(insufficientStorage().toBody(), {
+    status: 507,
+    code: 'insufficient_storage',
+    title: 'Insufficient Storage',
+    detail: /disk is full, so nothing was stored/,
+  });
 });
 
 t.test('the storage check reads the filesystem under DATA_DIR', async (t) => {
@@ -27,17 +39,30 @@ t.test('the storage check reads the filesystem under DATA_DIR', async (t) => {
   t.ok(space.free_bytes > 0 && space.total_bytes >= space.free_bytes, `${space.free_bytes} of ${space.total_bytes} bytes free`);
   t.equal(LOW_STORAGE_BYTES, 1024 ** 3);
   t.match(await storageCheck({ config: { dataDir: dir } as any }, 0).check(), { ok: true, detail: { low_below_bytes: 0 } });
-  t.match(await storageCheck({ config: { dataDir: dir } as any }, space.total_bytes + 1).check(), { ok: false }, 'less free than asked for: not ok');
+  t.match(
+    await storageCheck({ config: { dataDir: dir } as any }, space.total_bytes + 1).check(),
+    { ok: false },
+    'less free than asked for: not ok',
+  );
 });
 
 t.test('the OpenAPI document lists 507 on every route that takes an upload, and only there', async (t) => {
   const s = await startServer(t);
   const doc = (await s.request('GET', '/openapi.json')).body;
   const ops = Object.values(doc.paths as Record<string, Record<string, any>>).flatMap((p) => Object.values(p));
-  const uploads = ops.filter((op) => op.requestBody?.content?.['multipart/form-data'] || Object.keys(op.requestBody?.content ?? {}).some((c) => !c.includes('json')));
+  const uploads = ops.filter(
+    (op) => op.requestBody?.content?.['multipart/form-data'] || Object.keys(op.requestBody?.content ?? {}).some((c) => !c.includes('json')),
+  );
   t.ok(uploads.length >= 5, `${uploads.length} upload operations`);
-  t.same(uploads.filter((op) => !op.responses['507']).map((op) => op.operationId), [], 'each upload may answer 507');
-  t.same(ops.filter((op) => op.responses['507'] && !uploads.includes(op)).map((op) => op.operationId), []);
+  t.same(
+    uploads.filter((op) => !op.responses['507']).map((op) => op.operationId),
+    [],
+    'each upload may answer 507',
+  );
+  t.same(
+    ops.filter((op) => op.responses['507'] && !uploads.includes(op)).map((op) => op.operationId),
+    [],
+  );
 });
 
 const DISK_BYTES = 24 * 1024 * 1024;
@@ -56,7 +81,9 @@ t.test('uploads that do not fit: 507, nothing stored, logged; health degraded', 
   t.teardown(() => rmSync(big, { force: true }));
   const before = await walkCount(s);
 
-  const clip = await upload(s, `${tree.cyclePath}/videos`, tree.adminKey, [{ field: 'file', file: big, name: 'row 3.mp4' }], { week: '2026-W07' });
+  const clip = await upload(s, `${tree.cyclePath}/videos`, tree.adminKey, [{ field: 'file', file: big, name: 'row 3.mp4' }], {
+    week: '2026-W07',
+  });
   t.equal(clip.status, 507, 'a clip being spooled');
   t.equal(clip.headers.get('content-type'), 'application/problem+json');
   t.match(clip.body, { code: 'insufficient_storage', detail: /disk is full/ });
@@ -95,9 +122,23 @@ t.test('a write SQLite cannot make room for: 507, nothing half written, and writ
   const s = await serverOnFullableDisk(t);
   const tree = await createTree(s);
   const db = s.app.services.db;
-  const post = (week: number) => s.request('POST', `${tree.cyclePath}/weeks/2026-W${String(week).padStart(2, '0')}`, { key: tree.adminKey, body: { week, text: 'x'.repeat(60_000) } });
-  const notes = async () => (await db.selectFrom('week_notes').select('week').where('cycle_id', '=', tree.cycleId).orderBy('week').execute()).map((r) => r.week);
-  const logged = async () => Number((await db.selectFrom('change_log').select((eb) => eb.fn.countAll<number>().as('n')).where('entity', '=', 'week_notes').executeTakeFirstOrThrow()).n);
+  const post = (week: number) =>
+    s.request('POST', `${tree.cyclePath}/weeks/2026-W${String(week).padStart(2, '0')}`, {
+      key: tree.adminKey,
+      body: { week, text: 'x'.repeat(60_000) },
+    });
+  const notes = async () =>
+    (await db.selectFrom('week_notes').select('week').where('cycle_id', '=', tree.cycleId).orderBy('week').execute()).map((r) => r.week);
+  const logged = async () =>
+    Number(
+      (
+        await db
+          .selectFrom('change_log')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('entity', '=', 'week_notes')
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
   t.equal((await post(1)).status, 201);
 
   // The filesystem filled to its last byte. SQLite may still reuse room in its WAL file for a
@@ -107,12 +148,19 @@ t.test('a write SQLite cannot make room for: 507, nothing half written, and writ
   const statuses: number[] = [];
   for (let week = 2; week <= 50 && !statuses.includes(507); week++) statuses.push((await post(week)).status);
   t.equal(statuses.at(-1), 507, `a note SQLite has no room for (answers: ${statuses.join(', ')})`);
-  t.same(statuses.slice(0, -1).filter((x) => x !== 201), [], 'every other answer a 201, never an internal error');
+  t.same(
+    statuses.slice(0, -1).filter((x) => x !== 201),
+    [],
+    'every other answer a 201, never an internal error',
+  );
   const refused = statuses.length + 1;
   const stored = await notes();
   t.notOk(stored.includes(`2026-W${String(refused).padStart(2, '0')}`), 'the refused note is not stored');
   t.equal(await logged(), stored.length, 'and not in the change log: one entry per stored note');
-  t.ok(((s as TestServer & { logLines: string[] }).logLines).some((l) => JSON.parse(l).msg === 'disk full'), 'logged');
+  t.ok(
+    (s as TestServer & { logLines: string[] }).logLines.some((l) => JSON.parse(l).msg === 'disk full'),
+    'logged',
+  );
 
   rmSync(ballast);
   const again = await post(refused);
@@ -124,7 +172,10 @@ t.test('a walk queued while the disk is full is scored once there is room again'
   const s = await serverOnFullableDisk(t);
   const tree = await createTree(s);
   const clip = (await renderWalk({ out: t.testdir(), seconds: 2, fps: 10, width: 320, height: 180, speed: 0.3, seed: 3 })).files[0]!;
-  const r = await upload(s, `${tree.cyclePath}/videos`, tree.adminKey, [{ field: 'file', file: clip }], { week: '2026-W07', sample_seconds: '0.5' });
+  const r = await upload(s, `${tree.cyclePath}/videos`, tree.adminKey, [{ field: 'file', file: clip }], {
+    week: '2026-W07',
+    sample_seconds: '0.5',
+  });
   t.equal(r.status, 201);
   const ballast = await ballastFile(s.dataDir);
   // The server's own runner is paused (concurrency 0); this one scores, and looks again 200 ms after a failed claim.
@@ -137,7 +188,11 @@ t.test('a walk queued while the disk is full is scored once there is room again'
   for (let i = 0; i < 50 && failedClaims().length < 2; i++) await new Promise((res) => setTimeout(res, 100));
   t.ok(failedClaims().length >= 2, `the claim failed and was tried again (${failedClaims().length} tries)`);
   t.match(failedClaims()[0], { level: 'error', error: { message: /disk is full/ }, retry_in_ms: 200 });
-  t.equal((await s.request('GET', `/api/observations/${r.body.job_id}`, { key: tree.adminKey })).body.status, 'queued', 'still queued, nothing lost');
+  t.equal(
+    (await s.request('GET', `/api/observations/${r.body.job_id}`, { key: tree.adminKey })).body.status,
+    'queued',
+    'still queued, nothing lost',
+  );
 
   rmSync(ballast);
   const done = (await poll(s, r.body.job_id, tree.adminKey, (w) => w.status === 'done' || w.status === 'failed', 60_000)).at(-1);

@@ -32,20 +32,33 @@ t.test('every write appends to the change log in the same transaction', async (t
   const actor = { keyId: 'key-1', label: 'key:key-1' };
 
   const org = await store.write(actor, (w) => w.insert('organizations', { organization_id: 'org-1', id: 'org-1', name: 'A' } as any));
-  const farm = await store.write(actor, (w) => w.insert('farms', { organization_id: 'org-1', name: 'F', location: null, notes: null } as any));
+  const farm = await store.write(actor, (w) =>
+    w.insert('farms', { organization_id: 'org-1', name: 'F', location: null, notes: null } as any),
+  );
   const { after } = await store.write(actor, (w) => w.update('farms', (farm as any).id, { name: 'G' } as any));
   t.equal((after as any).name, 'G');
   t.ok((after as any).version > (farm as any).version, 'the version stamp grows');
   await store.write(actor, (w) => w.remove('farms', (farm as any).id));
 
   const log = opened.sqlite.prepare('select * from change_log order by seq').all() as any[];
-  t.same(log.map((l) => [l.entity, l.op]), [['organizations', 'insert'], ['farms', 'insert'], ['farms', 'update'], ['farms', 'delete']]);
+  t.same(
+    log.map((l) => [l.entity, l.op]),
+    [
+      ['organizations', 'insert'],
+      ['farms', 'insert'],
+      ['farms', 'update'],
+      ['farms', 'delete'],
+    ],
+  );
   t.equal(log[2].actor_key_id, 'key-1');
   t.equal(JSON.parse(log[2].before).name, 'F');
   t.equal(JSON.parse(log[2].after).name, 'G');
   t.equal(JSON.parse(log[3].before).name, 'G', 'the tombstone keeps what was deleted');
   t.equal(log[3].after, null);
-  t.ok(log.every((l, i) => i === 0 || l.version > log[i - 1].version), 'log versions only grow');
+  t.ok(
+    log.every((l, i) => i === 0 || l.version > log[i - 1].version),
+    'log versions only grow',
+  );
   t.ok(org);
 
   // A failure half way leaves nothing: neither the rows nor their log entries.
@@ -65,22 +78,40 @@ t.test('every write appends to the change log in the same transaction', async (t
   const inserted = await store.write(actor, (w) => w.insertMany('farms', many as any));
   t.equal(inserted.length, 2500);
   t.equal((opened.sqlite.prepare("select count(*) n from farms where name like 'M%'").get() as any).n, 2500);
-  const logged = opened.sqlite.prepare("select * from change_log where entity = 'farms' and op = 'insert' and json_extract(after, '$.name') like 'M%'").all() as any[];
+  const logged = opened.sqlite
+    .prepare("select * from change_log where entity = 'farms' and op = 'insert' and json_extract(after, '$.name') like 'M%'")
+    .all() as any[];
   t.equal(logged.length, 2500, 'one change-log entry per row');
   t.equal(new Set(logged.map((l) => l.entity_id)).size, 2500);
   t.equal(logged[0].actor_key_id, 'key-1');
-  await t.rejects(store.write(actor, async (w) => {
-    await w.insertMany('farms', [{ organization_id: 'org-1', name: 'N1', location: null, notes: null }, { organization_id: 'org-1', name: null, location: null, notes: null }] as any);
-  }));
-  t.equal((opened.sqlite.prepare("select count(*) n from farms where name = 'N1'").get() as any).n, 0, 'a bad row leaves none of its batch');
+  await t.rejects(
+    store.write(actor, async (w) => {
+      await w.insertMany('farms', [
+        { organization_id: 'org-1', name: 'N1', location: null, notes: null },
+        { organization_id: 'org-1', name: null, location: null, notes: null },
+      ] as any);
+    }),
+  );
+  t.equal(
+    (opened.sqlite.prepare("select count(*) n from farms where name = 'N1'").get() as any).n,
+    0,
+    'a bad row leaves none of its batch',
+  );
 
   // The guard: an outer query inside a write fails at once instead of deadlocking.
   const guarded = opened.db.withPlugin((await import('../../src/db/store.js')).outsideWriteGuard);
-  await t.rejects(store.write(actor, async () => guarded.selectFrom('farms').selectAll().execute()), /use w\.trx/);
+  await t.rejects(
+    store.write(actor, async () => guarded.selectFrom('farms').selectAll().execute()),
+    /use w\.trx/,
+  );
   // The context that tells the guard it is inside a write is on only while a write is open
   // (it slows every promise): it must come back for the next write, survive the end of an
   // overlapping one, and leave reads after the writes alone.
-  await t.rejects(store.write(actor, async () => guarded.selectFrom('farms').selectAll().execute()), /use w\.trx/, 'again after the first write ended');
+  await t.rejects(
+    store.write(actor, async () => guarded.selectFrom('farms').selectAll().execute()),
+    /use w\.trx/,
+    'again after the first write ended',
+  );
   // One connection: the second write queues behind the first, its context already open.
   let release!: () => void;
   const held = new Promise<void>((r) => (release = r));

@@ -9,7 +9,16 @@ function layout(b: Buffer) {
   const inMeta = children(b, meta, 4);
   const iprp = find(inMeta, 'iprp');
   const inIprp = children(b, iprp);
-  return { top, meta, inMeta, iloc: find(inMeta, 'iloc'), pitm: find(inMeta, 'pitm'), iprp, ipco: find(inIprp, 'ipco'), ipma: find(inIprp, 'ipma') };
+  return {
+    top,
+    meta,
+    inMeta,
+    iloc: find(inMeta, 'iloc'),
+    pitm: find(inMeta, 'pitm'),
+    iprp,
+    ipco: find(inIprp, 'ipco'),
+    ipma: find(inIprp, 'ipma'),
+  };
 }
 
 function grow(b: Buffer, box: Box, by: number): void {
@@ -22,8 +31,10 @@ function shiftIloc(b: Buffer, iloc: Box, delta: number): void {
   let at = iloc.start + iloc.header;
   const version = b[at]!;
   at += 4;
-  const offsetSize = b[at]! >> 4, lengthSize = b[at]! & 15;
-  const baseSize = b[at + 1]! >> 4, indexSize = version >= 1 ? b[at + 1]! & 15 : 0;
+  const offsetSize = b[at]! >> 4,
+    lengthSize = b[at]! & 15;
+  const baseSize = b[at + 1]! >> 4,
+    indexSize = version >= 1 ? b[at + 1]! & 15 : 0;
   at += 2;
   const count = version < 2 ? b.readUInt16BE(at) : b.readUInt32BE(at);
   at += version < 2 ? 2 : 4;
@@ -64,9 +75,22 @@ export function withRotation(file: Buffer, quarterTurns: 1 | 2 | 3): Buffer {
  * or an ICC profile (`prof`). libheif decodes the same pixels either way; the box reads the colour.
  */
 export function withColour(file: Buffer, colour: { primaries: number; transfer: number } | { icc: Uint8Array }): Buffer {
-  const body = 'icc' in colour
-    ? Buffer.concat([Buffer.from('prof', 'latin1'), Buffer.from(colour.icc)])
-    : Buffer.from([0x6e, 0x63, 0x6c, 0x78, colour.primaries >> 8, colour.primaries & 255, colour.transfer >> 8, colour.transfer & 255, 0, 6, 0x80]);
+  const body =
+    'icc' in colour
+      ? Buffer.concat([Buffer.from('prof', 'latin1'), Buffer.from(colour.icc)])
+      : Buffer.from([
+          0x6e,
+          0x63,
+          0x6c,
+          0x78,
+          colour.primaries >> 8,
+          colour.primaries & 255,
+          colour.transfer >> 8,
+          colour.transfer & 255,
+          0,
+          6,
+          0x80,
+        ]);
   const box = Buffer.alloc(8 + body.length);
   box.writeUInt32BE(box.length, 0);
   box.write('colr', 4, 'latin1');
@@ -83,11 +107,13 @@ function withProperty(file: Buffer, property: Buffer, essential: boolean): Buffe
 
   // ipma: find the primary item's entry and add one association (index of the new property).
   let at = l.ipma.start + l.ipma.header;
-  const version = b[at]!, wide = (b.readUInt32BE(at) & 1) === 1;
+  const version = b[at]!,
+    wide = (b.readUInt32BE(at) & 1) === 1;
   at += 4;
   const entries = b.readUInt32BE(at);
   at += 4;
-  let insertAt = -1, countAt = -1;
+  let insertAt = -1,
+    countAt = -1;
   for (let i = 0; i < entries; i++) {
     const item = version < 1 ? b.readUInt16BE(at) : b.readUInt32BE(at);
     at += version < 1 ? 2 : 4;

@@ -36,9 +36,13 @@ const xyz = (v: readonly number[]) => tag('XYZ ', Buffer.concat(v.map(s15)));
 
 /** A v4 matrix/TRC profile: three colorants (D50) and one curve for all channels (ICC type 3 parametric, or a gamma). */
 export function rgbProfile(colorants: readonly (readonly number[])[], curve: { gamma: number } | 'srgb' = 'srgb'): Buffer {
-  const trc = curve === 'srgb'
-    ? tag('para', Buffer.concat([Buffer.from([0, 3, 0, 0]), ...[2.4, 1 / 1.055, 0.055 / 1.055, 1 / 12.92, 0.04045].map(s15)]))
-    : tag('curv', Buffer.concat([Buffer.from([0, 0, 0, 1]), Buffer.from([Math.floor(curve.gamma), Math.round((curve.gamma % 1) * 256), 0, 0])]));
+  const trc =
+    curve === 'srgb'
+      ? tag('para', Buffer.concat([Buffer.from([0, 3, 0, 0]), ...[2.4, 1 / 1.055, 0.055 / 1.055, 1 / 12.92, 0.04045].map(s15)]))
+      : tag(
+          'curv',
+          Buffer.concat([Buffer.from([0, 0, 0, 1]), Buffer.from([Math.floor(curve.gamma), Math.round((curve.gamma % 1) * 256), 0, 0])]),
+        );
   const tags: [string, Buffer][] = [
     ['wtpt', xyz([0.9642, 1, 0.8249])],
     ['rXYZ', xyz(colorants[0]!)],

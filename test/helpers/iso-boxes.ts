@@ -11,7 +11,7 @@ export interface Box {
 
 export function readBoxes(b: Buffer, start: number, end: number): Box[] {
   const out: Box[] = [];
-  for (let at = start; at + 8 <= end; ) {
+  for (let at = start; at + 8 <= end;) {
     let size = b.readUInt32BE(at);
     let header = 8;
     if (size === 1) {

@@ -20,10 +20,12 @@ export function withDolbyVision(mp4: Buffer, dv: DolbyVisionConfig): Buffer {
   const top = readBoxes(mp4, 0, mp4.length);
   const moov = find(top, 'moov');
   if (moov.start < find(top, 'mdat').start) throw new Error('moov before mdat: chunk offsets would move');
-  const trak = children(mp4, moov).filter((x) => x.type === 'trak').find((t) => {
-    const hdlr = find(children(mp4, find(children(mp4, t), 'mdia')), 'hdlr');
-    return mp4.toString('latin1', hdlr.start + 16, hdlr.start + 20) === 'vide';
-  });
+  const trak = children(mp4, moov)
+    .filter((x) => x.type === 'trak')
+    .find((t) => {
+      const hdlr = find(children(mp4, find(children(mp4, t), 'mdia')), 'hdlr');
+      return mp4.toString('latin1', hdlr.start + 16, hdlr.start + 20) === 'vide';
+    });
   if (!trak) throw new Error('no video track');
   const mdia = find(children(mp4, trak), 'mdia');
   const minf = find(children(mp4, mdia), 'minf');

@@ -120,7 +120,10 @@ export function buildYoloTestModel(spec: TestModelSpec): Uint8Array {
       input: [`region${k}`],
       output: [`mean${k}`],
       name: `mean${k}`,
-      attribute: [{ name: 'axes', ints: [1, 2, 3], type: 7 }, { name: 'keepdims', i: 1, type: 2 }],
+      attribute: [
+        { name: 'axes', ints: [1, 2, 3], type: 7 },
+        { name: 'keepdims', i: 1, type: 2 },
+      ],
     });
     nodes.push({ opType: 'Mul', input: [`mean${k}`, `mask${k}`], output: [`scaled${k}`], name: `mul${k}` });
     nodes.push({ opType: 'Add', input: [current, `scaled${k}`], output: [`sum${k}`], name: `add${k}` });
@@ -133,7 +136,13 @@ export function buildYoloTestModel(spec: TestModelSpec): Uint8Array {
     current = 'pred';
   }
   if (spec.layout === 'anchors-first') {
-    nodes.push({ opType: 'Transpose', input: [current], output: ['transposed'], name: 'transpose', attribute: [{ name: 'perm', ints: [0, 2, 1], type: 7 }] });
+    nodes.push({
+      opType: 'Transpose',
+      input: [current],
+      output: ['transposed'],
+      name: 'transpose',
+      attribute: [{ name: 'perm', ints: [0, 2, 1], type: 7 }],
+    });
     current = 'transposed';
   }
   if (spec.reshapeOutput) {

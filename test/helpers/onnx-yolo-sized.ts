@@ -48,7 +48,8 @@ interface T {
 export function buildYoloSizedModel(spec: YoloSizedSpec): YoloSizedModel {
   const size = spec.size ?? 640;
   const height = spec.height ?? size;
-  if (!(size > 0 && size % 32 === 0 && height > 0 && height % 32 === 0)) throw new RangeError('size and height must be positive multiples of 32');
+  if (!(size > 0 && size % 32 === 0 && height > 0 && height % 32 === 0))
+    throw new RangeError('size and height must be positive multiples of 32');
   const nc = spec.classes;
   const rng = createRng(spec.seed ?? 7);
   const randn = () => gaussian(rng);
@@ -94,7 +95,16 @@ export function buildYoloSizedModel(spec: YoloSizedSpec): YoloSizedModel {
     const [g] = node('Sigmoid', [y!]);
     return { name: node('Mul', [y!, g!])[0]!, c, fw, fh };
   };
-  const concat = (xs: T[]): T => ({ name: node('Concat', xs.map((x) => x.name), [int('axis', 1)])[0]!, c: xs.reduce((a, x) => a + x.c, 0), fw: xs[0]!.fw, fh: xs[0]!.fh });
+  const concat = (xs: T[]): T => ({
+    name: node(
+      'Concat',
+      xs.map((x) => x.name),
+      [int('axis', 1)],
+    )[0]!,
+    c: xs.reduce((a, x) => a + x.c, 0),
+    fw: xs[0]!.fw,
+    fh: xs[0]!.fh,
+  });
   const add = (a: T, b: T): T => ({ ...a, name: node('Add', [a.name, b.name])[0]! });
 
   /** C2f: a 1 × 1 to 2c split in two, n bottlenecks on the second half, all concatenated into a 1 × 1. */
@@ -113,7 +123,10 @@ export function buildYoloSizedModel(spec: YoloSizedSpec): YoloSizedModel {
   };
   const sppf = (x: T, c2: number): T => {
     const y = conv(x, x.c / 2);
-    const pool = (t: T): T => ({ ...t, name: node('MaxPool', [t.name], [ints('kernel_shape', [5, 5]), ints('strides', [1, 1]), ints('pads', [2, 2, 2, 2])])[0]! });
+    const pool = (t: T): T => ({
+      ...t,
+      name: node('MaxPool', [t.name], [ints('kernel_shape', [5, 5]), ints('strides', [1, 1]), ints('pads', [2, 2, 2, 2])])[0]!,
+    });
     const p1 = pool(y);
     const p2 = pool(p1);
     return conv(concat([y, p1, p2, pool(p2)]), c2);
@@ -149,11 +162,12 @@ export function buildYoloSizedModel(spec: YoloSizedSpec): YoloSizedModel {
   for (const t of [out3, out4, out5]) {
     const cells = t.fw * t.fh;
     const stride = size / t.fw;
-    for (let y = 0; y < t.fh; y++) for (let x = 0; x < t.fw; x++) {
-      anchorXY[0]!.push(x + 0.5);
-      anchorXY[1]!.push(y + 0.5);
-      strides.push(stride);
-    }
+    for (let y = 0; y < t.fh; y++)
+      for (let x = 0; x < t.fw; x++) {
+        anchorXY[0]!.push(x + 0.5);
+        anchorXY[1]!.push(y + 0.5);
+        strides.push(stride);
+      }
     // The last biases as Ultralytics initialises them (Detect.bias_init): about 5 objects per
     // 640-px image expected, so most anchors score low, as a trained model's do.
     const box = conv(conv(conv(t, c2, 3), c2, 3), 4 * REG_MAX, 1, 1, true, 1);
@@ -167,7 +181,10 @@ export function buildYoloSizedModel(spec: YoloSizedSpec): YoloSizedModel {
   // DFL: a softmax over each side's 16 distance bins, read as the expected distance (a fixed 1 × 1 conv, as exported).
   const [bins] = node('Reshape', [box!, constInts([1, 4, REG_MAX, anchors])]);
   const [soft] = node('Softmax', [node('Transpose', [bins!], [ints('perm', [0, 2, 1, 3])])[0]!], [int('axis', 1)]);
-  const dfl = constFloats([1, REG_MAX, 1, 1], Array.from({ length: REG_MAX }, (_, i) => i));
+  const dfl = constFloats(
+    [1, REG_MAX, 1, 1],
+    Array.from({ length: REG_MAX }, (_, i) => i),
+  );
   parameters += REG_MAX;
   const [dist] = node('Reshape', [node('Conv', [soft!, dfl])[0]!, constInts([1, 4, anchors])]);
   // dist2bbox: distances left/top and right/bottom of each anchor point to cx, cy, w, h in input pixels.

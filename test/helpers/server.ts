@@ -12,7 +12,11 @@ export interface TestServer {
   base: string;
   dataDir: string;
   /** fetch against the server; JSON bodies are encoded and decoded for you. */
-  request(method: string, url: string, options?: { body?: unknown; headers?: Record<string, string>; key?: string; admin?: boolean; raw?: RequestInit['body'] }): Promise<TestResponse>;
+  request(
+    method: string,
+    url: string,
+    options?: { body?: unknown; headers?: Record<string, string>; key?: string; admin?: boolean; raw?: RequestInit['body'] },
+  ): Promise<TestResponse>;
   close(): Promise<void>;
 }
 
@@ -28,7 +32,11 @@ export interface TestResponse {
  * test file (conventions of the test suite). Response bodies are checked
  * against their schemas.
  */
-export async function startServer(t: { teardown(fn: () => unknown): void }, config: Partial<Config> = {}, options: Partial<AppOptions> = {}): Promise<TestServer> {
+export async function startServer(
+  t: { teardown(fn: () => unknown): void },
+  config: Partial<Config> = {},
+  options: Partial<AppOptions> = {},
+): Promise<TestServer> {
   const dataDir = config.dataDir ?? mkdtempSync(path.join(tmpdir(), 'cropwalk-test-'));
   const lines: string[] = [];
   const app = await createApp({
@@ -108,10 +116,20 @@ export async function createTree(s: TestServer, options: { timeZone?: string; st
   };
   const org = `/api/organizations/${orgId}`;
   const farm = await post(`${org}/farms`, { name: 'Farm' });
-  const gh = await post(`${org}/farms/${farm.farm_id}/greenhouses`, { name: 'GH 1', time_zone: options.timeZone ?? 'Europe/Amsterdam', latitude: 52.0, longitude: 4.3 });
+  const gh = await post(`${org}/farms/${farm.farm_id}/greenhouses`, {
+    name: 'GH 1',
+    time_zone: options.timeZone ?? 'Europe/Amsterdam',
+    latitude: 52.0,
+    longitude: 4.3,
+  });
   const greenhousePath = `${org}/farms/${farm.farm_id}/greenhouses/${gh.greenhouse_id}`;
   const row = await post(`${greenhousePath}/rows`, { name: 'Row 1' });
-  const cycle = await post(`${greenhousePath}/rows/${row.row_id}/cycles`, { name: '2026 tomatoes', started_on: options.startedOn ?? '2026-01-05', plants_per_m2: 2.5, stems_per_m2: 3.3 });
+  const cycle = await post(`${greenhousePath}/rows/${row.row_id}/cycles`, {
+    name: '2026 tomatoes',
+    started_on: options.startedOn ?? '2026-01-05',
+    plants_per_m2: 2.5,
+    stems_per_m2: 3.3,
+  });
   return {
     orgId,
     adminKey,

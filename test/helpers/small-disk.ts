@@ -48,14 +48,18 @@ export async function ballast(dir: string, leave = 0, name = 'ballast'): Promise
 }
 
 /** A server whose DATA_DIR is a fresh tmpfs of `bytes` of its own, unmounted after the test. */
-export async function serverOnSmallDisk(t: { teardown(fn: () => unknown): void }, bytes: number, config: Partial<Config> = {}): Promise<TestServer> {
+export async function serverOnSmallDisk(
+  t: { teardown(fn: () => unknown): void },
+  bytes: number,
+  config: Partial<Config> = {},
+): Promise<TestServer> {
   const disk = smallDisk(bytes);
   if (!('dir' in disk)) throw new Error(disk.reason);
-  let s: TestServer | undefined;
+  const box: { server?: TestServer } = {};
   t.teardown(async () => {
-    await s?.close();
+    await box.server?.close();
     unmount(disk.dir);
   });
-  s = await startServer(t, { ...config, dataDir: disk.dir });
-  return s;
+  box.server = await startServer(t, { ...config, dataDir: disk.dir });
+  return box.server;
 }

@@ -29,7 +29,15 @@ export interface OracleNoise {
 }
 
 export const NO_NOISE: OracleNoise = { miss: 0, jitter: 0, falsePositives: 0, flip: 0, minVisible: 0.35, scoreJitter: 0, seed: 1 };
-export const TYPICAL_NOISE: OracleNoise = { miss: 0.15, jitter: 0.06, falsePositives: 1, flip: 0.15, minVisible: 0.35, scoreJitter: 0.05, seed: 1 };
+export const TYPICAL_NOISE: OracleNoise = {
+  miss: 0.15,
+  jitter: 0.06,
+  falsePositives: 1,
+  flip: 0.15,
+  minVisible: 0.35,
+  scoreJitter: 0.05,
+  seed: 1,
+};
 
 const GRID_W = 32;
 const GRID_H = 18;
@@ -80,13 +88,24 @@ export interface Oracle {
    * (the walk's `frames`), only the decoded frames the walk scored count: adaptive
    * sampling decodes more frames than it scores.
    */
-  expected(kind?: DetectionKind, minHits?: number, detected?: boolean, scored?: readonly { clip: number; clip_frame: number }[]): { total: number; green: number; turning: number; red: number; ids: number[] };
+  expected(
+    kind?: DetectionKind,
+    minHits?: number,
+    detected?: boolean,
+    scored?: readonly { clip: number; clip_frame: number }[],
+  ): { total: number; green: number; turning: number; red: number; ids: number[] };
   /**
    * Where a walk's fruit count goes wrong against `expected('fruit', minHits, false, result.frames)`:
    * each counted fruit is, of the truth fruit its best box overlaps (IoU ≥ 0.3) in its best frame,
    * the one with the largest IoU × visible share. counted = matched + duplicates + outside + unmatched; truth = matched + missed.
    */
-  explain(result: { fruit: readonly { best_box: Box; best_frame: number }[]; frames: readonly { clip: number; clip_frame: number; width: number }[] }, minHits?: number): CountBreakdown;
+  explain(
+    result: {
+      fruit: readonly { best_box: Box; best_frame: number }[];
+      frames: readonly { clip: number; clip_frame: number; width: number }[];
+    },
+    minHits?: number,
+  ): CountBreakdown;
 }
 
 export interface CountBreakdown {
@@ -139,10 +158,14 @@ export function createOracle(
       const guess = Math.round(f.timeSeconds * truth.fps);
       let best = -1;
       let bestD = Infinity;
-      const lo = Math.max(0, guess - truth.fps), hi = Math.min(signatures.length - 1, guess + truth.fps);
+      const lo = Math.max(0, guess - truth.fps),
+        hi = Math.min(signatures.length - 1, guess + truth.fps);
       for (let k = lo; k <= hi; k++) {
         const d = distance(sig, signatures[k]!);
-        if (d < bestD) { bestD = d; best = k; }
+        if (d < bestD) {
+          bestD = d;
+          best = k;
+        }
       }
       const at = { clip, frame: best, index: f.index };
       sampled.push(at);
@@ -174,13 +197,15 @@ export function createOracle(
         if (o.a.visible < 0.1 || rng() < noise.miss) continue;
         const [x1, y1, x2, y2] = o.a.box;
         const j = (size: number) => gaussian(rng) * noise.jitter * size;
-        const w = x2 - x1, h = y2 - y1;
+        const w = x2 - x1,
+          h = y2 - y1;
         const box: Box = [(x1 + j(w)) * sx, (y1 + j(h)) * sy, (x2 + j(w)) * sx, (y2 + j(h)) * sy];
         // Confident when well visible (0.6..1), doubtful when mostly hidden (0.2..0.45).
         const spread = noise.scoreJitter * (2 * rng() - 1);
-        const score = o.a.visible >= noise.minVisible
-          ? Math.min(1, 0.6 + 0.4 * o.a.visible + spread)
-          : Math.max(0.2, Math.min(0.45, 0.2 + (0.25 * o.a.visible) / noise.minVisible + spread));
+        const score =
+          o.a.visible >= noise.minVisible
+            ? Math.min(1, 0.6 + 0.4 * o.a.visible + spread)
+            : Math.max(0.2, Math.min(0.45, 0.2 + (0.25 * o.a.visible) / noise.minVisible + spread));
         if (score < conf) continue;
         const d: Detection = { kind: o.kind, box, score };
         if (o.a.visible >= noise.minVisible) reported.add(`${o.kind}:${o.id}:${at.clip}:${at.frame}`);
@@ -192,10 +217,16 @@ export function createOracle(
       for (let p = Math.exp(-noise.falsePositives), prod = rng(); prod > p; prod *= rng()) fp++;
       for (let k = 0; k < fp; k++) {
         const s = fruitSize * (0.7 + 0.6 * rng());
-        const x = rng() * (truth.width - s), y = rng() * (truth.height - s);
+        const x = rng() * (truth.width - s),
+          y = rng() * (truth.height - s);
         const score = 0.5 + 0.3 * rng();
         if (score < conf) continue;
-        out.push({ kind: 'fruit', box: [x * sx, y * sy, (x + s) * sx, (y + s) * sy], score, ripeness: (['green', 'turning', 'red'] as const)[Math.floor(rng() * 3)]! });
+        out.push({
+          kind: 'fruit',
+          box: [x * sx, y * sy, (x + s) * sx, (y + s) * sy],
+          score,
+          ripeness: (['green', 'turning', 'red'] as const)[Math.floor(rng() * 3)]!,
+        });
       }
       return out;
     },
@@ -211,7 +242,10 @@ export function createOracle(
     const single = frames.length < minHits;
     for (const o of list) {
       const hits = o.appearances.filter(
-        (a) => a.visible >= minVisible && seen.has(`${a.clip}:${a.frame}`) && (!detected || reported.has(`${kind}:${o.id}:${a.clip}:${a.frame}`)),
+        (a) =>
+          a.visible >= minVisible &&
+          seen.has(`${a.clip}:${a.frame}`) &&
+          (!detected || reported.has(`${kind}:${o.id}:${a.clip}:${a.frame}`)),
       ).length;
       if (hits >= (single ? 1 : minHits)) {
         r.total++;
@@ -226,7 +260,15 @@ export function createOracle(
     const truthIds = new Set(expected('fruit', minHits, false, result.frames).ids);
     const at = (f: { clip: number; clip_frame: number }) => sampled.find((s) => s.clip === f.clip && s.index === f.clip_frame);
     const byStage = Object.fromEntries(USDA_STAGES.map((s) => [s, { truth: 0, missed: 0 }])) as CountBreakdown['byStage'];
-    const out: CountBreakdown = { matched: 0, duplicates: 0, outside: 0, unmatched: 0, missed: 0, missedByVisibility: { hidden: 0, partly: 0, whole: 0 }, byStage };
+    const out: CountBreakdown = {
+      matched: 0,
+      duplicates: 0,
+      outside: 0,
+      unmatched: 0,
+      missed: 0,
+      missedByVisibility: { hidden: 0, partly: 0, whole: 0 },
+      byStage,
+    };
     const counted = new Set<number>();
     for (const fruit of result.fruit) {
       const frame = result.frames[fruit.best_frame];
@@ -240,15 +282,26 @@ export function createOracle(
         for (const o of index.get(`${s.clip}:${s.frame}`) ?? []) {
           if (o.kind !== 'fruit') continue;
           const v = iou(o.a.box.map((x) => x * k) as Box, fruit.best_box);
-          if (v >= 0.3 && v * o.a.visible > bestSeen) { bestSeen = v * o.a.visible; best = o.id; }
+          if (v >= 0.3 && v * o.a.visible > bestSeen) {
+            bestSeen = v * o.a.visible;
+            best = o.id;
+          }
         }
       }
       if (best < 0) out.unmatched++;
       else if (!truthIds.has(best)) out.outside++;
       else if (counted.has(best)) out.duplicates++;
-      else { counted.add(best); out.matched++; }
+      else {
+        counted.add(best);
+        out.matched++;
+      }
     }
-    const scored = new Set(result.frames.map((f) => at(f)).filter((s) => s !== undefined).map((s) => `${s.clip}:${s.frame}`));
+    const scored = new Set(
+      result.frames
+        .map((f) => at(f))
+        .filter((s) => s !== undefined)
+        .map((s) => `${s.clip}:${s.frame}`),
+    );
     for (const f of truth.fruit) {
       if (!truthIds.has(f.id)) continue;
       byStage[f.stage].truth++;

@@ -9,7 +9,14 @@ export interface Part {
   name?: string;
 }
 
-export async function upload(s: TestServer, url: string, key: string, files: Part[], fields: Record<string, string> = {}, headers: Record<string, string> = {}) {
+export async function upload(
+  s: TestServer,
+  url: string,
+  key: string,
+  files: Part[],
+  fields: Record<string, string> = {},
+  headers: Record<string, string> = {},
+) {
   const form = new FormData();
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
   for (const f of files) form.append(f.field, new Blob([readFileSync(f.file)]), f.name ?? path.basename(f.file));
@@ -17,7 +24,13 @@ export async function upload(s: TestServer, url: string, key: string, files: Par
 }
 
 /** Polls a walk until `until` holds; returns every answer seen, in order. */
-export async function poll(s: TestServer, id: string, key: string, until: (w: any) => boolean = (w) => w.status === 'done' || w.status === 'failed', timeoutMs = 240_000) {
+export async function poll(
+  s: TestServer,
+  id: string,
+  key: string,
+  until: (w: any) => boolean = (w) => w.status === 'done' || w.status === 'failed',
+  timeoutMs = 240_000,
+) {
   const seen: any[] = [];
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -31,7 +44,10 @@ export async function poll(s: TestServer, id: string, key: string, until: (w: an
 }
 
 export async function walkCount(s: TestServer): Promise<number> {
-  const r = await s.app.services.db.selectFrom('walks').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const r = await s.app.services.db
+    .selectFrom('walks')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(r.n);
 }
 

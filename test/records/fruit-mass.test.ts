@@ -33,21 +33,38 @@ t.test('fruit mass over HTTP', async (t) => {
   const w14 = await s.request('POST', url, { key, body: { week: '2026-W14', green_g: 90, turning_g: 100, red_g: 120 } });
   t.equal(w14.status, 200);
   let h = await get('?week=2026-W12');
-  t.same(h.items.map((e: any) => [e.week, e.red_g]), [['2026-W10', 110], ['2026-W14', 120]], 'a later week adds to the history');
+  t.same(
+    h.items.map((e: any) => [e.week, e.red_g]),
+    [
+      ['2026-W10', 110],
+      ['2026-W14', 120],
+    ],
+    'a later week adds to the history',
+  );
   t.equal(h.week, '2026-W12');
   t.equal(h.in_force.red_g, 110, 'W12 uses the mass saved for W10');
   t.equal((await get('?week=2026-W14')).in_force.red_g, 120);
   t.equal((await get('?week=2026-W09')).in_force, null, 'nothing known before W10');
   const paged = await get('?week=2026-W14&limit=1&offset=0');
   t.match(paged, { total: 2, limit: 1, offset: 0 });
-  t.same(paged.items.map((e: any) => e.week), ['2026-W10']);
+  t.same(
+    paged.items.map((e: any) => e.week),
+    ['2026-W10'],
+  );
   t.equal(paged.in_force.week, '2026-W14', 'in force over the whole history, not the page');
   t.equal((await s.request('GET', `${url}?limit=501`, { key })).status, 422);
 
   const again = await s.request('POST', url, { key, body: { week: '2026-W10', green_g: 81, turning_g: 96, red_g: 111 } });
   t.equal(again.status, 200);
   h = await get('?week=2026-W12');
-  t.same(h.items.map((e: any) => [e.week, e.red_g]), [['2026-W10', 111], ['2026-W14', 120]], 'the same week replaces its values');
+  t.same(
+    h.items.map((e: any) => [e.week, e.red_g]),
+    [
+      ['2026-W10', 111],
+      ['2026-W14', 120],
+    ],
+    'the same week replaces its values',
+  );
   t.equal(h.in_force.red_g, 111);
 
   const now = await s.request('POST', url, { key, body: { green_g: 1, turning_g: 2, red_g: 3 } });
@@ -69,7 +86,10 @@ t.test('fruit mass over HTTP', async (t) => {
     for (const [body, field] of cases) {
       const r = await s.request('POST', url, { key, body });
       t.equal(r.status, 422, JSON.stringify(body));
-      t.ok(r.body.errors.some((e: any) => e.name === field), `${JSON.stringify(body)} names ${field}: ${JSON.stringify(r.body.errors)}`);
+      t.ok(
+        r.body.errors.some((e: any) => e.name === field),
+        `${JSON.stringify(body)} names ${field}: ${JSON.stringify(r.body.errors)}`,
+      );
     }
     t.same(await get('?week=2026-W12'), before);
     t.equal((await s.request('GET', `${url}?week=nope`, { key })).status, 422);

@@ -13,16 +13,48 @@ const upload = (s: TestServer, url: string, key: string, content: string | Uint8
 
 t.test('parseHarvestCsv: the forms spreadsheets write', async (t) => {
   const simple = parseHarvestCsv('week,kg\n2026-W07,12.5\n2026-02-16,3\n');
-  t.same(simple.map((l) => [l.line, l.week.label, l.kg, l.note]), [[2, '2026-W07', 12.5, null], [3, '2026-W08', 3, null]]);
+  t.same(
+    simple.map((l) => [l.line, l.week.label, l.kg, l.note]),
+    [
+      [2, '2026-W07', 12.5, null],
+      [3, '2026-W08', 3, null],
+    ],
+  );
 
   const bomCrlf = parseHarvestCsv('\uFEFFWeek,KG,Note\r\n2026-W07,1,a\r\n2026-W08,2,\r\n\r\n\r\n');
-  t.same(bomCrlf.map((l) => [l.week.label, l.kg, l.note]), [['2026-W07', 1, 'a'], ['2026-W08', 2, null]], 'BOM, CRLF, case-insensitive header, blank trailing lines');
+  t.same(
+    bomCrlf.map((l) => [l.week.label, l.kg, l.note]),
+    [
+      ['2026-W07', 1, 'a'],
+      ['2026-W08', 2, null],
+    ],
+    'BOM, CRLF, case-insensitive header, blank trailing lines',
+  );
 
-  const quoted = parseHarvestCsv('note,kg,week\n"Picked late, row 3 ""north""",4,2026-W07\n"two\nlines",5,2026-W07\n2026-W09,x,2026-W07\n'.replace('2026-W09,x,2026-W07\n', ''));
-  t.same(quoted.map((l) => [l.line, l.note, l.kg]), [[2, 'Picked late, row 3 "north"', 4], [3, 'two\nlines', 5]], 'quotes, commas, doubled quotes, any column order');
+  const quoted = parseHarvestCsv(
+    'note,kg,week\n"Picked late, row 3 ""north""",4,2026-W07\n"two\nlines",5,2026-W07\n2026-W09,x,2026-W07\n'.replace(
+      '2026-W09,x,2026-W07\n',
+      '',
+    ),
+  );
+  t.same(
+    quoted.map((l) => [l.line, l.note, l.kg]),
+    [
+      [2, 'Picked late, row 3 "north"', 4],
+      [3, 'two\nlines', 5],
+    ],
+    'quotes, commas, doubled quotes, any column order',
+  );
 
   const semicolon = parseHarvestCsv('week;kg;note\n2026-W07;12,5;"a; b"\n2026-W08;7;x\n');
-  t.same(semicolon.map((l) => [l.kg, l.note]), [[12.5, 'a; b'], [7, 'x']], '; with decimal commas');
+  t.same(
+    semicolon.map((l) => [l.kg, l.note]),
+    [
+      [12.5, 'a; b'],
+      [7, 'x'],
+    ],
+    '; with decimal commas',
+  );
 
   const tabs = parseHarvestCsv('week\tkg\n2026-W07\t1.25\n');
   t.equal(tabs[0]!.kg, 1.25, 'tab separated');
@@ -41,32 +73,73 @@ t.test('parseHarvestCsv: refusals name each bad line', async (t) => {
     t.fail('expected a refusal');
     return {};
   };
-  const e = err(() => parseHarvestCsv('week,kg,note\n2026-W07,1,ok\n2026-W07,-3,neg\n2026-W99,2,bad week\n2026-W07,1\n2026-W07,"1,5",comma decimal with comma delimiter\n'));
+  const e = err(() =>
+    parseHarvestCsv(
+      'week,kg,note\n2026-W07,1,ok\n2026-W07,-3,neg\n2026-W99,2,bad week\n2026-W07,1\n2026-W07,"1,5",comma decimal with comma delimiter\n',
+    ),
+  );
   t.equal(e.status, 422);
   t.equal(e.extra.bad_lines, 4);
-  t.same(e.extra.errors.map((x: any) => x.name), ['line 3', 'line 4', 'line 5', 'line 6']);
+  t.same(
+    e.extra.errors.map((x: any) => x.name),
+    ['line 3', 'line 4', 'line 5', 'line 6'],
+  );
   t.match(e.extra.errors[0], { in: 'body', name: 'line 3', message: /^kg: must be a number ≥ 0/ });
   t.match(e.extra.errors[1].message, /^week: must be/);
   t.match(e.extra.errors[2].message, /has 2 fields where the header has 3/);
 
   const lines = err(() => parseHarvestCsv('week,kg,note\n"a\nb",1,x\n2026-W07,oops,y\n'));
-  t.same(lines.extra.errors.map((x: any) => x.name), ['line 2', 'line 4'], 'physical line numbers past a multi-line quoted field');
+  t.same(
+    lines.extra.errors.map((x: any) => x.name),
+    ['line 2', 'line 4'],
+    'physical line numbers past a multi-line quoted field',
+  );
 
   const cr = err(() => parseHarvestCsv('week,kg\r2026-W07,1\r2026-W07,bad\r'));
-  t.same(cr.extra.errors.map((x: any) => x.name), ['line 3'], 'lone CR line ends');
+  t.same(
+    cr.extra.errors.map((x: any) => x.name),
+    ['line 3'],
+    'lone CR line ends',
+  );
   const crlf = err(() => parseHarvestCsv('week,kg\r\n2026-W07,1\r\n\r\n2026-W07,bad\r\n'));
-  t.same(crlf.extra.errors.map((x: any) => x.name), ['line 4'], 'CRLF counted once, blank lines counted');
+  t.same(
+    crlf.extra.errors.map((x: any) => x.name),
+    ['line 4'],
+    'CRLF counted once, blank lines counted',
+  );
 
   const long = err(() => parseHarvestCsv(`week,kg,note\n2026-W07,1,${'n'.repeat(501)}\n`));
   t.match(long.extra.errors[0].message, /note: at most 500 characters/);
 
-  t.match(err(() => parseHarvestCsv('week,kg,price\n2026-W07,1,3\n')), { status: 422, extra: { errors: [{ name: 'column 3', message: /"price" is not a harvest column/ }] } });
-  t.match(err(() => parseHarvestCsv('week,note\n2026-W07,x\n')), { status: 422, extra: { errors: [{ name: 'column kg' }] } });
-  t.match(err(() => parseHarvestCsv('week,kg,KG\n2026-W07,1,2\n')), { status: 422, extra: { errors: [{ name: 'column 3', message: /twice/ }] } });
-  t.match(err(() => parseHarvestCsv('week,kg\r\n\r\n')), { status: 422, message: /no harvest lines/ });
-  t.match(err(() => parseHarvestCsv('')), { status: 422, extra: { errors: [{ name: 'file', message: /empty/ }] } });
-  t.match(err(() => parseHarvestCsv(new Uint8Array([0xff, 0xfe, 0x00, 0x41]))), { status: 422, extra: { errors: [{ name: 'file' }] } });
-  t.match(err(() => parseHarvestCsv(new Uint8Array([0x77, 0x65, 0x65, 0x6b, 0xc3, 0x28]))), { status: 422, extra: { errors: [{ name: 'file', message: /UTF-8/ }] } }, 'invalid UTF-8');
+  t.match(
+    err(() => parseHarvestCsv('week,kg,price\n2026-W07,1,3\n')),
+    { status: 422, extra: { errors: [{ name: 'column 3', message: /"price" is not a harvest column/ }] } },
+  );
+  t.match(
+    err(() => parseHarvestCsv('week,note\n2026-W07,x\n')),
+    { status: 422, extra: { errors: [{ name: 'column kg' }] } },
+  );
+  t.match(
+    err(() => parseHarvestCsv('week,kg,KG\n2026-W07,1,2\n')),
+    { status: 422, extra: { errors: [{ name: 'column 3', message: /twice/ }] } },
+  );
+  t.match(
+    err(() => parseHarvestCsv('week,kg\r\n\r\n')),
+    { status: 422, message: /no harvest lines/ },
+  );
+  t.match(
+    err(() => parseHarvestCsv('')),
+    { status: 422, extra: { errors: [{ name: 'file', message: /empty/ }] } },
+  );
+  t.match(
+    err(() => parseHarvestCsv(new Uint8Array([0xff, 0xfe, 0x00, 0x41]))),
+    { status: 422, extra: { errors: [{ name: 'file' }] } },
+  );
+  t.match(
+    err(() => parseHarvestCsv(new Uint8Array([0x77, 0x65, 0x65, 0x6b, 0xc3, 0x28]))),
+    { status: 422, extra: { errors: [{ name: 'file', message: /UTF-8/ }] } },
+    'invalid UTF-8',
+  );
 
   const many = 'week,kg\n' + '2026-W07,x\n'.repeat(1500);
   const capped = err(() => parseHarvestCsv(many));
@@ -74,7 +147,10 @@ t.test('parseHarvestCsv: refusals name each bad line', async (t) => {
   t.equal(capped.extra.bad_lines, 1500, 'the total is given');
 
   const tooMany = 'week,kg\n' + '2026-W07,1\n'.repeat(MAX_HARVEST_LINES + 1);
-  t.match(err(() => parseHarvestCsv(tooMany)), { status: 422, extra: { errors: [{ name: 'file', message: /more than 100000/ }] } });
+  t.match(
+    err(() => parseHarvestCsv(tooMany)),
+    { status: 422, extra: { errors: [{ name: 'file', message: /more than 100000/ }] } },
+  );
 });
 
 t.test('CSV upload over HTTP', async (t) => {
@@ -87,7 +163,13 @@ t.test('CSV upload over HTTP', async (t) => {
   const ok = await upload(s, url, key, '\uFEFFweek;kg;note\r\n2026-W07;12,5;"row 3; north, ""late"""\r\n2026-02-16;8;\r\n\r\n');
   t.equal(ok.status, 201, ok.text);
   t.equal(ok.body.count, 2);
-  t.same(ok.body.items.map((h: any) => [h.week, h.kg, h.note]), [['2026-W07', 12.5, 'row 3; north, "late"'], ['2026-W08', 8, null]]);
+  t.same(
+    ok.body.items.map((h: any) => [h.week, h.kg, h.note]),
+    [
+      ['2026-W07', 12.5, 'row 3; north, "late"'],
+      ['2026-W08', 8, null],
+    ],
+  );
   t.equal((await stored()).length, 2);
 
   t.test('all or nothing: bad line 3 of 5', async (t) => {
@@ -148,13 +230,28 @@ t.test('CSV upload over HTTP', async (t) => {
   t.test('100,000 lines in one transaction', async (t) => {
     const before = (await stored()).length;
     const started = Date.now();
-    const r = await upload(s, url, key, 'week,kg,note\n' + Array.from({ length: 100_000 }, (_, i) => `2026-W${String((i % 52) + 1).padStart(2, '0')},${(i % 97) / 4},n${i}`).join('\n'));
+    const r = await upload(
+      s,
+      url,
+      key,
+      'week,kg,note\n' +
+        Array.from({ length: 100_000 }, (_, i) => `2026-W${String((i % 52) + 1).padStart(2, '0')},${(i % 97) / 4},n${i}`).join('\n'),
+    );
     t.equal(r.status, 201, r.status === 201 ? '' : r.text.slice(0, 500));
     t.equal(r.body.count, 100_000);
     t.comment(`100,000 lines stored in ${Date.now() - started} ms`);
-    const n = await s.app.services.db.selectFrom('harvests').select((eb) => eb.fn.countAll<number>().as('n')).where('cycle_id', '=', tree.cycleId).executeTakeFirstOrThrow();
+    const n = await s.app.services.db
+      .selectFrom('harvests')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('cycle_id', '=', tree.cycleId)
+      .executeTakeFirstOrThrow();
     t.equal(Number(n.n), before + 100_000);
-    const logged = await s.app.services.db.selectFrom('change_log').select((eb) => eb.fn.countAll<number>().as('n')).where('entity', '=', 'harvests').where('op', '=', 'insert').executeTakeFirstOrThrow();
+    const logged = await s.app.services.db
+      .selectFrom('change_log')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('entity', '=', 'harvests')
+      .where('op', '=', 'insert')
+      .executeTakeFirstOrThrow();
     t.ok(Number(logged.n) >= 100_000, 'each line in the change log');
   });
 });

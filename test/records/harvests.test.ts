@@ -32,7 +32,14 @@ t.test('harvests over HTTP', async (t) => {
 
   const a = await s.request('POST', url, { key, body: { week: '2026-02-11', kg: 120.5, note: 'first pick' } });
   t.equal(a.status, 201);
-  t.match(a.body, { week: '2026-W07', kg: 120.5, note: 'first pick', harvested_on: null, cycle_id: tree.cycleId, organization_id: tree.orgId });
+  t.match(a.body, {
+    week: '2026-W07',
+    kg: 120.5,
+    note: 'first pick',
+    harvested_on: null,
+    cycle_id: tree.cycleId,
+    organization_id: tree.orgId,
+  });
   t.match(a.body.harvest_id, /^[0-9a-f-]{36}$/);
 
   const b = await s.request('POST', url, { key, body: { harvested_on: '2026-02-03', kg: 80 } });
@@ -64,7 +71,10 @@ t.test('harvests over HTTP', async (t) => {
       t.equal(r.status, 422, JSON.stringify(body));
       t.equal(r.body.code, 'validation_failed');
       t.match(r.headers.get('content-type'), /problem\+json/);
-      t.ok(r.body.errors.some((e: any) => e.name === field), `${JSON.stringify(body)} names ${field}: ${JSON.stringify(r.body.errors)}`);
+      t.ok(
+        r.body.errors.some((e: any) => e.name === field),
+        `${JSON.stringify(body)} names ${field}: ${JSON.stringify(r.body.errors)}`,
+      );
     }
     const notJson = await s.request('POST', url, { key, body: '{"week":', headers: { 'content-type': 'application/json' } });
     t.equal(notJson.status, 422);
@@ -73,12 +83,30 @@ t.test('harvests over HTTP', async (t) => {
 
   t.test('list ordered by week then creation, filter by week', async (t) => {
     const items = await list();
-    t.same(items.map((h) => h.week), ['2026-W06', '2026-W07', '2026-W07']);
-    t.same(items.slice(1).map((h) => h.harvest_id), [a.body.harvest_id, c.body.harvest_id], 'creation order within a week');
-    t.same((await list('?week=2026-W07')).map((h) => h.harvest_id), [a.body.harvest_id, c.body.harvest_id]);
-    t.same((await list('?week=2026-02-04')).map((h) => h.harvest_id), [b.body.harvest_id], 'week filter by a date');
+    t.same(
+      items.map((h) => h.week),
+      ['2026-W06', '2026-W07', '2026-W07'],
+    );
+    t.same(
+      items.slice(1).map((h) => h.harvest_id),
+      [a.body.harvest_id, c.body.harvest_id],
+      'creation order within a week',
+    );
+    t.same(
+      (await list('?week=2026-W07')).map((h) => h.harvest_id),
+      [a.body.harvest_id, c.body.harvest_id],
+    );
+    t.same(
+      (await list('?week=2026-02-04')).map((h) => h.harvest_id),
+      [b.body.harvest_id],
+      'week filter by a date',
+    );
     const page = await s.request('GET', `${url}?limit=2&offset=1`, { key });
-    t.same(page.body.items.map((h: any) => h.harvest_id), [a.body.harvest_id, c.body.harvest_id], 'limit and offset');
+    t.same(
+      page.body.items.map((h: any) => h.harvest_id),
+      [a.body.harvest_id, c.body.harvest_id],
+      'limit and offset',
+    );
     t.match(page.body, { total: 3, limit: 2, offset: 1 });
     const whole = await s.request('GET', url, { key });
     t.match(whole.body, { total: 3, limit: 500, offset: 0 }, 'default page of 500');
@@ -122,7 +150,17 @@ t.test('harvests over HTTP', async (t) => {
     t.equal(nullKg.status, 422, 'kg cannot be cleared');
 
     const before = await list();
-    for (const body of [{ kg: -2 }, { kg: '3' }, { week: '2027-W53' }, { week: 'soon' }, { note: 'x'.repeat(501) }, { harvested_on: '2026-02-31' }, { harvested_on: '2026-01-01' }, { harvest_id: c.body.harvest_id }, { cycle_id: tree.cycleId }]) {
+    for (const body of [
+      { kg: -2 },
+      { kg: '3' },
+      { week: '2027-W53' },
+      { week: 'soon' },
+      { note: 'x'.repeat(501) },
+      { harvested_on: '2026-02-31' },
+      { harvested_on: '2026-01-01' },
+      { harvest_id: c.body.harvest_id },
+      { cycle_id: tree.cycleId },
+    ]) {
       const r = await s.request('PATCH', item, { key, body });
       t.equal(r.status, 422, `PATCH ${JSON.stringify(body)}`);
     }
@@ -147,11 +185,21 @@ t.test('harvests over HTTP', async (t) => {
     const mixed = url.replace(tree.cycleId, other.cycleId);
     t.equal((await s.request('GET', mixed, { key })).status, 404);
     const stillThere = await s.request('GET', `${other.cyclePath}/harvests`, { key: other.adminKey });
-    t.same(stillThere.body.items.map((h: any) => h.kg), [1], 'the other org\'s harvest untouched');
+    t.same(
+      stillThere.body.items.map((h: any) => h.kg),
+      [1],
+      "the other org's harvest untouched",
+    );
 
     // A second cycle of my own org: its harvest is not reachable through my cycle.
-    const cyc2 = await s.request('POST', `${tree.greenhousePath}/rows/${tree.rowId}/cycles`, { key, body: { name: 'second', started_on: '2026-06-01' } });
-    const h2 = await s.request('POST', `${tree.greenhousePath}/rows/${tree.rowId}/cycles/${cyc2.body.cycle_id}/harvests`, { key, body: { week: '2026-W30', kg: 9 } });
+    const cyc2 = await s.request('POST', `${tree.greenhousePath}/rows/${tree.rowId}/cycles`, {
+      key,
+      body: { name: 'second', started_on: '2026-06-01' },
+    });
+    const h2 = await s.request('POST', `${tree.greenhousePath}/rows/${tree.rowId}/cycles/${cyc2.body.cycle_id}/harvests`, {
+      key,
+      body: { week: '2026-W30', kg: 9 },
+    });
     t.equal((await s.request('DELETE', `${url}/${h2.body.harvest_id}`, { key })).status, 404);
 
     const del = await s.request('DELETE', `${url}/${a.body.harvest_id}`, { key });
@@ -161,8 +209,18 @@ t.test('harvests over HTTP', async (t) => {
     t.equal((await s.request('DELETE', `${url}/${a.body.harvest_id}`, { key })).status, 404, 'gone');
     t.equal((await s.request('DELETE', `${url}/not-a-uuid`, { key })).status, 422);
 
-    const log = await s.app.services.db.selectFrom('change_log').selectAll().where('entity', '=', 'harvests').where('entity_id', '=', a.body.harvest_id).orderBy('seq').execute();
-    t.same(log.map((l) => l.op), ['insert', 'delete'], 'insert and tombstone in the change log');
+    const log = await s.app.services.db
+      .selectFrom('change_log')
+      .selectAll()
+      .where('entity', '=', 'harvests')
+      .where('entity_id', '=', a.body.harvest_id)
+      .orderBy('seq')
+      .execute();
+    t.same(
+      log.map((l) => l.op),
+      ['insert', 'delete'],
+      'insert and tombstone in the change log',
+    );
   });
 
   t.test('a member key may record harvests', async (t) => {

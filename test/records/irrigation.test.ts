@@ -8,9 +8,23 @@ t.test('irrigation entries', async (t) => {
   const url = `${tree.cyclePath}/irrigation`;
   const all = async () => (await s.request('GET', `${url}?limit=500`, { key })).body;
 
-  const first = await s.request('POST', url, { key, body: { at: '2026-03-01T07:30:00+01:00', volume_l: 1200, ec_in: 2.8, ph_in: 5.8, note: 'morning' } });
+  const first = await s.request('POST', url, {
+    key,
+    body: { at: '2026-03-01T07:30:00+01:00', volume_l: 1200, ec_in: 2.8, ph_in: 5.8, note: 'morning' },
+  });
   t.equal(first.status, 201, first.text);
-  t.match(first.body, { at: '2026-03-01T07:30:00+01:00', volume_l: 1200, drain_l: null, ec_in: 2.8, ec_drain: null, ph_in: 5.8, ph_drain: null, duration_min: null, note: 'morning', cycle_id: tree.cycleId });
+  t.match(first.body, {
+    at: '2026-03-01T07:30:00+01:00',
+    volume_l: 1200,
+    drain_l: null,
+    ec_in: 2.8,
+    ec_drain: null,
+    ph_in: 5.8,
+    ph_drain: null,
+    duration_min: null,
+    note: 'morning',
+    cycle_id: tree.cycleId,
+  });
 
   t.test('at without an offset is read on the greenhouse clock', async (t) => {
     const winter = await s.request('POST', url, { key, body: { at: '2026-03-02T08:00', drain_l: 300 } });
@@ -28,7 +42,11 @@ t.test('irrigation entries', async (t) => {
     const fallBack = await s.request('POST', url, { key, body: { at: '2026-10-25T02:30', volume_l: 5 } });
     t.equal(fallBack.status, 201, 'the repeated hour exists (twice)');
     t.equal(fallBack.body.at, '2026-10-25T02:30:00+02:00', 'the first of the two: still summer time, 00:30Z');
-    const row = await s.app.services.db.selectFrom('irrigation_entries').select('at').where('id', '=', fallBack.body.entry_id).executeTakeFirstOrThrow();
+    const row = await s.app.services.db
+      .selectFrom('irrigation_entries')
+      .select('at')
+      .where('id', '=', fallBack.body.entry_id)
+      .executeTakeFirstOrThrow();
     t.equal(row.at, '2026-10-25T00:30:00.000Z', 'stored in UTC');
     const second = await s.request('POST', url, { key, body: { at: '2026-10-25T02:30+01:00', volume_l: 6 } });
     t.equal(second.body.at, '2026-10-25T02:30:00+01:00', 'the second one, named by its offset');
@@ -57,7 +75,10 @@ t.test('irrigation entries', async (t) => {
       const r = await s.request('POST', url, { key, body });
       t.equal(r.status, 422, JSON.stringify(body));
       t.equal(r.body.code, 'validation_failed');
-      t.ok(r.body.errors.some((e: any) => e.name === field), `${JSON.stringify(body)} names ${field}: ${JSON.stringify(r.body.errors)}`);
+      t.ok(
+        r.body.errors.some((e: any) => e.name === field),
+        `${JSON.stringify(body)} names ${field}: ${JSON.stringify(r.body.errors)}`,
+      );
     }
     t.same(await all(), before, 'nothing stored');
   });
@@ -91,7 +112,15 @@ t.test('irrigation entries', async (t) => {
     t.equal((await all()).items.find((e: any) => e.entry_id === first.body.entry_id).at, '2026-03-01T09:15:00+01:00');
 
     const snapshot = await all();
-    for (const body of [{ ph_in: 15 }, { ec_in: -1 }, { volume_l: 'lots' }, { at: 'tomorrow' }, { note: 'n'.repeat(501) }, { entry_id: first.body.entry_id }, { duration_min: 2000 }]) {
+    for (const body of [
+      { ph_in: 15 },
+      { ec_in: -1 },
+      { volume_l: 'lots' },
+      { at: 'tomorrow' },
+      { note: 'n'.repeat(501) },
+      { entry_id: first.body.entry_id },
+      { duration_min: 2000 },
+    ]) {
       const r = await s.request('PATCH', item, { key, body });
       t.equal(r.status, 422, `PATCH ${JSON.stringify(body)}`);
     }
@@ -110,10 +139,17 @@ t.test('irrigation entries', async (t) => {
     }
     const page = await s2.request('GET', u, { key: k });
     t.equal(page.status, 200);
-    t.same({ ...page.body, items: page.body.items.map((e: any) => e.volume_l) }, { items: [5, 4, 3, 2, 1], total: 5, limit: 50, offset: 0 }, 'defaults');
+    t.same(
+      { ...page.body, items: page.body.items.map((e: any) => e.volume_l) },
+      { items: [5, 4, 3, 2, 1], total: 5, limit: 50, offset: 0 },
+      'defaults',
+    );
     t.equal(page.body.items[0].at, '2026-04-05T06:00:00-04:00');
     const p2 = await s2.request('GET', `${u}?limit=2&offset=2`, { key: k });
-    t.same(p2.body.items.map((e: any) => e.volume_l), [3, 2]);
+    t.same(
+      p2.body.items.map((e: any) => e.volume_l),
+      [3, 2],
+    );
     t.match(p2.body, { total: 5, limit: 2, offset: 2 });
     const past = await s2.request('GET', `${u}?offset=10`, { key: k });
     t.same(past.body.items, []);
@@ -128,10 +164,13 @@ t.test('irrigation entries', async (t) => {
 
   t.test('DELETE and 404s', async (t) => {
     const other = await createTree(s);
-    const foreign = await s.request('POST', `${other.cyclePath}/irrigation`, { key: other.adminKey, body: { at: '2026-03-01T07:00', volume_l: 1 } });
+    const foreign = await s.request('POST', `${other.cyclePath}/irrigation`, {
+      key: other.adminKey,
+      body: { at: '2026-03-01T07:00', volume_l: 1 },
+    });
     t.equal((await s.request('PATCH', `${url}/${foreign.body.entry_id}`, { key, body: { volume_l: 2 } })).status, 404);
     t.equal((await s.request('DELETE', `${url}/${foreign.body.entry_id}`, { key })).status, 404);
-    t.equal((await s.request('GET', `${other.cyclePath}/irrigation`, { key })).status, 404, 'another org\'s cycle');
+    t.equal((await s.request('GET', `${other.cyclePath}/irrigation`, { key })).status, 404, "another org's cycle");
     t.equal((await s.request('GET', `${other.cyclePath}/irrigation`, { key: other.adminKey })).body.items[0].volume_l, 1, 'untouched');
 
     const del = await s.request('DELETE', `${url}/${first.body.entry_id}`, { key });

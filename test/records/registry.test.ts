@@ -14,12 +14,28 @@ t.test('records join the registry: contents and cascading deletes', async (t) =>
   const key = tree.adminKey;
 
   const fill = async (cyclePath: string, k: string) => {
-    const ok = (r: { status: number; text: string }, what: string) => t.ok(r.status >= 200 && r.status < 300, `${what}: ${r.status} ${r.text.slice(0, 200)}`);
+    const ok = (r: { status: number; text: string }, what: string) =>
+      t.ok(r.status >= 200 && r.status < 300, `${what}: ${r.status} ${r.text.slice(0, 200)}`);
     ok(await s.request('POST', `${cyclePath}/harvests`, { key: k, body: { week: '2026-W07', kg: 1 } }), 'harvest');
     ok(await s.request('POST', `${cyclePath}/harvests/csv`, { key: k, raw: upload('week,kg\n2026-W08,2\n2026-W09,3\n') }), 'harvest csv');
     ok(await s.request('POST', `${cyclePath}/irrigation`, { key: k, body: { at: '2026-03-01T07:00', volume_l: 10 } }), 'irrigation');
-    ok(await s.request('POST', `${cyclePath}/fruit-mass`, { key: k, body: { week: '2026-W07', green_g: 1, turning_g: 2, red_g: 3 } }), 'fruit mass');
-    ok(await s.request('PUT', `${cyclePath}/truss-counts`, { key: k, body: { counted_on: '2026-03-02', rows: [{ plant: 'A', truss: 1, fruits: 2 }, { plant: 'A', truss: 2, fruits: 1 }] } }), 'truss count');
+    ok(
+      await s.request('POST', `${cyclePath}/fruit-mass`, { key: k, body: { week: '2026-W07', green_g: 1, turning_g: 2, red_g: 3 } }),
+      'fruit mass',
+    );
+    ok(
+      await s.request('PUT', `${cyclePath}/truss-counts`, {
+        key: k,
+        body: {
+          counted_on: '2026-03-02',
+          rows: [
+            { plant: 'A', truss: 1, fruits: 2 },
+            { plant: 'A', truss: 2, fruits: 1 },
+          ],
+        },
+      }),
+      'truss count',
+    );
     ok(await s.request('POST', `${cyclePath}/weeks/2026-W07`, { key: k, body: { a: 1 } }), 'week note');
   };
   await fill(tree.cyclePath, key);
@@ -47,10 +63,23 @@ t.test('records join the registry: contents and cascading deletes', async (t) =>
     const kept = await db.selectFrom(table).select('id').where('cycle_id', '=', keep.cycleId).execute();
     t.ok(kept.length > 0, `${table} of another organization kept`);
   }
-  const tombstones = await db.selectFrom('change_log').select(['entity']).where('op', '=', 'delete').where('organization_id', '=', tree.orgId).execute();
+  const tombstones = await db
+    .selectFrom('change_log')
+    .select(['entity'])
+    .where('op', '=', 'delete')
+    .where('organization_id', '=', tree.orgId)
+    .execute();
   const byEntity = tombstones.reduce<Record<string, number>>((m, r) => ({ ...m, [r.entity]: (m[r.entity] ?? 0) + 1 }), {});
-  t.match(byEntity, { harvests: 3, irrigation_entries: 1, fruit_masses: 1, truss_counts: 1, truss_count_rows: 2, week_notes: 1 }, 'a tombstone for each');
-  t.match((await s.request('GET', `${keep.cyclePath}/contents`, { key: keep.adminKey })).body.counts, expected, 'the other organization untouched');
+  t.match(
+    byEntity,
+    { harvests: 3, irrigation_entries: 1, fruit_masses: 1, truss_counts: 1, truss_count_rows: 2, week_notes: 1 },
+    'a tombstone for each',
+  );
+  t.match(
+    (await s.request('GET', `${keep.cyclePath}/contents`, { key: keep.adminKey })).body.counts,
+    expected,
+    'the other organization untouched',
+  );
 });
 
 t.test('every records route is in the OpenAPI document with units and errors', async (t) => {

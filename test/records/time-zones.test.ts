@@ -44,12 +44,22 @@ t.test(`record times in process zone ${process.env.TZ ?? '(unset)'}`, async (t) 
   const tree = await createTree(s, { timeZone: 'Europe/Amsterdam' });
   const r = await s.request('POST', `${tree.cyclePath}/irrigation`, { key: tree.adminKey, body: { at: '2026-03-29T01:59', volume_l: 10 } });
   t.equal(r.body.at, '2026-03-29T01:59:00+01:00');
-  const r2 = await s.request('POST', `${tree.cyclePath}/irrigation`, { key: tree.adminKey, body: { at: '2026-03-29T03:00', volume_l: 10 } });
+  const r2 = await s.request('POST', `${tree.cyclePath}/irrigation`, {
+    key: tree.adminKey,
+    body: { at: '2026-03-29T03:00', volume_l: 10 },
+  });
   t.equal(r2.body.at, '2026-03-29T03:00:00+02:00');
-  const gap = await s.request('POST', `${tree.cyclePath}/irrigation`, { key: tree.adminKey, body: { at: '2026-03-29T02:30', volume_l: 10 } });
+  const gap = await s.request('POST', `${tree.cyclePath}/irrigation`, {
+    key: tree.adminKey,
+    body: { at: '2026-03-29T02:30', volume_l: 10 },
+  });
   t.equal(gap.status, 422);
   const list = await s.request('GET', `${tree.cyclePath}/irrigation`, { key: tree.adminKey });
-  t.same(list.body.items.map((e: any) => e.at), ['2026-03-29T03:00:00+02:00', '2026-03-29T01:59:00+01:00'], 'one minute of real time apart, newest first');
+  t.same(
+    list.body.items.map((e: any) => e.at),
+    ['2026-03-29T03:00:00+02:00', '2026-03-29T01:59:00+01:00'],
+    'one minute of real time apart, newest first',
+  );
   const h = await s.request('POST', `${tree.cyclePath}/harvests`, { key: tree.adminKey, body: { harvested_on: '2026-03-29', kg: 1 } });
   t.equal(h.body.week, '2026-W13');
 });
@@ -58,7 +68,11 @@ if (!CHILD) {
   const self = fileURLToPath(import.meta.url);
   for (const zone of ['UTC', 'America/New_York']) {
     t.test(`the same checks under TZ=${zone}`, async (t) => {
-      const child = spawnSync(process.execPath, ['--import', 'tsx', self], { env: { ...process.env, TZ: zone, RECORDS_TZ_CHILD: '1' }, encoding: 'utf8', timeout: 120_000 });
+      const child = spawnSync(process.execPath, ['--import', 'tsx', self], {
+        env: { ...process.env, TZ: zone, RECORDS_TZ_CHILD: '1' },
+        encoding: 'utf8',
+        timeout: 120_000,
+      });
       t.equal(child.status, 0, `child under TZ=${zone} passed:\n${child.stdout.slice(-3000)}\n${child.stderr.slice(-2000)}`);
       t.match(child.stdout, new RegExp(`record times in process zone ${zone.replace('/', '\\/')}`));
     });

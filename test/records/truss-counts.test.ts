@@ -34,7 +34,18 @@ t.test('countFigures', async (t) => {
   const noFlowers = countFigures([{ plant: 'A', truss: 1, fruits: 3 }], { stems_per_m2: null, plants_per_m2: 2 });
   t.equal(noFlowers.flowers, null);
   t.equal(noFlowers.flowers_per_plant, null);
-  t.equal(countFigures([{ plant: 'A', truss: 1, fruits: 1 }, { plant: 'A', truss: 2, fruits: 1 }, { plant: 'A', truss: 3, fruits: 2 }], { stems_per_m2: null, plants_per_m2: null }).fruit_per_truss, 1.3333, 'rounded to 4 places');
+  t.equal(
+    countFigures(
+      [
+        { plant: 'A', truss: 1, fruits: 1 },
+        { plant: 'A', truss: 2, fruits: 1 },
+        { plant: 'A', truss: 3, fruits: 2 },
+      ],
+      { stems_per_m2: null, plants_per_m2: null },
+    ).fruit_per_truss,
+    1.3333,
+    'rounded to 4 places',
+  );
 });
 
 t.test('countChange and countSeries', async (t) => {
@@ -60,13 +71,25 @@ t.test('countChange and countSeries', async (t) => {
     ],
     density,
   );
-  t.same(series.map((x) => [x.count.counted_on, x.change?.since ?? null]), [['2026-03-15', '2026-03-08'], ['2026-03-08', '2026-03-01'], ['2026-03-01', null]], 'newest first, each against the next older');
+  t.same(
+    series.map((x) => [x.count.counted_on, x.change?.since ?? null]),
+    [
+      ['2026-03-15', '2026-03-08'],
+      ['2026-03-08', '2026-03-01'],
+      ['2026-03-01', null],
+    ],
+    'newest first, each against the next older',
+  );
 });
 
 t.test('duplicateRows names each repeat', async (t) => {
   t.same(duplicateRows(rowsA), []);
   const d = duplicateRows([...rowsA, { plant: 'P1', truss: 2, fruits: 1 }, { plant: 'P1 ', truss: 2, fruits: 1 }]);
-  t.same(d.map((e) => e.name), ['rows.3'], 'a different tag is a different plant');
+  t.same(
+    d.map((e) => e.name),
+    ['rows.3'],
+    'a different tag is a different plant',
+  );
   t.match(d[0]!.message, /already counted in rows.1/);
 });
 
@@ -76,7 +99,16 @@ t.test('truss counts over HTTP', async (t) => {
   const key = tree.adminKey;
   const url = `${tree.cyclePath}/truss-counts`;
   const list = async () => (await s.request('GET', url, { key })).body.items as any[];
-  const rowCount = async () => Number((await s.app.services.db.selectFrom('truss_count_rows').select((eb) => eb.fn.countAll<number>().as('n')).where('cycle_id', '=', tree.cycleId).executeTakeFirstOrThrow()).n);
+  const rowCount = async () =>
+    Number(
+      (
+        await s.app.services.db
+          .selectFrom('truss_count_rows')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('cycle_id', '=', tree.cycleId)
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
 
   const first = await s.request('PUT', url, { key, body: { counted_on: '2026-03-02', rows: rowsA } });
   t.equal(first.status, 200, first.text);
@@ -86,14 +118,21 @@ t.test('truss counts over HTTP', async (t) => {
     { plant: 'P1', truss: 2, fruits: 4, flowers: 2 },
     { plant: 'P2', truss: 1, fruits: 5, flowers: null },
   ]);
-  t.equal(first.body.figures.fruit_per_m2, 7.5 * 3.3, 'scaled by the cycle\'s stems_per_m2 (3.3)');
+  t.equal(first.body.figures.fruit_per_m2, 7.5 * 3.3, "scaled by the cycle's stems_per_m2 (3.3)");
 
-  const second = await s.request('PUT', url, { key, body: { counted_on: '2026-03-09', rows: [...rowsA, { plant: 'P2', truss: 2, fruits: 3 }] } });
+  const second = await s.request('PUT', url, {
+    key,
+    body: { counted_on: '2026-03-09', rows: [...rowsA, { plant: 'P2', truss: 2, fruits: 3 }] },
+  });
   t.equal(second.status, 200);
   t.match(second.body.change, { since: '2026-03-02', days: 7, delta: { fruit_per_plant: 1.5 }, per_week: { fruit_per_plant: 1.5 } });
 
   let items = await list();
-  t.same(items.map((c) => c.counted_on), ['2026-03-09', '2026-03-02'], 'newest first');
+  t.same(
+    items.map((c) => c.counted_on),
+    ['2026-03-09', '2026-03-02'],
+    'newest first',
+  );
   t.equal(await rowCount(), 7);
 
   t.test('saving a date again replaces all its rows', async (t) => {
@@ -105,16 +144,34 @@ t.test('truss counts over HTTP', async (t) => {
     t.not(r.body.version, firstVersion);
     items = await list();
     t.equal(items.length, 2);
-    t.same(items[1].rows.map((x: any) => x.plant), ['Q9']);
+    t.same(
+      items[1].rows.map((x: any) => x.plant),
+      ['Q9'],
+    );
     t.equal(await rowCount(), 5, '4 rows of 03-09 + 1 of 03-02');
-    const log = await s.app.services.db.selectFrom('change_log').select(['op']).where('entity', '=', 'truss_count_rows').where('op', '=', 'delete').execute();
+    const log = await s.app.services.db
+      .selectFrom('change_log')
+      .select(['op'])
+      .where('entity', '=', 'truss_count_rows')
+      .where('op', '=', 'delete')
+      .execute();
     t.equal(log.length, 3, 'each replaced row leaves a tombstone');
   });
 
   t.test('bad input is a 422 and keeps what was saved', async (t) => {
     const before = await list();
     const cases: [unknown, string][] = [
-      [{ counted_on: '2026-03-02', rows: [{ plant: 'A', truss: 1, fruits: 1 }, { plant: 'B', truss: 1, fruits: 1 }, { plant: 'A', truss: 1, fruits: 3 }] }, 'rows.2'],
+      [
+        {
+          counted_on: '2026-03-02',
+          rows: [
+            { plant: 'A', truss: 1, fruits: 1 },
+            { plant: 'B', truss: 1, fruits: 1 },
+            { plant: 'A', truss: 1, fruits: 3 },
+          ],
+        },
+        'rows.2',
+      ],
       [{ counted_on: '2026-03-02', rows: [] }, 'rows'],
       [{ counted_on: '2026-02-30', rows: rowsA }, 'counted_on'],
       [{ counted_on: '2026-W10', rows: rowsA }, 'counted_on'],
@@ -131,7 +188,10 @@ t.test('truss counts over HTTP', async (t) => {
     for (const [body, field] of cases) {
       const r = await s.request('PUT', url, { key, body });
       t.equal(r.status, 422, field);
-      t.ok(r.body.errors.some((e: any) => e.name === field), `names ${field}: ${JSON.stringify(r.body.errors).slice(0, 300)}`);
+      t.ok(
+        r.body.errors.some((e: any) => e.name === field),
+        `names ${field}: ${JSON.stringify(r.body.errors).slice(0, 300)}`,
+      );
     }
     t.same(await list(), before, 'nothing changed');
   });
@@ -145,8 +205,14 @@ t.test('truss counts over HTTP', async (t) => {
   });
 
   t.test('a cycle without density', async (t) => {
-    const c = await s.request('POST', `${tree.greenhousePath}/rows/${tree.rowId}/cycles`, { key, body: { name: 'no density', started_on: '2026-01-05' } });
-    const r = await s.request('PUT', `${tree.greenhousePath}/rows/${tree.rowId}/cycles/${c.body.cycle_id}/truss-counts`, { key, body: { counted_on: '2026-03-02', rows: rowsA } });
+    const c = await s.request('POST', `${tree.greenhousePath}/rows/${tree.rowId}/cycles`, {
+      key,
+      body: { name: 'no density', started_on: '2026-01-05' },
+    });
+    const r = await s.request('PUT', `${tree.greenhousePath}/rows/${tree.rowId}/cycles/${c.body.cycle_id}/truss-counts`, {
+      key,
+      body: { counted_on: '2026-03-02', rows: rowsA },
+    });
     t.equal(r.status, 200);
     t.equal(r.body.figures.fruit_per_m2, null);
     t.match(r.body.figures.fruit_per_m2_reason, /neither/);
@@ -156,7 +222,10 @@ t.test('truss counts over HTTP', async (t) => {
     const page = await s.request('GET', `${url}?limit=1&offset=1`, { key });
     t.equal(page.status, 200);
     t.match(page.body, { total: 3, limit: 1, offset: 1 });
-    t.same(page.body.items.map((c: any) => [c.counted_on, c.change?.since]), [['2026-03-09', '2026-03-02']]);
+    t.same(
+      page.body.items.map((c: any) => [c.counted_on, c.change?.since]),
+      [['2026-03-09', '2026-03-02']],
+    );
     t.equal((await s.request('GET', `${url}?limit=501`, { key })).status, 422);
     t.match((await s.request('GET', url, { key })).body, { limit: 50, offset: 0, total: 3 });
   });
@@ -165,7 +234,7 @@ t.test('truss counts over HTTP', async (t) => {
     const other = await createTree(s);
     await s.request('PUT', `${other.cyclePath}/truss-counts`, { key: other.adminKey, body: { counted_on: '2026-03-20', rows: rowsA } });
     t.equal((await s.request('DELETE', `${url}/2026-03-20`, { key })).status, 404, 'a date counted only in another org');
-    t.equal((await s.request('DELETE', `${other.cyclePath}/truss-counts/2026-03-20`, { key })).status, 404, 'another org\'s path');
+    t.equal((await s.request('DELETE', `${other.cyclePath}/truss-counts/2026-03-20`, { key })).status, 404, "another org's path");
     t.equal((await s.request('GET', `${other.cyclePath}/truss-counts`, { key: other.adminKey })).body.items.length, 1, 'untouched');
     t.equal((await s.request('DELETE', `${url}/2026-13-01`, { key })).status, 422);
     t.equal((await s.request('DELETE', `${url}/2026-04-01`, { key })).status, 404, 'nothing counted that date');
@@ -173,7 +242,10 @@ t.test('truss counts over HTTP', async (t) => {
     const del = await s.request('DELETE', `${url}/2026-03-09`, { key });
     t.equal(del.status, 200);
     t.same(del.body, { deleted: true, counted_on: '2026-03-09', rows: 4 });
-    t.same((await list()).map((c) => c.counted_on), ['2026-03-16', '2026-03-02']);
+    t.same(
+      (await list()).map((c) => c.counted_on),
+      ['2026-03-16', '2026-03-02'],
+    );
     t.equal((await s.request('DELETE', `${url}/2026-03-09`, { key })).status, 404);
   });
 });

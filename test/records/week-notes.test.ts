@@ -27,7 +27,15 @@ t.test('week notes over HTTP', async (t) => {
   const tree = await createTree(s);
   const key = tree.adminKey;
   const url = (w: string) => `${tree.cyclePath}/weeks/${w}`;
-  const stored = async () => (await s.app.services.db.selectFrom('week_notes').select(['week', 'body']).where('cycle_id', '=', tree.cycleId).orderBy('week').execute()).map((r) => [r.week, JSON.parse(r.body)]);
+  const stored = async () =>
+    (
+      await s.app.services.db
+        .selectFrom('week_notes')
+        .select(['week', 'body'])
+        .where('cycle_id', '=', tree.cycleId)
+        .orderBy('week')
+        .execute()
+    ).map((r) => [r.week, JSON.parse(r.body)]);
 
   const note = { pests: { whitefly: 'low' }, leaf_removal: true, tasks: ['deleaf rows 1-4', { row: 5, done: false }], 'emoji ok': '🍅' };
   const r = await s.request('POST', url('2026-02-11'), { key, body: note });
@@ -41,7 +49,11 @@ t.test('week notes over HTTP', async (t) => {
   t.not(again.body.version, r.body.version);
   t.same(await stored(), [['2026-W07', { replaced: 1 }]], 'saving again replaces; one note per week');
 
-  const proto = await s.request('POST', url('2026-W08'), { key, body: '{"__proto__":{"polluted":true},"a":1}', headers: { 'content-type': 'application/json' } });
+  const proto = await s.request('POST', url('2026-W08'), {
+    key,
+    body: '{"__proto__":{"polluted":true},"a":1}',
+    headers: { 'content-type': 'application/json' },
+  });
   t.equal(proto.status, 422, 'a __proto__ key is refused by the JSON reader');
   t.equal(({} as any).polluted, undefined, 'no prototype pollution');
   t.same(await stored(), [['2026-W07', { replaced: 1 }]], 'nothing stored');
@@ -56,7 +68,10 @@ t.test('week notes over HTTP', async (t) => {
 
     const keys1000 = Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`k${i}`, i]));
     t.equal((await s.request('POST', url('2026-W10'), { key, body: keys1000 })).status, 201, '1,000 keys allowed');
-    const keys = { a: Object.fromEntries(Array.from({ length: 600 }, (_, i) => [`k${i}`, i])), b: Object.fromEntries(Array.from({ length: 400 }, (_, i) => [`k${i}`, i])) };
+    const keys = {
+      a: Object.fromEntries(Array.from({ length: 600 }, (_, i) => [`k${i}`, i])),
+      b: Object.fromEntries(Array.from({ length: 400 }, (_, i) => [`k${i}`, i])),
+    };
     const tooMany = await s.request('POST', url('2026-W11'), { key, body: keys });
     t.equal(tooMany.status, 422, '1,002 keys in all levels');
     t.match(tooMany.body.errors[0].message, /key limit 1000/);
@@ -64,7 +79,11 @@ t.test('week notes over HTTP', async (t) => {
     const big = await s.request('POST', url('2026-W11'), { key, body: { text: 'x'.repeat(65 * 1024) } });
     t.equal(big.status, 413);
     t.equal(big.body.code, 'payload_too_large');
-    const padded = await s.request('POST', url('2026-W11'), { key, body: `{"a":1${' '.repeat(70 * 1024)}}`, headers: { 'content-type': 'application/json' } });
+    const padded = await s.request('POST', url('2026-W11'), {
+      key,
+      body: `{"a":1${' '.repeat(70 * 1024)}}`,
+      headers: { 'content-type': 'application/json' },
+    });
     t.equal(padded.status, 413, 'the body as sent counts, whitespace too');
     const huge = await s.request('POST', url('2026-W11'), { key, body: { text: 'x'.repeat(2 * 1024 * 1024) } });
     t.equal(huge.status, 413, 'above the JSON body limit');
@@ -73,7 +92,10 @@ t.test('week notes over HTTP', async (t) => {
       const r = await s.request('POST', url('2026-W11'), { key, body, headers: { 'content-type': 'application/json' } });
       t.equal(r.status, 422, `${body} is not an object`);
     }
-    t.equal((await s.request('POST', url('2026-W11'), { key, body: '{bad json', headers: { 'content-type': 'application/json' } })).status, 422);
+    t.equal(
+      (await s.request('POST', url('2026-W11'), { key, body: '{bad json', headers: { 'content-type': 'application/json' } })).status,
+      422,
+    );
     t.equal((await s.request('POST', url('2027-W53'), { key, body: { a: 1 } })).status, 422, 'a week that does not exist');
     const badWeek = await s.request('POST', url('week-11'), { key, body: { a: 1 } });
     t.equal(badWeek.status, 422);
@@ -81,8 +103,15 @@ t.test('week notes over HTTP', async (t) => {
     t.equal((await s.request('POST', url('2026-W11'), { key, body: 'a=1', headers: { 'content-type': 'text/plain' } })).status, 415);
 
     const after = await stored();
-    t.same(after.filter(([w]) => !['2026-W09', '2026-W10'].includes(w)), before, 'nothing else stored or changed');
-    t.same(after.map(([w]) => w), ['2026-W07', '2026-W09', '2026-W10']);
+    t.same(
+      after.filter(([w]) => !['2026-W09', '2026-W10'].includes(w)),
+      before,
+      'nothing else stored or changed',
+    );
+    t.same(
+      after.map(([w]) => w),
+      ['2026-W07', '2026-W09', '2026-W10'],
+    );
   });
 
   t.test('404 for another organization', async (t) => {
@@ -109,7 +138,16 @@ t.test('GET a week: note, harvest and irrigation totals, fruit mass in force', a
   const c = tree.cyclePath;
   const empty = await s.request('GET', `${c}/weeks/2026-W07`, { key });
   t.equal(empty.status, 200, empty.text);
-  t.match(empty.body, { week: '2026-W07', start: '2026-02-09', end: '2026-02-15', note: null, harvest: { kg: 0, harvests: 0 }, irrigation: { entries: 0, volume_l: null, drain_l: null }, fruit_mass: null, cycle_id: tree.cycleId });
+  t.match(empty.body, {
+    week: '2026-W07',
+    start: '2026-02-09',
+    end: '2026-02-15',
+    note: null,
+    harvest: { kg: 0, harvests: 0 },
+    irrigation: { entries: 0, volume_l: null, drain_l: null },
+    fruit_mass: null,
+    cycle_id: tree.cycleId,
+  });
 
   await s.request('POST', `${c}/weeks/2026-W07`, { key, body: { pests: 'none' } });
   await s.request('POST', `${c}/harvests`, { key, body: { week: '2026-W07', kg: 10.5 } });
@@ -117,7 +155,12 @@ t.test('GET a week: note, harvest and irrigation totals, fruit mass in force', a
   await s.request('POST', `${c}/harvests`, { key, body: { week: '2026-W08', kg: 99 } });
   await s.request('POST', `${c}/fruit-mass`, { key, body: { week: '2026-W05', green_g: 70, turning_g: 80, red_g: 90 } });
   // Monday 00:30 local is in W07 though it is still Sunday in UTC; Sunday 23:30 local is in W07, Monday 00:00 local is W08.
-  for (const [at, volume] of [['2026-02-09T00:30', 100], ['2026-02-15T23:30', 50], ['2026-02-16T00:00', 7], ['2026-02-08T23:59', 3]] as const) {
+  for (const [at, volume] of [
+    ['2026-02-09T00:30', 100],
+    ['2026-02-15T23:30', 50],
+    ['2026-02-16T00:00', 7],
+    ['2026-02-08T23:59', 3],
+  ] as const) {
     t.equal((await s.request('POST', `${c}/irrigation`, { key, body: { at, volume_l: volume } })).status, 201);
   }
   await s.request('POST', `${c}/irrigation`, { key, body: { at: '2026-02-12T08:00', ec_in: 2.5 } });

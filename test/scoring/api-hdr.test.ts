@@ -45,9 +45,18 @@ function reencode(name: string, transfer?: 'arib-std-b67' | 'smpte2084'): string
   const out = path.join(dir, name);
   const hdr = transfer
     ? [
-        '-vf', `zscale=tin=iec61966-2-1:pin=709:transfer=${transfer}:primaries=2020:matrix=2020_ncl:range=limited:npl=203,format=yuv444p10le`,
-        '-x265-params', `log-level=error:crf=10:colorprim=bt2020:transfer=${transfer}:colormatrix=bt2020nc:range=limited`,
-        '-color_primaries', 'bt2020', '-color_trc', transfer, '-colorspace', 'bt2020nc', '-color_range', 'tv',
+        '-vf',
+        `zscale=tin=iec61966-2-1:pin=709:transfer=${transfer}:primaries=2020:matrix=2020_ncl:range=limited:npl=203,format=yuv444p10le`,
+        '-x265-params',
+        `log-level=error:crf=10:colorprim=bt2020:transfer=${transfer}:colormatrix=bt2020nc:range=limited`,
+        '-color_primaries',
+        'bt2020',
+        '-color_trc',
+        transfer,
+        '-colorspace',
+        'bt2020nc',
+        '-color_range',
+        'tv',
       ]
     : ['-pix_fmt', 'yuv444p', '-x265-params', 'log-level=error:crf=10'];
   execFileSync(ff.ffmpeg.path, ['-v', 'error', '-y', '-i', RENDER, '-c:v', 'libx265', ...hdr, out]);
@@ -74,9 +83,12 @@ async function frames(file: string): Promise<RgbImage[]> {
 /** Pixel by pixel against the SDR copy, over coloured pixels (chroma ≥ 25): hue bias per 20° band, chroma ratio, lightness shift. */
 function colourShift(reference: RgbImage[], other: RgbImage[]) {
   const bands = new Map<number, { sum: number; n: number }>();
-  let n = 0, chromaRatio = 0, dL = 0;
+  let n = 0,
+    chromaRatio = 0,
+    dL = 0;
   for (let k = 0; k < reference.length; k++) {
-    const a = reference[k]!.data, b = other[k]!.data;
+    const a = reference[k]!.data,
+      b = other[k]!.data;
     for (let i = 0; i < a.length; i += 3) {
       const p = srgbToLab(a[i]!, a[i + 1]!, a[i + 2]!);
       const c = Math.hypot(p.a, p.b);
@@ -99,7 +111,10 @@ function colourShift(reference: RgbImage[], other: RgbImage[]) {
 
 t.test('HLG and PQ frames decode to the colours of the SDR copy', async (t) => {
   const sdr = await frames(SDR);
-  for (const [name, file] of [['HLG', HLG], ['PQ', PQ]] as const) {
+  for (const [name, file] of [
+    ['HLG', HLG],
+    ['PQ', PQ],
+  ] as const) {
     const hdr = await frames(file);
     t.equal(hdr.length, sdr.length);
     const m = colourShift(sdr, hdr);
@@ -118,47 +133,75 @@ t.test('HLG and PQ clips are counted, by ripeness, as their SDR copy', async (t)
   const sdr = await score(s, adminKey, SDR);
   t.ok(sdr.counts.total >= 10, `the SDR copy has fruit to compare (${JSON.stringify(sdr.counts)})`);
   t.ok(sdr.counts.red > 0 && sdr.counts.green > 0, 'and fruit of more than one ripeness');
-  for (const [name, file] of [['HLG', HLG], ['PQ', PQ]] as const) {
+  for (const [name, file] of [
+    ['HLG', HLG],
+    ['PQ', PQ],
+  ] as const) {
     const hdr = await score(s, adminKey, file);
-    t.same(hdr.quality.warnings.map((w: { code: string }) => w.code).filter((c: string) => c === 'colours_unconverted'), [], `${name}: converted, no colour warning`);
+    t.same(
+      hdr.quality.warnings.map((w: { code: string }) => w.code).filter((c: string) => c === 'colours_unconverted'),
+      [],
+      `${name}: converted, no colour warning`,
+    );
     // zscale's conversion is not damage: ffmpeg reports no decoding error for an intact HDR clip.
-    t.same(hdr.quality.warnings.filter((w: { code: string }) => w.code === 'clip_damaged'), [], `${name}: intact, not reported damaged`);
+    t.same(
+      hdr.quality.warnings.filter((w: { code: string }) => w.code === 'clip_damaged'),
+      [],
+      `${name}: intact, not reported damaged`,
+    );
     // A walk's count moves by a few fruit with any re-encoding (fruit at a class bound or at the
     // detection threshold tip over): the HDR copies, whose pixels match the SDR copy's within
     // 0.5° of hue (the test above), count 83 and 87 against its 82. So the rule is a few fruit per class and 8 % in all;
     // unconverted, the reds alone fall by half (the last test).
     for (const k of ['green', 'turning', 'red'] as const) {
-      t.ok(Math.abs(hdr.counts[k] - sdr.counts[k]) <= 5, `${name} ${k}: ${hdr.counts[k]} against ${sdr.counts[k]} from the SDR copy (within 5)`);
+      t.ok(
+        Math.abs(hdr.counts[k] - sdr.counts[k]) <= 5,
+        `${name} ${k}: ${hdr.counts[k]} against ${sdr.counts[k]} from the SDR copy (within 5)`,
+      );
     }
-    t.ok(Math.abs(hdr.counts.total - sdr.counts.total) <= 0.08 * sdr.counts.total, `${name} total: ${hdr.counts.total} against ${sdr.counts.total} (within 8 %)`);
+    t.ok(
+      Math.abs(hdr.counts.total - sdr.counts.total) <= 0.08 * sdr.counts.total,
+      `${name} total: ${hdr.counts.total} against ${sdr.counts.total} (within 8 %)`,
+    );
   }
 });
 
-t.test('Dolby Vision: profile 8.4 is read as its HLG base layer; profile 5, which has no standard picture, is scored with the colour warning', async (t) => {
-  // An iPhone's Dolby Vision is profile 8.4: an HLG clip with Dolby's metadata beside it.
-  const p84 = path.join(dir, 'dv-8.4.mp4');
-  writeFileSync(p84, withDolbyVision(readFileSync(HLG), { profile: 8, compatibility: 4 }));
-  // Profile 5's base layer is IPTPQc2. ffmpeg cannot make one, so the declaration is put on the
-  // SDR copy: the box must go by the declaration, since it cannot see the difference in the pixels.
-  const p5 = path.join(dir, 'dv-5.mp4');
-  writeFileSync(p5, withDolbyVision(readFileSync(SDR), { profile: 5, compatibility: 0 }));
-  t.match(await probeMedia(p84), { dolbyVision: { profile: 8, compatibility: 4 }, colourTransfer: 'arib-std-b67' }, 'probe: profile 8.4, HLG tags');
-  t.match(await probeMedia(p5), { dolbyVision: { profile: 5, compatibility: 0 } }, 'probe: profile 5');
-  t.match(await probeMedia(HLG), { dolbyVision: null }, 'probe: a plain HLG clip declares none');
+t.test(
+  'Dolby Vision: profile 8.4 is read as its HLG base layer; profile 5, which has no standard picture, is scored with the colour warning',
+  async (t) => {
+    // An iPhone's Dolby Vision is profile 8.4: an HLG clip with Dolby's metadata beside it.
+    const p84 = path.join(dir, 'dv-8.4.mp4');
+    writeFileSync(p84, withDolbyVision(readFileSync(HLG), { profile: 8, compatibility: 4 }));
+    // Profile 5's base layer is IPTPQc2. ffmpeg cannot make one, so the declaration is put on the
+    // SDR copy: the box must go by the declaration, since it cannot see the difference in the pixels.
+    const p5 = path.join(dir, 'dv-5.mp4');
+    writeFileSync(p5, withDolbyVision(readFileSync(SDR), { profile: 5, compatibility: 0 }));
+    t.match(
+      await probeMedia(p84),
+      { dolbyVision: { profile: 8, compatibility: 4 }, colourTransfer: 'arib-std-b67' },
+      'probe: profile 8.4, HLG tags',
+    );
+    t.match(await probeMedia(p5), { dolbyVision: { profile: 5, compatibility: 0 } }, 'probe: profile 5');
+    t.match(await probeMedia(HLG), { dolbyVision: null }, 'probe: a plain HLG clip declares none');
 
-  const s = await startServer(t);
-  const { adminKey } = await createTree(s);
-  const hlg = await score(s, adminKey, HLG);
-  const dv84 = await score(s, adminKey, p84);
-  t.same(dv84.counts, hlg.counts, `profile 8.4 counts as the HLG clip it carries (${JSON.stringify(dv84.counts)})`);
-  t.same(dv84.quality.warnings.filter((w: { code: string }) => w.code === 'colours_unconverted'), [], 'and is converted, no warning');
-  const dv5 = await score(s, adminKey, p5);
-  const warning = dv5.quality.warnings.find((w: { code: string }) => w.code === 'colours_unconverted');
-  t.ok(warning, 'profile 5: the walk says its colours are uncertain');
-  t.match(warning?.message, /Dolby Vision profile 5/);
-  t.equal(warning?.frames.length, dv5.frames.length, 'for every frame');
-  t.ok(dv5.counts.total > 0, 'and is still counted');
-});
+    const s = await startServer(t);
+    const { adminKey } = await createTree(s);
+    const hlg = await score(s, adminKey, HLG);
+    const dv84 = await score(s, adminKey, p84);
+    t.same(dv84.counts, hlg.counts, `profile 8.4 counts as the HLG clip it carries (${JSON.stringify(dv84.counts)})`);
+    t.same(
+      dv84.quality.warnings.filter((w: { code: string }) => w.code === 'colours_unconverted'),
+      [],
+      'and is converted, no warning',
+    );
+    const dv5 = await score(s, adminKey, p5);
+    const warning = dv5.quality.warnings.find((w: { code: string }) => w.code === 'colours_unconverted');
+    t.ok(warning, 'profile 5: the walk says its colours are uncertain');
+    t.match(warning?.message, /Dolby Vision profile 5/);
+    t.equal(warning?.frames.length, dv5.frames.length, 'for every frame');
+    t.ok(dv5.counts.total > 0, 'and is still counted');
+  },
+);
 
 t.test('without zscale an HDR clip is still scored, and the walk says its colours are uncertain', async (t) => {
   // The real ffmpeg, with zscale hidden from its filter list: what a minimal build looks like to the box.
@@ -183,7 +226,11 @@ t.test('without zscale an HDR clip is still scored, and the walk says its colour
   const s = await startServer(t);
   const { adminKey } = await createTree(s);
   const sdr = await score(s, adminKey, SDR);
-  t.same(sdr.quality.warnings.filter((w: { code: string }) => w.code === 'colours_unconverted'), [], 'an SDR clip needs no conversion and gets no warning');
+  t.same(
+    sdr.quality.warnings.filter((w: { code: string }) => w.code === 'colours_unconverted'),
+    [],
+    'an SDR clip needs no conversion and gets no warning',
+  );
   const hlg = await score(s, adminKey, HLG);
   const warning = hlg.quality.warnings.find((w: { code: string }) => w.code === 'colours_unconverted');
   t.ok(warning, 'the HLG walk carries the warning');

@@ -82,7 +82,7 @@ t.test('hostile HEIF files: 415 with the reason and nothing stored, or a failed 
   const refused = await upload(s, '/api/observations', KEY, [{ field: 'file', file: noise, name: 'noise.heic' }]);
   t.equal(refused.status, 415);
   t.match(refused.body.detail, /starts like heic but cannot be read as one/);
-  t.notMatch(refused.body.detail, dir, 'the reason does not show the box\'s folders');
+  t.notMatch(refused.body.detail, dir, "the reason does not show the box's folders");
   t.equal(await walkCount(s), before, 'no walk stored');
   t.same(leftovers(s), [], 'no upload left behind');
 

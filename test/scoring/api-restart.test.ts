@@ -52,7 +52,11 @@ t.test('a walk left running by a crash is queued again at start and scored once'
   t.equal(r.body.status, 'queued');
 
   // What a crash mid-scoring leaves: the row claimed and running, half its frames on disk.
-  await first.app.services.db.updateTable('walks').set({ status: 'running', attempts: 1, progress: 0.5, started_at: new Date().toISOString() }).where('id', '=', id).execute();
+  await first.app.services.db
+    .updateTable('walks')
+    .set({ status: 'running', attempts: 1, progress: 0.5, started_at: new Date().toISOString() })
+    .where('id', '=', id)
+    .execute();
   const frames = path.join(dataDir, 'walks', id, 'frames');
   mkdirSync(frames, { recursive: true });
   writeFileSync(path.join(frames, '00000-image.jpg'), 'half-written');
@@ -69,13 +73,32 @@ t.test('a walk left running by a crash is queued again at start and scored once'
   t.equal(done.status, 'done', done.error ?? '');
   t.equal(done.attempts, 2, 'scored by a second attempt');
   t.equal(done.result.frames.length, 8);
-  const count = await second.app.services.db.selectFrom('walks').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const count = await second.app.services.db
+    .selectFrom('walks')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   t.equal(Number(count.n), 1, 'one walk: the job row is the walk');
-  t.same(readdirSync(frames).sort(), done.result.frames.flatMap((f: any) => [`${String(f.index).padStart(5, '0')}-image.jpg`, `${String(f.index).padStart(5, '0')}-overlay.jpg`]).sort(), 'the crashed attempt\'s frames are gone');
+  t.same(
+    readdirSync(frames).sort(),
+    done.result.frames
+      .flatMap((f: any) => [`${String(f.index).padStart(5, '0')}-image.jpg`, `${String(f.index).padStart(5, '0')}-overlay.jpg`])
+      .sort(),
+    "the crashed attempt's frames are gone",
+  );
   t.not(readFileSync(path.join(frames, '00000-image.jpg'), 'utf8').slice(0, 12), 'half-written');
   t.same(steps(second, id), ['requeued', 'started', 'done']);
-  const log = await second.app.services.db.selectFrom('change_log').select(['op', 'after']).where('entity', '=', 'walks').where('entity_id', '=', id).orderBy('seq').execute();
-  t.same(log.map((l) => JSON.parse(l.after!).status), ['queued', 'queued', 'running', 'done'], 'created, re-queued at start, claimed, done');
+  const log = await second.app.services.db
+    .selectFrom('change_log')
+    .select(['op', 'after'])
+    .where('entity', '=', 'walks')
+    .where('entity_id', '=', id)
+    .orderBy('seq')
+    .execute();
+  t.same(
+    log.map((l) => JSON.parse(l.after!).status),
+    ['queued', 'queued', 'running', 'done'],
+    'created, re-queued at start, claimed, done',
+  );
 });
 
 t.test('shutting down stops the running walk and puts it back in the queue', async (t) => {
@@ -125,15 +148,26 @@ t.test('deleting a crop cycle with its walks stops the one being scored and remo
   t.equal(deleted.status, 200, deleted.text);
   t.match(deleted.body.counts, { walks: 2, walk_clips: 2 });
   const deadline = Date.now() + 60_000;
-  while ((existsSync(walkFolder(scored.body.job_id)) || existsSync(walkFolder(running.body.job_id))) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-  t.notOk(existsSync(walkFolder(scored.body.job_id)), 'the scored walk\'s clips and frames are removed');
+  while ((existsSync(walkFolder(scored.body.job_id)) || existsSync(walkFolder(running.body.job_id))) && Date.now() < deadline)
+    await new Promise((r) => setTimeout(r, 50));
+  t.notOk(existsSync(walkFolder(scored.body.job_id)), "the scored walk's clips and frames are removed");
   t.notOk(existsSync(walkFolder(running.body.job_id)), 'so are those of the walk that was being scored');
   t.ok(existsSync(path.join(walkFolder(other.body.job_id), 'clips', '00.mp4')), 'a walk outside the cycle keeps its files');
   const health = await s.request('GET', '/api/health');
-  t.match(health.body.checks.scoring, { queue: { running: 0 }, runner: { alive: true, scoring: [] } }, 'the runner is idle again, not scoring a walk that is gone');
+  t.match(
+    health.body.checks.scoring,
+    { queue: { running: 0 }, runner: { alive: true, scoring: [] } },
+    'the runner is idle again, not scoring a walk that is gone',
+  );
   const lines = ((s as any).logLines as string[]).map((l) => JSON.parse(l));
-  t.ok(lines.some((l) => l.msg === 'walk stopped' && l.job_id === running.body.job_id), 'the stop is logged');
-  t.notOk(lines.some((l) => l.job_id === running.body.job_id && l.step === 'done'), 'and no result was stored for it');
+  t.ok(
+    lines.some((l) => l.msg === 'walk stopped' && l.job_id === running.body.job_id),
+    'the stop is logged',
+  );
+  t.notOk(
+    lines.some((l) => l.job_id === running.body.job_id && l.step === 'done'),
+    'and no result was stored for it',
+  );
   t.equal((await s.request('GET', `/api/observations/${running.body.job_id}`, { key: tree.adminKey })).status, 404);
 });
 
@@ -151,7 +185,7 @@ t.test('DELETE a walk: gone from the cycle with its files, a walk being scored s
   t.equal((await s.request('GET', `${tree.cyclePath}/walks`, { key })).body.total, 2);
 
   const foreign = await s.request('DELETE', `/api/observations/${done.body.job_id}`, { key: stranger.adminKey });
-  t.equal(foreign.status, 404, 'another organization\'s key cannot delete it');
+  t.equal(foreign.status, 404, "another organization's key cannot delete it");
   t.ok(existsSync(path.join(walkFolder(done.body.job_id), 'clips', '00.mp4')), 'and its files stay');
 
   const r = await s.request('DELETE', `/api/observations/${done.body.job_id}`, { key });
@@ -161,7 +195,11 @@ t.test('DELETE a walk: gone from the cycle with its files, a walk being scored s
   t.equal((await s.request('GET', `/api/observations/${done.body.job_id}`, { key })).status, 404);
   t.equal((await s.request('GET', `/api/observations/${done.body.job_id}/frames/0/image.jpg`, { key })).status, 404);
   const list = await s.request('GET', `${tree.cyclePath}/walks`, { key });
-  t.same(list.body.items.map((w: any) => w.job_id), [kept.body.job_id], 'the cycle lists only the walk left');
+  t.same(
+    list.body.items.map((w: any) => w.job_id),
+    [kept.body.job_id],
+    'the cycle lists only the walk left',
+  );
   t.ok(existsSync(path.join(walkFolder(kept.body.job_id), 'clips', '00.mp4')), 'whose files stay');
   t.equal((await s.request('DELETE', `/api/observations/${done.body.job_id}`, { key })).status, 404, 'deleting again: 404');
   const bad = await s.request('DELETE', '/api/observations/..%2F..%2Fcropwalk.sqlite', { key });
@@ -169,13 +207,19 @@ t.test('DELETE a walk: gone from the cycle with its files, a walk being scored s
   t.match(bad.headers.get('content-type'), /^application\/problem\+json/);
   t.equal((await s.request('DELETE', `/api/observations/${kept.body.job_id}`)).status, 401, 'no key: 401');
   t.ok(existsSync(path.join(walkFolder(kept.body.job_id), 'clips', '00.mp4')), 'and nothing was removed');
-  const log = await s.app.services.sqlite.prepare("select op, actor_key_id from change_log where entity = 'walks' and entity_id = ? and op = 'delete'").all(done.body.job_id);
+  const log = await s.app.services.sqlite
+    .prepare("select op, actor_key_id from change_log where entity = 'walks' and entity_id = ? and op = 'delete'")
+    .all(done.body.job_id);
   t.equal(log.length, 1, 'the delete is in the change log once');
   t.ok((log[0] as { actor_key_id: string | null } | undefined)?.actor_key_id, 'with the key that made it');
 
   // A retry of a deleted walk's upload, same Idempotency-Key: a new walk, since the one it named is gone.
   const first = await uploadWithKey(s, `${tree.cyclePath}/videos`, key, 'row-1-w13', { week: '2026-W13', sample_seconds: '0.5' });
-  t.equal((await uploadWithKey(s, `${tree.cyclePath}/videos`, key, 'row-1-w13', { week: '2026-W13', sample_seconds: '0.5' })).body.job_id, first.body.job_id, 'a retry answers the same walk');
+  t.equal(
+    (await uploadWithKey(s, `${tree.cyclePath}/videos`, key, 'row-1-w13', { week: '2026-W13', sample_seconds: '0.5' })).body.job_id,
+    first.body.job_id,
+    'a retry answers the same walk',
+  );
   await poll(s, first.body.job_id, key, (w) => w.status === 'done');
   t.equal((await s.request('DELETE', `/api/observations/${first.body.job_id}`, { key })).status, 200);
   const again = await uploadWithKey(s, `${tree.cyclePath}/videos`, key, 'row-1-w13', { week: '2026-W13', sample_seconds: '0.5' });
@@ -207,8 +251,14 @@ t.test('a walk whose row goes while its worker runs, unseen by the runner, leave
   while (existsSync(folder) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
   t.notOk(existsSync(folder), 'the folder goes when the worker ends');
   const lines = ((s as any).logLines as string[]).map((l) => JSON.parse(l));
-  t.ok(lines.some((l) => l.msg === 'walk result dropped' && l.job_id === id), 'its result was dropped');
-  t.ok(lines.some((l) => l.msg === 'walk files removed' && l.job_id === id), 'and its files removed');
+  t.ok(
+    lines.some((l) => l.msg === 'walk result dropped' && l.job_id === id),
+    'its result was dropped',
+  );
+  t.ok(
+    lines.some((l) => l.msg === 'walk files removed' && l.job_id === id),
+    'and its files removed',
+  );
 });
 
 t.test('progress reaches the database at most once per progress interval', async (t) => {
@@ -243,7 +293,10 @@ t.test('SCORING_THREADS: a walk scored on two detection threads answers exactly 
     const done = ((s as any).logLines as string[]).map((l) => JSON.parse(l)).find((l) => l.job_id === id && l.step === 'done');
     if (scoringThreads) {
       // The job's worker read the walk ahead on its threads: every frame but the first came from them.
-      t.ok(done.read_ahead.used >= walk.result.frames.length - 2, `${done.read_ahead.used} of ${walk.result.frames.length} frames analysed on the threads`);
+      t.ok(
+        done.read_ahead.used >= walk.result.frames.length - 2,
+        `${done.read_ahead.used} of ${walk.result.frames.length} frames analysed on the threads`,
+      );
     } else t.equal(done.read_ahead, null, 'without threads nothing is read ahead');
     // Frame URLs name the walk: the rest must be the same to the byte.
     results.push(JSON.parse(JSON.stringify(walk.result).split(id).join('WALK')));
@@ -262,7 +315,9 @@ t.test('SCORING_CONCURRENCY: one walk at a time by default, two at once when set
     let together = false;
     let bQueuedWhileARan = false;
     for (;;) {
-      const [wa, wb] = await Promise.all([a, b].map(async (id) => (await s.request('GET', `/api/observations/${id}`, { key: tree.adminKey })).body));
+      const [wa, wb] = await Promise.all(
+        [a, b].map(async (id) => (await s.request('GET', `/api/observations/${id}`, { key: tree.adminKey })).body),
+      );
       if (wa.status === 'running' && wb.status === 'running') together = true;
       if (wa.status === 'running' && wb.status === 'queued') bQueuedWhileARan = true;
       if (['done', 'failed'].includes(wa.status) && ['done', 'failed'].includes(wb.status)) {

@@ -31,7 +31,7 @@ async function row(width: number, height: number, viewWidth: number): Promise<{ 
 const found = (fruit: readonly Box[], dets: readonly Detection[]) => fruit.filter((b) => dets.some((d) => iou(b, d.box) >= 0.3)).length;
 const OFF = { ...DEFAULT_PARAMS, tinyFruitShare: 0 };
 
-t.test('fruit under the working size\'s reach are looked for again at twice the size, and found', async (t) => {
+t.test("fruit under the working size's reach are looked for again at twice the size, and found", async (t) => {
   const { image, fruit } = await row(1280, 720, 2.9);
   t.ok(fruit.length > 100, `a far view holds many fruit (${fruit.length})`);
   t.equal(analyseFrame(image, DEFAULT_PARAMS).tinyFruit, true, 'the frame takes the finer analysis');
@@ -55,5 +55,9 @@ t.test('the finer analysis is kept only when it resolves the frame into more fru
   const { image } = await row(1280, 720, 2.9);
   const demanding = { ...DEFAULT_PARAMS, tinyFruitGain: 1000 };
   t.equal(analyseFrame(image, demanding).tinyFruit, undefined);
-  t.same(detectFruit(image, 0.5, demanding), detectFruit(image, 0.5, OFF), 'short of the gain, the frame keeps its first small-fruit analysis');
+  t.same(
+    detectFruit(image, 0.5, demanding),
+    detectFruit(image, 0.5, OFF),
+    'short of the gain, the frame keeps its first small-fruit analysis',
+  );
 });

@@ -16,7 +16,7 @@ import { stageToRipeness, USDA_STAGES, type UsdaStage } from '../../scripts/rend
 /** A leafy background: dark green with deterministic mottling and vein-like streaks. */
 function leaves(width: number, height: number): RgbImage {
   let s = 12345;
-  const rand = () => ((s = (s * 1103515245 + 12345) >>> 0) / 2 ** 32);
+  const rand = () => (s = (s * 1103515245 + 12345) >>> 0) / 2 ** 32;
   const data = new Uint8Array(width * height * 3);
   for (let y = 0; y < height; y++)
     for (let x = 0; x < width; x++) {
@@ -106,7 +106,10 @@ t.test('conf is a threshold on score', async (t) => {
   const strict = detectFruit(img, 0.7);
   t.ok(all.length >= strict.length);
   t.ok(strict.every((d) => d.score >= 0.7));
-  t.same(detectFruit(img, 1.0).filter((d) => d.score < 1), []);
+  t.same(
+    detectFruit(img, 1.0).filter((d) => d.score < 1),
+    [],
+  );
   t.throws(() => detectFruit(img, 1.5), RangeError);
 });
 
@@ -123,7 +126,11 @@ t.test('a large frame is analysed at the working size and boxes come back in its
   const small = scene();
   const big: RgbImage = { width: 1200, height: 900, data: new Uint8Array(1200 * 900 * 3) };
   for (let y = 0; y < 900; y++)
-    for (let x = 0; x < 1200; x++) big.data.set(small.data.subarray(((y / 3) | 0) * 400 * 3 + ((x / 3) | 0) * 3, ((y / 3) | 0) * 400 * 3 + ((x / 3) | 0) * 3 + 3), (y * 1200 + x) * 3);
+    for (let x = 0; x < 1200; x++)
+      big.data.set(
+        small.data.subarray(((y / 3) | 0) * 400 * 3 + ((x / 3) | 0) * 3, ((y / 3) | 0) * 400 * 3 + ((x / 3) | 0) * 3 + 3),
+        (y * 1200 + x) * 3,
+      );
   const dets = detectFruit(big, 0.2);
   for (const [x, y, ripeness] of [
     [180, 180, 'red'],
@@ -143,7 +150,10 @@ t.test('a large frame is analysed at the working size and boxes come back in its
   // frame, wide enough to be read as a chain of fruit; its pieces score lower than real fruit.
   const onBar = dets.filter((d) => d.box[1] > 480 && (d.box[0] + d.box[2]) / 2 > 500);
   const fruitScores = dets.filter((d) => !onBar.includes(d)).map((d) => d.score);
-  t.ok(onBar.every((d) => d.score < Math.min(...fruitScores)), 'bar pieces score below every fruit');
+  t.ok(
+    onBar.every((d) => d.score < Math.min(...fruitScores)),
+    'bar pieces score below every fruit',
+  );
 });
 
 t.test('ripeness thresholds on the CIELAB hue angle', async (t) => {
@@ -157,16 +167,27 @@ t.test('ripeness thresholds on the CIELAB hue angle', async (t) => {
   t.equal(ripenessFromHue(355), 'red', 'just below 360° is red under a magenta cast');
 });
 
-t.test('the hue bounds and the renderer\'s truth group the USDA stages the same way', async (t) => {
+t.test("the hue bounds and the renderer's truth group the USDA stages the same way", async (t) => {
   // Each stage's hue band at the circumference, from the colorimetry study the bounds follow
   // within a degree (100° and 65° against its 101° and 64°; docs/builtin-detector.md, ripeness
   // section); green has no upper end and red no lower.
-  const bands: Record<UsdaStage, [number, number]> = { green: [114, 140], breaker: [101, 114], turning: [85, 101], pink: [64, 85], light_red: [36, 64], red: [10, 36] };
+  const bands: Record<UsdaStage, [number, number]> = {
+    green: [114, 140],
+    breaker: [101, 114],
+    turning: [85, 101],
+    pink: [64, 85],
+    light_red: [36, 64],
+    red: [10, 36],
+  };
   for (const stage of USDA_STAGES) {
     const [lo, hi] = bands[stage];
     for (const hue of [lo + 1.5, (lo + hi) / 2, hi - 1.5]) t.equal(ripenessFromHue(hue), stageToRipeness(stage), `${stage} at ${hue}°`);
   }
-  t.same(USDA_STAGES.map(stageToRipeness), ['green', 'green', 'turning', 'turning', 'red', 'red'], 'green and breakers, turning and pink, light red and red');
+  t.same(
+    USDA_STAGES.map(stageToRipeness),
+    ['green', 'green', 'turning', 'turning', 'red', 'red'],
+    'green and breakers, turning and pink, light red and red',
+  );
 });
 
 t.test('the detector says it does not count stems or plants, and why', async (t) => {

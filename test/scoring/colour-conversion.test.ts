@@ -27,7 +27,11 @@ t.test('what a clip leaves untagged is given to zscale, what it tags is left to 
   t.match(partial, /matrixin=bt2020nc/);
   t.match(partial, /rangein=tv/);
   t.notMatch(partial, /transferin|primariesin/);
-  t.match(colourConversionFilters({ transfer: null, primaries: 'bt2020', matrix: 'bt2020nc', range: 'tv' })[0]!, /transferin=bt709/, 'BT.2020 SDR without its transfer tag');
+  t.match(
+    colourConversionFilters({ transfer: null, primaries: 'bt2020', matrix: 'bt2020nc', range: 'tv' })[0]!,
+    /transferin=bt709/,
+    'BT.2020 SDR without its transfer tag',
+  );
 });
 
 t.test('filters are found by name in the -filters listing, not by substring', async (t) => {

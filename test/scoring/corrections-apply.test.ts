@@ -6,19 +6,43 @@ import type { StoredFruit } from '../../src/scoring/jobs/result.js';
 import type { Ripeness } from '../../src/scoring/types.js';
 
 const fruit = (track_id: number, ripeness: Ripeness): StoredFruit => ({
-  track_id, ripeness, votes: { green: 0, turning: 0, red: 0 }, box: [10, 10, 30, 30], frame: 2, first_frame: 0, last_frame: 4, frames_seen: 5, score: 0.9, diameter_mm: null,
+  track_id,
+  ripeness,
+  votes: { green: 0, turning: 0, red: 0 },
+  box: [10, 10, 30, 30],
+  frame: 2,
+  first_frame: 0,
+  last_frame: 4,
+  frames_seen: 5,
+  score: 0.9,
+  diameter_mm: null,
 });
 const FRUIT = [fruit(1, 'green'), fruit(2, 'green'), fruit(3, 'turning'), fruit(4, 'red')];
 let n = 0;
 /** Ids sort in the order made, like UUIDv7s. */
 const c = (kind: Correction['kind'], fields: Partial<Correction> = {}): Correction => ({
-  id: `0000-${String(++n).padStart(4, '0')}`, kind, track_id: null, ripeness: null, frame_id: null, box: null, counts: null, ...fields,
+  id: `0000-${String(++n).padStart(4, '0')}`,
+  kind,
+  track_id: null,
+  ripeness: null,
+  frame_id: null,
+  box: null,
+  counts: null,
+  ...fields,
 });
 
-t.test('without corrections the fruit and counts are the detector\'s', async (t) => {
+t.test("without corrections the fruit and counts are the detector's", async (t) => {
   const r = applyCorrections(FRUIT, []);
   t.same(r.counts, { green: 2, turning: 1, red: 1, total: 4 });
-  t.same(r.fruit.map((f) => [f.track_id, f.ripeness, f.model_ripeness, f.correction_id]), [[1, 'green', 'green', null], [2, 'green', 'green', null], [3, 'turning', 'turning', null], [4, 'red', 'red', null]]);
+  t.same(
+    r.fruit.map((f) => [f.track_id, f.ripeness, f.model_ripeness, f.correction_id]),
+    [
+      [1, 'green', 'green', null],
+      [2, 'green', 'green', null],
+      [3, 'turning', 'turning', null],
+      [4, 'red', 'red', null],
+    ],
+  );
   t.same(r.removed, []);
 });
 
@@ -29,8 +53,15 @@ t.test('ripeness, remove and add move the counts fruit by fruit', async (t) => {
   const r = applyCorrections(FRUIT, [ripe, gone, added]);
   t.same(r.counts, { green: 1, turning: 1, red: 2, total: 4 });
   t.same(r.removed, [3]);
-  t.same(r.fruit.find((f) => f.track_id === 1), { track_id: 1, ripeness: 'red', model_ripeness: 'green', frame: 2, box: [10, 10, 30, 30], correction_id: ripe.id });
-  t.same(r.fruit.at(-1), { track_id: null, ripeness: 'turning', model_ripeness: null, frame: 0, box: [1, 1, 9, 9], correction_id: added.id }, 'an added fruit comes last, with no track id');
+  t.same(
+    r.fruit.find((f) => f.track_id === 1),
+    { track_id: 1, ripeness: 'red', model_ripeness: 'green', frame: 2, box: [10, 10, 30, 30], correction_id: ripe.id },
+  );
+  t.same(
+    r.fruit.at(-1),
+    { track_id: null, ripeness: 'turning', model_ripeness: null, frame: 0, box: [1, 1, 9, 9], correction_id: added.id },
+    'an added fruit comes last, with no track id',
+  );
 });
 
 t.test('a removal outweighs a ripeness whichever came first; the later ripeness of a fruit wins', async (t) => {
@@ -46,7 +77,12 @@ t.test('a removal outweighs a ripeness whichever came first; the later ripeness 
 t.test('counts made by hand replace the classes they name; the rest stay corrected fruit by fruit', async (t) => {
   const r = applyCorrections(FRUIT, [c('remove', { track_id: 1 }), c('counts', { counts: { red: 40 } })]);
   t.same(r.counts, { green: 1, turning: 1, red: 40, total: 42 });
-  t.same(applyCorrections(FRUIT, [c('counts', { counts: { green: 0, turning: 0, red: 0 } })]).counts, { green: 0, turning: 0, red: 0, total: 0 });
+  t.same(applyCorrections(FRUIT, [c('counts', { counts: { green: 0, turning: 0, red: 0 } })]).counts, {
+    green: 0,
+    turning: 0,
+    red: 0,
+    total: 0,
+  });
 });
 
 t.test('a correction naming a fruit the walk does not have changes nothing', async (t) => {

@@ -34,8 +34,23 @@ t.test('0007: walks scored before corrections existed have corrected counts equa
   const rows = sqlite.prepare('select id, corrected_green, corrected_turning, corrected_red, corrected_total from walks order by id').all();
   t.same(rows, [
     { id: '0190a000-0000-7000-8000-000000000001', corrected_green: 5, corrected_turning: 3, corrected_red: 2, corrected_total: 10 },
-    { id: '0190a000-0000-7000-8000-000000000002', corrected_green: null, corrected_turning: null, corrected_red: null, corrected_total: null },
+    {
+      id: '0190a000-0000-7000-8000-000000000002',
+      corrected_green: null,
+      corrected_turning: null,
+      corrected_red: null,
+      corrected_total: null,
+    },
   ]);
   t.ok(sqlite.prepare("select 1 from sqlite_master where name = 'walk_corrections'").get(), 'the corrections table');
-  t.throws(() => sqlite.prepare("insert into walk_corrections (id, organization_id, created_at, updated_at, version, walk_id, kind) values ('x', ?, 'a', 'a', 'v', '0190a000-0000-7000-8000-000000000001', 'recount')").run(org.id), /CHECK/, 'the kinds are checked by the database too');
+  t.throws(
+    () =>
+      sqlite
+        .prepare(
+          "insert into walk_corrections (id, organization_id, created_at, updated_at, version, walk_id, kind) values ('x', ?, 'a', 'a', 'v', '0190a000-0000-7000-8000-000000000001', 'recount')",
+        )
+        .run(org.id),
+    /CHECK/,
+    'the kinds are checked by the database too',
+  );
 });

@@ -24,7 +24,8 @@ const s = await startServer(t);
 const tree = await createTree(s, { timeZone: 'America/Toronto' });
 const other = await createTree(s);
 const KEY = tree.adminKey;
-const member = (await s.request('POST', `/api/organizations/${tree.orgId}/keys`, { key: KEY, body: { name: 'picker', role: 'member' } })).body;
+const member = (await s.request('POST', `/api/organizations/${tree.orgId}/keys`, { key: KEY, body: { name: 'picker', role: 'member' } }))
+  .body;
 
 const up = await upload(s, `${tree.cyclePath}/videos`, KEY, [{ field: 'file', file: CLIP }], { week: '2026-W10' });
 const JOB = up.body.job_id as string;
@@ -46,18 +47,23 @@ t.test('a walk still being scored is not corrected (409 with its state)', async 
   t.match(early.body.walk_status, /^(queued|running)$/);
   t.equal(scored.status, 'done');
   t.ok(scored.result.fruit.length >= 4, `${scored.result.fruit.length} fruit to correct`);
-  t.same(scored.corrected_counts, scored.counts, 'with no corrections the corrected counts are the model\'s');
+  t.same(scored.corrected_counts, scored.counts, "with no corrections the corrected counts are the model's");
 });
 
-t.test('GET: no corrections yet, the walk\'s fruit, its week, and both counts', async (t) => {
+t.test("GET: no corrections yet, the walk's fruit, its week, and both counts", async (t) => {
   const r = await list();
   t.equal(r.status, 200);
   t.equal(r.body.walk_id, JOB);
   t.equal(r.body.status, 'done');
   t.same(r.body.corrections, []);
-  t.same(r.body.weeks, [{ farm_id: tree.farmId, greenhouse_id: tree.greenhouseId, row_id: tree.rowId, cycle_id: tree.cycleId, week: '2026-W10' }]);
+  t.same(r.body.weeks, [
+    { farm_id: tree.farmId, greenhouse_id: tree.greenhouseId, row_id: tree.rowId, cycle_id: tree.cycleId, week: '2026-W10' },
+  ]);
   t.equal(r.body.fruit.length, scored.result.fruit.length);
-  t.same(r.body.fruit.map((f: any) => f.track_id), scored.result.fruit.map((f: any) => f.track_id));
+  t.same(
+    r.body.fruit.map((f: any) => f.track_id),
+    scored.result.fruit.map((f: any) => f.track_id),
+  );
   t.same(r.body.model_counts, scored.counts);
   t.same(r.body.corrected_counts, scored.counts);
   t.same(r.body.removed_track_ids, []);
@@ -66,9 +72,23 @@ t.test('GET: no corrections yet, the walk\'s fruit, its week, and both counts', 
 t.test('each kind of correction, what it does to the corrected counts, and the model counts left alone', async (t) => {
   const model = scored.counts;
   const notRed = scored.result.fruit.find((f: any) => f.ripeness !== 'red');
-  const ripe = await s.request('POST', base, { key: member.api_key, body: { kind: 'ripeness', track_id: notRed.track_id, ripeness: 'red', note: 'red at the blossom end' } });
+  const ripe = await s.request('POST', base, {
+    key: member.api_key,
+    body: { kind: 'ripeness', track_id: notRed.track_id, ripeness: 'red', note: 'red at the blossom end' },
+  });
   t.equal(ripe.status, 201, 'a member key corrects too');
-  t.match(ripe.body, { walk_id: JOB, organization_id: tree.orgId, kind: 'ripeness', track_id: notRed.track_id, ripeness: 'red', frame_id: null, box: null, counts: null, note: 'red at the blossom end', created_by_key_id: member.key_id });
+  t.match(ripe.body, {
+    walk_id: JOB,
+    organization_id: tree.orgId,
+    kind: 'ripeness',
+    track_id: notRed.track_id,
+    ripeness: 'red',
+    frame_id: null,
+    box: null,
+    counts: null,
+    note: 'red at the blossom end',
+    created_by_key_id: member.key_id,
+  });
   t.match(ripe.body.created_at, /-0[45]:00$/, 'instants in the greenhouse zone (Toronto)');
   t.same(ripe.body.model_counts, model);
   t.same(ripe.body.corrected_counts, { ...model, [notRed.ripeness]: model[notRed.ripeness] - 1, red: model.red + 1 });
@@ -79,33 +99,59 @@ t.test('each kind of correction, what it does to the corrected counts, and the m
   t.equal(gone.body.corrected_counts.total, model.total - 1);
 
   const frame = scored.result.frames[0];
-  const added = await s.request('POST', base, { key: KEY, body: { kind: 'add', frame_id: frame.index, ripeness: 'green', box: [1, 2, 30, 40] } });
+  const added = await s.request('POST', base, {
+    key: KEY,
+    body: { kind: 'add', frame_id: frame.index, ripeness: 'green', box: [1, 2, 30, 40] },
+  });
   t.equal(added.status, 201);
   t.same(added.body.box, [1, 2, 30, 40]);
   t.equal(added.body.corrected_counts.total, model.total, 'one removed, one added');
 
   const r = await list();
-  t.same(r.body.corrections.map((c: any) => c.correction_id), [ripe.body.correction_id, gone.body.correction_id, added.body.correction_id], 'in the order made');
+  t.same(
+    r.body.corrections.map((c: any) => c.correction_id),
+    [ripe.body.correction_id, gone.body.correction_id, added.body.correction_id],
+    'in the order made',
+  );
   t.same(r.body.removed_track_ids, [victim.track_id]);
-  t.notOk(r.body.fruit.some((f: any) => f.track_id === victim.track_id), 'the removed fruit is gone');
-  t.match(r.body.fruit.find((f: any) => f.track_id === notRed.track_id), { ripeness: 'red', model_ripeness: notRed.ripeness, correction_id: ripe.body.correction_id });
-  t.match(r.body.fruit.at(-1), { track_id: null, ripeness: 'green', model_ripeness: null, frame: frame.index, box: [1, 2, 30, 40], correction_id: added.body.correction_id });
+  t.notOk(
+    r.body.fruit.some((f: any) => f.track_id === victim.track_id),
+    'the removed fruit is gone',
+  );
+  t.match(
+    r.body.fruit.find((f: any) => f.track_id === notRed.track_id),
+    { ripeness: 'red', model_ripeness: notRed.ripeness, correction_id: ripe.body.correction_id },
+  );
+  t.match(r.body.fruit.at(-1), {
+    track_id: null,
+    ripeness: 'green',
+    model_ripeness: null,
+    frame: frame.index,
+    box: [1, 2, 30, 40],
+    correction_id: added.body.correction_id,
+  });
   t.equal(r.body.fruit.length, scored.result.fruit.length);
 
   const counts = await s.request('POST', base, { key: KEY, body: { kind: 'counts', counts: { red: 50 } } });
   t.equal(counts.status, 201);
   const c = counts.body.corrected_counts;
   t.equal(c.red, 50, 'a class counted by hand');
-  t.same([c.green, c.turning], [added.body.corrected_counts.green, added.body.corrected_counts.turning], 'the others as corrected fruit by fruit');
+  t.same(
+    [c.green, c.turning],
+    [added.body.corrected_counts.green, added.body.corrected_counts.turning],
+    'the others as corrected fruit by fruit',
+  );
   t.equal(c.total, sum(c));
 
   const walkNow = await s.request('GET', `/api/observations/${JOB}`, { key: KEY });
   t.same(walkNow.body.counts, model, 'the walk keeps its model counts');
   t.same(walkNow.body.corrected_counts, c, 'and shows the corrected ones');
   const summary = await s.request('GET', `${tree.cyclePath}/walks`, { key: KEY });
-  t.same(summary.body.items[0].corrected_counts, c, 'the crop cycle\'s walk list too');
+  t.same(summary.body.items[0].corrected_counts, c, "the crop cycle's walk list too");
 
-  const log = s.app.services.sqlite.prepare("select count(*) as n from change_log where entity = 'walk_corrections'").get() as { n: number };
+  const log = s.app.services.sqlite.prepare("select count(*) as n from change_log where entity = 'walk_corrections'").get() as {
+    n: number;
+  };
   t.equal(log.n, 4, 'the change log has every correction');
 });
 
@@ -113,11 +159,17 @@ t.test('a second correction of the same thing is a 409 naming the one to change 
   const r = await list();
   const byKind = (k: string) => r.body.corrections.find((c: any) => c.kind === k);
   const before = storedCorrections();
-  const again = await s.request('POST', base, { key: KEY, body: { kind: 'ripeness', track_id: byKind('ripeness').track_id, ripeness: 'green' } });
+  const again = await s.request('POST', base, {
+    key: KEY,
+    body: { kind: 'ripeness', track_id: byKind('ripeness').track_id, ripeness: 'green' },
+  });
   t.equal(again.status, 409);
   t.equal(again.body.code, 'conflict');
   t.same(again.body.correction_ids, [byKind('ripeness').correction_id]);
-  const removedRipe = await s.request('POST', base, { key: KEY, body: { kind: 'ripeness', track_id: byKind('remove').track_id, ripeness: 'green' } });
+  const removedRipe = await s.request('POST', base, {
+    key: KEY,
+    body: { kind: 'ripeness', track_id: byKind('remove').track_id, ripeness: 'green' },
+  });
   t.equal(removedRipe.status, 409, 'a ripeness for a removed fruit');
   t.same(removedRipe.body.correction_ids, [byKind('remove').correction_id]);
   t.match(removedRipe.body.detail, /was removed/);
@@ -134,7 +186,7 @@ t.test('every kind of bad correction is a 422 naming the field, and stores nothi
   const before = await list();
   const known = scored.result.fruit[0].track_id;
   const frames = scored.result.frames.length;
-  const { width, height } = scored.result.frames[0];
+  const { width } = scored.result.frames[0];
   const cases: [string, unknown, string][] = [
     ['no kind', { track_id: known }, 'kind'],
     ['an unknown kind', { kind: 'recount' }, 'kind'],
@@ -169,9 +221,16 @@ t.test('every kind of bad correction is a 422 naming the field, and stores nothi
     const r = await s.request('POST', base, { key: KEY, body });
     t.equal(r.status, 422, `${what}: 422`);
     t.equal(r.body.code, 'validation_failed', `${what}: code`);
-    t.ok(r.body.errors?.some((e: any) => e.in === 'body' && (e.name === field || e.name.startsWith(`${field}`))), `${what}: names ${field} (${JSON.stringify(r.body.errors)})`);
+    t.ok(
+      r.body.errors?.some((e: any) => e.in === 'body' && (e.name === field || e.name.startsWith(`${field}`))),
+      `${what}: names ${field} (${JSON.stringify(r.body.errors)})`,
+    );
   }
-  const notJson = await s.request('POST', base, { key: KEY, raw: 'kind=remove', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  const notJson = await s.request('POST', base, {
+    key: KEY,
+    raw: 'kind=remove',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  });
   t.ok(notJson.status === 415 || notJson.status === 422, `a form body: ${notJson.status}`);
   const after = await list();
   t.same(after.body.corrections, before.body.corrections, 'no correction stored');
@@ -233,14 +292,21 @@ t.test('corrections belong to their walk and organization', async (t) => {
   const r = await list();
   const c = r.body.corrections[0];
   const otherOrgPath = `/api/organizations/${other.orgId}/walks/${JOB}/corrections`;
-  t.equal((await s.request('GET', otherOrgPath, { key: other.adminKey })).status, 404, 'another organization\'s key does not find the walk');
+  t.equal((await s.request('GET', otherOrgPath, { key: other.adminKey })).status, 404, "another organization's key does not find the walk");
   t.equal((await s.request('GET', base, { key: other.adminKey })).status, 404);
   t.equal((await s.request('DELETE', `${base}/${c.correction_id}`, { key: other.adminKey })).status, 404);
 
-  const second = await upload(s, `${tree.cyclePath}/videos`, KEY, [{ field: 'file', file: CLIP }], { week: '2026-W11', sample_seconds: '1' });
+  const second = await upload(s, `${tree.cyclePath}/videos`, KEY, [{ field: 'file', file: CLIP }], {
+    week: '2026-W11',
+    sample_seconds: '1',
+  });
   await poll(s, second.body.job_id, KEY);
   const elsewhere = `/api/organizations/${tree.orgId}/walks/${second.body.job_id}/corrections/${c.correction_id}`;
-  t.equal((await s.request('PATCH', elsewhere, { key: KEY, body: { note: 'x' } })).status, 404, 'a correction is found under its own walk only');
+  t.equal(
+    (await s.request('PATCH', elsewhere, { key: KEY, body: { note: 'x' } })).status,
+    404,
+    'a correction is found under its own walk only',
+  );
   t.equal((await s.request('DELETE', elsewhere, { key: KEY })).status, 404);
   t.same((await list()).body.corrections, r.body.corrections);
 });
@@ -249,7 +315,10 @@ t.test('a corrected walk is not scored again until its corrections are undone', 
   const r = await list();
   const refused = await s.request('POST', `/api/observations/${JOB}/rescore`, { key: KEY, body: {} });
   t.equal(refused.status, 409);
-  t.same(refused.body.correction_ids, r.body.corrections.map((c: any) => c.correction_id));
+  t.same(
+    refused.body.correction_ids,
+    r.body.corrections.map((c: any) => c.correction_id),
+  );
   t.equal((await s.request('GET', `/api/observations/${JOB}`, { key: KEY })).body.status, 'done', 'still done');
   for (const c of r.body.corrections) t.equal((await s.request('DELETE', `${base}/${c.correction_id}`, { key: KEY })).status, 200);
   const cleared = await list();
@@ -268,7 +337,10 @@ t.test('a failed walk has nothing to correct (409)', async (t) => {
   const failed = (await poll(s, bad.body.job_id, KEY)).at(-1);
   t.equal(failed.status, 'failed');
   t.equal(failed.corrected_counts, null);
-  const r = await s.request('POST', `/api/organizations/${tree.orgId}/walks/${bad.body.job_id}/corrections`, { key: KEY, body: { kind: 'counts', counts: { red: 3 } } });
+  const r = await s.request('POST', `/api/organizations/${tree.orgId}/walks/${bad.body.job_id}/corrections`, {
+    key: KEY,
+    body: { kind: 'counts', counts: { red: 3 } },
+  });
   t.equal(r.status, 409);
   t.equal(r.body.walk_status, 'failed');
   const g = await s.request('GET', `/api/organizations/${tree.orgId}/walks/${bad.body.job_id}/corrections`, { key: KEY });
@@ -283,7 +355,8 @@ t.test(`at most ${MAX_CORRECTIONS_PER_WALK} corrections per walk`, async (t) => 
     "insert into walk_corrections (id, organization_id, created_at, updated_at, version, walk_id, cycle_id, kind, track_id, ripeness, frame_id, box, counts, note, created_by_key_id) values (?, ?, '2026-03-01T10:00:00.000Z', '2026-03-01T10:00:00.000Z', 'v', ?, ?, 'add', null, 'green', ?, null, null, null, null)",
   );
   s.app.services.sqlite.transaction(() => {
-    for (let i = 0; i < MAX_CORRECTIONS_PER_WALK - 1; i++) insert.run(`0190a000-0000-7000-8000-${String(i).padStart(12, '0')}`, tree.orgId, JOB, tree.cycleId, frame);
+    for (let i = 0; i < MAX_CORRECTIONS_PER_WALK - 1; i++)
+      insert.run(`0190a000-0000-7000-8000-${String(i).padStart(12, '0')}`, tree.orgId, JOB, tree.cycleId, frame);
   })();
   const last = await s.request('POST', base, { key: KEY, body: { kind: 'add', frame_id: frame, ripeness: 'red' } });
   t.equal(last.status, 201, `the ${MAX_CORRECTIONS_PER_WALK}th`);

@@ -2,7 +2,7 @@
 // detecting each frame in its turn answers: the walk's counts may never depend on SCORING_THREADS.
 import t from 'tap';
 import { renderWalk } from '../../scripts/render/walk.js';
-import { createBuiltinDetector, DEFAULT_PARAMS } from '../../src/scoring/builtin/index.js';
+import { createBuiltinDetector } from '../../src/scoring/builtin/index.js';
 import { DetectAhead } from '../../src/scoring/builtin/detect-ahead.js';
 import type { FrameDetections } from '../../src/scoring/builtin/detector.js';
 import { ScaleMemory } from '../../src/scoring/builtin/scale-memory.js';
@@ -36,7 +36,11 @@ const smalls: Array<[number, number, number]> = [];
 for (let k = 0; k < 12; k++) smalls.push([40 + (k % 6) * 100, 60 + Math.floor(k / 6) * 220, 12]);
 const small = scene(smalls);
 const clump = scene([...smalls, [300, 180, 29]]);
-const close = scene([[150, 180, 45], [320, 180, 40], [480, 170, 42]]);
+const close = scene([
+  [150, 180, 45],
+  [320, 180, 40],
+  [480, 170, 42],
+]);
 // Each frame its own image object, as a decoder gives them.
 const copy = (i: RgbImage): RgbImage => ({ ...i, data: i.data.slice() });
 const SEQUENCE = [small, small, small, small, clump, clump, clump, close, close, close, clump, small].map(copy);
@@ -87,11 +91,20 @@ t.test('the memory is guessed from the frames ahead, and an answer stands only w
   const decided = new Set<RgbImage>();
   const runner = (where: 'ahead' | 'now') => (image: RgbImage, conf: number, smallLikely: boolean) => {
     calls.push({ where, smallLikely, conf });
-    const found: FrameDetections = { detections: [{ kind: 'fruit', box: [0, 0, 1, 1], score: smallLikely ? 0.9 : 0.1 }], smallFruit: true, memoryDecided: decided.has(image) };
+    const found: FrameDetections = {
+      detections: [{ kind: 'fruit', box: [0, 0, 1, 1], score: smallLikely ? 0.9 : 0.1 }],
+      smallFruit: true,
+      memoryDecided: decided.has(image),
+    };
     let cancelled = false;
     const result = Promise.resolve().then(() => (cancelled ? Promise.reject(new Error('cancelled')) : found));
     result.catch(() => undefined);
-    return { result, cancel: () => { cancelled = true; } };
+    return {
+      result,
+      cancel: () => {
+        cancelled = true;
+      },
+    };
   };
   const memory = new ScaleMemory();
   const ahead = new DetectAhead(memory, runner('ahead'), runner('now'));
@@ -101,7 +114,10 @@ t.test('the memory is guessed from the frames ahead, and an answer stands only w
   // Nothing recorded yet: the first three frames' memory cannot hold (fewer than three frames);
   // the fourth's guess takes the three before it to be what the last recorded frame was (none: not small).
   for (const f of frames.slice(0, 4)) ahead.announce(f, 0.5);
-  t.same(calls.map((c) => c.smallLikely), [false, false, false, false]);
+  t.same(
+    calls.map((c) => c.smallLikely),
+    [false, false, false, false],
+  );
   for (const f of frames.slice(0, 3)) await ahead.detect(f, 0.5);
   t.ok(memory.smallLikely(W, H), 'three small-fruit frames recorded: the memory holds');
   // Frame 3 was analysed as if the memory did not hold, and the memory decides it: detected again.
@@ -113,7 +129,10 @@ t.test('the memory is guessed from the frames ahead, and an answer stands only w
   // Now the guesses carry the small-fruit frames on: frames 4-6 are analysed as after small fruit.
   calls.length = 0;
   for (const f of frames.slice(4, 7)) ahead.announce(f, 0.5);
-  t.same(calls.map((c) => c.smallLikely), [true, true, true]);
+  t.same(
+    calls.map((c) => c.smallLikely),
+    [true, true, true],
+  );
   // A frame announced at one conf and asked for at another is detected afresh.
   await ahead.detect(frames[4]!, 0.3);
   t.same(calls.at(-1), { where: 'now', smallLikely: true, conf: 0.3 });

@@ -25,7 +25,20 @@ t.test('the shipped examples are small JPEGs with a description of what they sho
     t.same([...bytes.subarray(0, 3)], [0xff, 0xd8, 0xff], `${e.file} is a JPEG`);
     t.equal(e.truth.total, e.truth.green + e.truth.turning + e.truth.red);
   }
-  t.same(loadExamples(t.testdir({ 'index.json': JSON.stringify({ examples: [{ ...examples[0], key: 'escape', file: '../../etc/passwd' }, { ...examples[0], key: 'BAD KEY' }] }) })), [], 'an index entry pointing outside its folder, or with a bad key, is ignored');
+  t.same(
+    loadExamples(
+      t.testdir({
+        'index.json': JSON.stringify({
+          examples: [
+            { ...examples[0], key: 'escape', file: '../../etc/passwd' },
+            { ...examples[0], key: 'BAD KEY' },
+          ],
+        }),
+      }),
+    ),
+    [],
+    'an index entry pointing outside its folder, or with a bad key, is ignored',
+  );
 });
 
 t.test('GET /api/examples, the photo, and POST /api/examples/{key} scores one like an upload', async (t) => {
@@ -46,13 +59,22 @@ t.test('GET /api/examples, the photo, and POST /api/examples/{key} scores one li
   const r = await s.request('POST', '/api/examples/row-mixed', { key: adminKey });
   t.equal(r.status, 202);
   t.equal(r.headers.get('location'), `/api/observations/${r.body.job_id}`, 'Location says where to poll');
-  t.match(r.body, { source: 'example', example_key: 'row-mixed', status: /queued|running/, options: { mm_per_pixel: first.mm_per_pixel }, clips: [{ kind: 'image', name: 'row-mixed.jpg' }] });
+  t.match(r.body, {
+    source: 'example',
+    example_key: 'row-mixed',
+    status: /queued|running/,
+    options: { mm_per_pixel: first.mm_per_pixel },
+    clips: [{ kind: 'image', name: 'row-mixed.jpg' }],
+  });
   const done = await poll(s, r.body.job_id, adminKey);
   t.equal(done.status, 'done', done.error ?? '');
   t.equal(done.result.frames.length, 1);
   const truth = first.truth.total;
   t.ok(done.counts.total > 0 && done.counts.total <= truth * 2, `counted ${done.counts.total} of ${truth} fruit in view`);
-  t.ok(done.result.fruit.every((f: any) => typeof f.diameter_mm === 'number'), 'the example\'s scale gives diameters');
+  t.ok(
+    done.result.fruit.every((f: any) => typeof f.diameter_mm === 'number'),
+    "the example's scale gives diameters",
+  );
   t.ok(readFileSync(path.join(EXAMPLES_DIR, 'row-mixed.jpg')).length > 0, 'the shipped photo is copied, not moved');
 
   const withOptions = await s.request('POST', '/api/examples/row-close', { key: adminKey, body: { conf: 0.6, mode: 'builtin' } });
@@ -60,7 +82,10 @@ t.test('GET /api/examples, the photo, and POST /api/examples/{key} scores one li
   t.match(withOptions.body.options, { conf: 0.6 });
   await poll(s, withOptions.body.job_id, adminKey);
 
-  const before = await s.app.services.db.selectFrom('walks').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const before = await s.app.services.db
+    .selectFrom('walks')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   t.equal((await s.request('POST', '/api/examples/no-such-photo', { key: adminKey })).status, 404);
   t.equal((await s.request('POST', '/api/examples/..%2F..%2Fpackage.json', { key: adminKey })).status, 422);
   t.equal((await s.request('GET', '/api/examples/..%2Findex/image.jpg', { key: adminKey })).status, 422);
@@ -68,8 +93,15 @@ t.test('GET /api/examples, the photo, and POST /api/examples/{key} scores one li
   const bad = await s.request('POST', '/api/examples/row-mixed', { key: adminKey, body: { conf: 2 } });
   t.equal(bad.status, 422);
   t.match(bad.body.errors, [{ in: 'body', name: 'conf' }]);
-  t.equal((await s.request('POST', '/api/examples/row-mixed', { key: adminKey, body: { mode: 'model' } })).status, 422, 'no model configured');
-  const after = await s.app.services.db.selectFrom('walks').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  t.equal(
+    (await s.request('POST', '/api/examples/row-mixed', { key: adminKey, body: { mode: 'model' } })).status,
+    422,
+    'no model configured',
+  );
+  const after = await s.app.services.db
+    .selectFrom('walks')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   t.equal(Number(after.n), Number(before.n), 'refusals store nothing');
 });
 
@@ -78,7 +110,10 @@ t.test('a configured model that is missing: mode model is a 422, auto falls back
   const { adminKey } = await createOrg(s);
   const health = await s.request('GET', '/api/health');
   t.equal(health.status, 200);
-  t.match(health.body.checks.scoring, { ok: true, detector: { setting: 'missing-model.json', runs: 'builtin-colour', available: false, reason: /not in models/ } });
+  t.match(health.body.checks.scoring, {
+    ok: true,
+    detector: { setting: 'missing-model.json', runs: 'builtin-colour', available: false, reason: /not in models/ },
+  });
 
   const model = await s.request('POST', '/api/examples/row-mixed', { key: adminKey, body: { mode: 'model' } });
   t.equal(model.status, 422);

@@ -33,7 +33,8 @@ const ftyp = (major: string, ...compatible: string[]) => {
 async function frameOf(file: string, maxLongSide = 1280): Promise<RgbImage> {
   const frames = [];
   for await (const f of decodeFrames(file, { maxLongSide })) frames.push(f);
-  if (frames.length !== 1 || frames[0]!.colour !== 'as-recorded') throw new Error(`${path.basename(file)}: ${frames.length} frames, ${frames[0]?.colour}`);
+  if (frames.length !== 1 || frames[0]!.colour !== 'as-recorded')
+    throw new Error(`${path.basename(file)}: ${frames.length} frames, ${frames[0]?.colour}`);
   return frames[0]!.image;
 }
 
@@ -61,38 +62,62 @@ t.test('HEIC is recognised by its brands; AVIF (AV1, which this libheif cannot d
 
 t.test('probe: size from the container, no ffmpeg involved', async (t) => {
   const info = await probeMedia(HEIC);
-  t.match(info, { kind: 'image', width: 800, height: 600, durationSeconds: 0, rotation: 0, codec: 'hevc', container: 'heif', colourTransfer: null });
-  t.match(await probeMedia(GRID), { kind: 'image', width: 800, height: 600, container: 'heif' }, 'a grid: the size of the whole picture, not a tile');
+  t.match(info, {
+    kind: 'image',
+    width: 800,
+    height: 600,
+    durationSeconds: 0,
+    rotation: 0,
+    codec: 'hevc',
+    container: 'heif',
+    colourTransfer: null,
+  });
+  t.match(
+    await probeMedia(GRID),
+    { kind: 'image', width: 800, height: 600, container: 'heif' },
+    'a grid: the size of the whole picture, not a tile',
+  );
 });
 
 const ffmpeg = await resolveFfmpeg();
-t.test('decoded like the JPEG it was made from, scaled to the working size', { skip: ffmpeg.available ? false : `ffmpeg is not available here, the JPEG is decoded by it: ${ffmpeg.reason}` }, async (t) => {
-  const heic = await frameOf(HEIC);
-  const jpeg = await frameOf(JPEG);
-  t.same([heic.width, heic.height], [800, 600]);
-  const d = meanAbsDiff(heic, jpeg);
-  t.ok(d < 3, `mean difference ${d.toFixed(2)} levels (HEVC at quality 90 against the JPEG source)`);
-  const grid = await frameOf(GRID);
-  t.same([grid.width, grid.height], [800, 600], 'a grid of 2 × 2 tiles of 400 × 300');
-  for (const [x0, y0] of [[0, 0], [400, 0], [0, 300], [400, 300]] as const) {
-    let diff = 0, n = 0;
-    for (let y = y0; y < y0 + 300; y++)
-      for (let x = x0; x < x0 + 400; x++) {
-        for (let c = 0; c < 3; c++) diff += Math.abs(grid.data[(y * 800 + x) * 3 + c]! - jpeg.data[(y * 800 + x) * 3 + c]!);
-        n += 3;
-      }
-    t.ok(diff / n < 3, `tile at ${x0},${y0} in its place (mean difference ${(diff / n).toFixed(2)})`);
-  }
-  const small = await frameOf(HEIC, 400);
-  t.same([small.width, small.height], [400, 300]);
-  const smallJpeg = await frameOf(JPEG, 400);
-  t.ok(meanAbsDiff(small, smallJpeg) < 3, 'area-scaled like ffmpeg scales the JPEG');
-});
+t.test(
+  'decoded like the JPEG it was made from, scaled to the working size',
+  { skip: ffmpeg.available ? false : `ffmpeg is not available here, the JPEG is decoded by it: ${ffmpeg.reason}` },
+  async (t) => {
+    const heic = await frameOf(HEIC);
+    const jpeg = await frameOf(JPEG);
+    t.same([heic.width, heic.height], [800, 600]);
+    const d = meanAbsDiff(heic, jpeg);
+    t.ok(d < 3, `mean difference ${d.toFixed(2)} levels (HEVC at quality 90 against the JPEG source)`);
+    const grid = await frameOf(GRID);
+    t.same([grid.width, grid.height], [800, 600], 'a grid of 2 × 2 tiles of 400 × 300');
+    for (const [x0, y0] of [
+      [0, 0],
+      [400, 0],
+      [0, 300],
+      [400, 300],
+    ] as const) {
+      let diff = 0,
+        n = 0;
+      for (let y = y0; y < y0 + 300; y++)
+        for (let x = x0; x < x0 + 400; x++) {
+          for (let c = 0; c < 3; c++) diff += Math.abs(grid.data[(y * 800 + x) * 3 + c]! - jpeg.data[(y * 800 + x) * 3 + c]!);
+          n += 3;
+        }
+      t.ok(diff / n < 3, `tile at ${x0},${y0} in its place (mean difference ${(diff / n).toFixed(2)})`);
+    }
+    const small = await frameOf(HEIC, 400);
+    t.same([small.width, small.height], [400, 300]);
+    const smallJpeg = await frameOf(JPEG, 400);
+    t.ok(meanAbsDiff(small, smallJpeg) < 3, 'area-scaled like ffmpeg scales the JPEG');
+  },
+);
 
 t.test('a rotation property is applied: a portrait photo arrives upright', async (t) => {
   const upright = await decodeHeif(HEIC, 1e8);
   const at = (img: RgbImage, x: number, y: number) => img.data[(y * img.width + x) * 3]!;
-  const W = upright.width, H = upright.height;
+  const W = upright.width,
+    H = upright.height;
   // irot turns anticlockwise: where each pixel of the turned picture comes from in the stored one.
   const from: Record<1 | 2 | 3, (x: number, y: number) => [number, number]> = {
     1: (x, y) => [W - 1 - y, x],
@@ -106,7 +131,8 @@ t.test('a rotation property is applied: a portrait photo arrives upright', async
     const size = q === 2 ? [800, 600] : [600, 800];
     t.same([info.width, info.height], size, `${q * 90}°: probed size is the displayed one`);
     t.same([turned.width, turned.height], size, `${q * 90}°: decoded size`);
-    let diff = 0, n = 0;
+    let diff = 0,
+      n = 0;
     for (let y = 0; y < turned.height; y += 5)
       for (let x = 0; x < turned.width; x += 5) {
         const [ox, oy] = from[q](x, y);
@@ -119,7 +145,8 @@ t.test('a rotation property is applied: a portrait photo arrives upright', async
   const grid = await decodeHeif(GRID, 1e8);
   const gridTurned = await decodeHeif(write('grid-turned.heic', withRotation(readFileSync(GRID), 3)), 1e8);
   t.same([gridTurned.width, gridTurned.height], [600, 800]);
-  let diff = 0, n = 0;
+  let diff = 0,
+    n = 0;
   for (let y = 0; y < 800; y += 5)
     for (let x = 0; x < 600; x += 5) {
       const [ox, oy] = from[3](x, y);
@@ -133,25 +160,48 @@ t.test('hostile HEIF files are refused with a reason, and libheif prints nothing
   const out = captureConsole();
   try {
     const bomb = write('bomb.heic', withDeclaredSize(bytes, 20000, 20000));
-    await t.rejects(probeMedia(bomb), { code: 'unsupported_media', message: /20000×20000 is larger than this appliance scores/ }, 'a declared 400 megapixels');
+    await t.rejects(
+      probeMedia(bomb),
+      { code: 'unsupported_media', message: /20000×20000 is larger than this appliance scores/ },
+      'a declared 400 megapixels',
+    );
     const info = { ...(await probeMedia(HEIC)), width: 20000, height: 20000 };
-    await t.rejects((async () => { for await (const _ of decodeFrames(bomb, { info })) void _; })(), { message: /larger than this appliance scores/ }, 'checked again before decoding, whatever the caller says');
+    await t.rejects(
+      (async () => {
+        for await (const _ of decodeFrames(bomb, { info })) void _;
+      })(),
+      { message: /larger than this appliance scores/ },
+      'checked again before decoding, whatever the caller says',
+    );
 
     const noise = Buffer.concat([ftyp('heic', 'mif1'), Buffer.from(Array.from({ length: 4000 }, (_, i) => (i * 7919) & 255))]);
-    await t.rejects(probeMedia(write('noise.heic', noise)), { code: 'unsupported_media', message: /HEIF/ }, 'a heic ftyp followed by noise');
+    await t.rejects(
+      probeMedia(write('noise.heic', noise)),
+      { code: 'unsupported_media', message: /HEIF/ },
+      'a heic ftyp followed by noise',
+    );
     await t.rejects(probeMedia(write('header-only.heic', ftyp('heic', 'mif1'))), { code: 'unsupported_media' }, 'a bare ftyp');
 
     // Container intact, picture data cut: it probes (as ffprobe probes a clip) and fails to decode with libheif's reason.
     const cut = write('cut.heic', bytes.subarray(0, 2000));
     t.match(await probeMedia(cut), { container: 'heif', width: 800 });
-    await t.rejects((async () => { for await (const _ of decodeFrames(cut)) void _; })(), { code: 'decode_failed', message: /libheif could not decode.*end of file/i });
+    await t.rejects(
+      (async () => {
+        for await (const _ of decodeFrames(cut)) void _;
+      })(),
+      { code: 'decode_failed', message: /libheif could not decode.*end of file/i },
+    );
 
     const huge = path.join(dir, 'huge.heic');
     const fd = openSync(huge, 'w');
     writeSync(fd, bytes);
     ftruncateSync(fd, MAX_HEIF_BYTES + 1);
     closeSync(fd);
-    await t.rejects(probeMedia(huge), { code: 'unsupported_media', message: /larger than this appliance reads/ }, 'not read into memory above the cap');
+    await t.rejects(
+      probeMedia(huge),
+      { code: 'unsupported_media', message: /larger than this appliance reads/ },
+      'not read into memory above the cap',
+    );
   } finally {
     out.restore();
   }

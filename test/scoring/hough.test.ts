@@ -17,7 +17,12 @@ t.test('an edge votes for a centre when it lies in the radius band and faces it,
     return hist;
   };
   const rnd = createRng(2029);
-  for (const [rMin, rMax] of [[2, 9], [7, 30], [1, 5], [4, 4]] as const) {
+  for (const [rMin, rMax] of [
+    [2, 9],
+    [7, 30],
+    [1, 5],
+    [4, 4],
+  ] as const) {
     const e: HoughEdges = { x: [], y: [], gx: [], gy: [] };
     const cx = 50;
     const cy = 50;
@@ -29,18 +34,28 @@ t.test('an edge votes for a centre when it lies in the radius band and faces it,
       e.gy.push(Math.sin(a));
     };
     // Every whole-pixel position around the centre out past the band, most of them facing it.
-    for (let y = cy - rMax - 4; y <= cy + rMax + 4; y++) for (let x = cx - rMax - 4; x <= cx + rMax + 4; x++) if (x !== cx || y !== cy) add(x, y, rnd() < 0.8);
+    for (let y = cy - rMax - 4; y <= cy + rMax + 4; y++)
+      for (let x = cx - rMax - 4; x <= cx + rMax + 4; x++) if (x !== cx || y !== cy) add(x, y, rnd() < 0.8);
     const all = e.x.map((_, k) => k);
     const hist = new Float32Array(rMax + 2);
     facingDistances(cx, cy, e, all, rMin, rMax, hist);
     t.same(hist, brute(cx, cy, e, rMin, rMax), `band ${rMin}-${rMax}`);
     // The band's ends are kept: an edge exactly rMin - 1 and exactly rMax + 1 away, facing the centre (3-4-5 included).
     if (rMin < 2) continue;
-    const ends: HoughEdges = { x: [cx - (rMin - 1), cx + rMax + 1, cx - 3 * (rMax + 1) / 5], y: [cy, cy, cy - 4 * (rMax + 1) / 5], gx: [1, -1, 0.6], gy: [0, 0, 0.8] };
+    const ends: HoughEdges = {
+      x: [cx - (rMin - 1), cx + rMax + 1, cx - (3 * (rMax + 1)) / 5],
+      y: [cy, cy, cy - (4 * (rMax + 1)) / 5],
+      gx: [1, -1, 0.6],
+      gy: [0, 0, 0.8],
+    };
     const counted = new Float32Array(rMax + 2);
-    const keep = Number.isInteger(3 * (rMax + 1) / 5) ? [0, 1, 2] : [0, 1];
+    const keep = Number.isInteger((3 * (rMax + 1)) / 5) ? [0, 1, 2] : [0, 1];
     facingDistances(cx, cy, ends, keep, rMin, rMax, counted);
-    t.equal(counted.reduce((a, b) => a + b, 0), keep.length, `band ${rMin}-${rMax}: edges on its ends count`);
+    t.equal(
+      counted.reduce((a, b) => a + b, 0),
+      keep.length,
+      `band ${rMin}-${rMax}: edges on its ends count`,
+    );
   }
 });
 

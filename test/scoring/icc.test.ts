@@ -2,7 +2,16 @@
 // conversion checked against textbook matrices, and broken profiles refused with a reason.
 import t from 'tap';
 import { readFileSync } from 'node:fs';
-import { conversionToSrgb, convertToSrgb, evalCurve, invert, multiply, parseRgbProfile, profileFromH273, type Matrix3 } from '../../src/scoring/image/icc.js';
+import {
+  conversionToSrgb,
+  convertToSrgb,
+  evalCurve,
+  invert,
+  multiply,
+  parseRgbProfile,
+  profileFromH273,
+  type Matrix3,
+} from '../../src/scoring/image/icc.js';
 import { DISPLAY_P3_D50, displayP3Profile, rgbProfile, SYSTEM_PROFILES, systemProfilesMissing } from '../helpers/icc.js';
 
 /** RGB → XYZ of a D65 space from its primaries' chromaticities (the textbook construction, no adaptation). */
@@ -26,9 +35,19 @@ t.test('Display P3: the profile as Apple publishes it, and as an HEIF nclx box n
   const fromIcc = conversionToSrgb(parseRgbProfile(displayP3Profile()));
   const fromNclx = conversionToSrgb(profileFromH273(12, 13));
   t.ok(fromIcc && fromNclx, 'both need a conversion');
-  t.ok(close(fromIcc!.matrix, P3_TO_SRGB, 0.002), `the ICC route gives P3 → sRGB from the primaries (${fromIcc!.matrix.map((v) => v.toFixed(4)).join(' ')})`);
+  t.ok(
+    close(fromIcc!.matrix, P3_TO_SRGB, 0.002),
+    `the ICC route gives P3 → sRGB from the primaries (${fromIcc!.matrix.map((v) => v.toFixed(4)).join(' ')})`,
+  );
   t.ok(close(fromNclx!.matrix, P3_TO_SRGB, 0.002), 'so does the nclx route');
-  t.ok(close(profileFromH273(12, 13).colorants, [0, 1, 2].flatMap((row) => DISPLAY_P3_D50.map((c) => c[row]!)), 0.001), 'nclx P3 colorants adapted to D50 are Apple\'s');
+  t.ok(
+    close(
+      profileFromH273(12, 13).colorants,
+      [0, 1, 2].flatMap((row) => DISPLAY_P3_D50.map((c) => c[row]!)),
+      0.001,
+    ),
+    "nclx P3 colorants adapted to D50 are Apple's",
+  );
   t.equal(conversionToSrgb(profileFromH273(1, 13)), null, 'BT.709 primaries with the sRGB curve are sRGB: nothing to do');
   t.equal(conversionToSrgb(profileFromH273(2, 2)), null, 'unspecified is read as sRGB');
   t.throws(() => profileFromH273(12, 16), { name: 'ProfileError', message: /transfer/ }, 'a PQ photo is not converted here');
@@ -41,18 +60,25 @@ t.test('Display P3: the profile as Apple publishes it, and as an HEIF nclx box n
   t.not(out.data[4], 143, 'an orange skin changes');
 });
 
-t.test('real profiles: sRGB in v2 (a tone table) and v4 (a parametric curve) need nothing; Adobe RGB converts', { skip: systemProfilesMissing }, async (t) => {
-  for (const f of [SYSTEM_PROFILES.srgbV2, SYSTEM_PROFILES.srgbV4]) {
-    t.equal(conversionToSrgb(parseRgbProfile(readFileSync(f))), null, `${f}: sRGB`);
-  }
-  for (const f of [SYSTEM_PROFILES.adobeRgbV4, SYSTEM_PROFILES.adobeRgbV2]) {
-    const c = conversionToSrgb(parseRgbProfile(readFileSync(f)));
-    t.ok(c && close(c.matrix, ADOBE_TO_SRGB, 0.003), `${f}: Adobe RGB → sRGB from the primaries (${c?.matrix.map((v) => v.toFixed(4)).join(' ')})`);
-    // Adobe RGB's curve is a pure gamma of 563/256.
-    t.ok(Math.abs(c!.toLinear[0][128]! - Math.pow(128 / 255, 563 / 256)) < 1e-4, 'its tone curve is gamma 2.2');
-  }
-  t.throws(() => parseRgbProfile(readFileSync(SYSTEM_PROFILES.grey)), /GRAY/, 'a grey profile is not an RGB one');
-});
+t.test(
+  'real profiles: sRGB in v2 (a tone table) and v4 (a parametric curve) need nothing; Adobe RGB converts',
+  { skip: systemProfilesMissing },
+  async (t) => {
+    for (const f of [SYSTEM_PROFILES.srgbV2, SYSTEM_PROFILES.srgbV4]) {
+      t.equal(conversionToSrgb(parseRgbProfile(readFileSync(f))), null, `${f}: sRGB`);
+    }
+    for (const f of [SYSTEM_PROFILES.adobeRgbV4, SYSTEM_PROFILES.adobeRgbV2]) {
+      const c = conversionToSrgb(parseRgbProfile(readFileSync(f)));
+      t.ok(
+        c && close(c.matrix, ADOBE_TO_SRGB, 0.003),
+        `${f}: Adobe RGB → sRGB from the primaries (${c?.matrix.map((v) => v.toFixed(4)).join(' ')})`,
+      );
+      // Adobe RGB's curve is a pure gamma of 563/256.
+      t.ok(Math.abs(c!.toLinear[0][128]! - Math.pow(128 / 255, 563 / 256)) < 1e-4, 'its tone curve is gamma 2.2');
+    }
+    t.throws(() => parseRgbProfile(readFileSync(SYSTEM_PROFILES.grey)), /GRAY/, 'a grey profile is not an RGB one');
+  },
+);
 
 t.test('tone curves: gamma, table and the parametric kinds', async (t) => {
   t.equal(evalCurve({ kind: 'gamma', gamma: 1 }, 0.3), 0.3);
@@ -89,10 +115,26 @@ t.test('hostile and broken profiles are refused with a reason, never read past t
     ['a million tags', edit((b) => b.writeUInt32BE(1_000_000, 128)), /tags/],
     ['a tag pointing past the end', edit((b) => b.writeUInt32BE(0xfffffff0, 132 + 4)), /outside/],
     ['a colorant of the wrong type', edit((b) => b.write('curv', b.readUInt32BE(132 + 12 + 4), 'latin1')), /XYZ/],
-    ['a curve table longer than its tag', edit((b) => { const at = b.readUInt32BE(132 + 4 * 12 + 4); b.write('curv', at, 'latin1'); b.writeUInt32BE(60000, at + 8); }), /does not fit/],
+    [
+      'a curve table longer than its tag',
+      edit((b) => {
+        const at = b.readUInt32BE(132 + 4 * 12 + 4);
+        b.write('curv', at, 'latin1');
+        b.writeUInt32BE(60000, at + 8);
+      }),
+      /does not fit/,
+    ],
     ['a one-entry curve cut before its gamma', gammaCut(), /cut short/],
     ['a parametric curve of kind 9', edit((b) => b.writeUInt16BE(9, b.readUInt32BE(132 + 4 * 12 + 4) + 8)), /unknown kind/],
-    ['colorants that are all zero', rgbProfile([[0, 0, 0], [0, 0, 0], [0, 0, 0]]), /span/],
+    [
+      'colorants that are all zero',
+      rgbProfile([
+        [0, 0, 0],
+        [0, 0, 0],
+        [0, 0, 0],
+      ]),
+      /span/,
+    ],
     ['larger than any camera writes', Buffer.alloc(5 * 1024 * 1024), /bytes/],
   ];
   for (const [name, bytes, reason] of cases) t.throws(() => parseRgbProfile(bytes), { name: 'ProfileError', message: reason }, name);
@@ -104,9 +146,10 @@ t.test('hostile and broken profiles are refused with a reason, never read past t
 t.test('fuzzed profiles: every broken byte pattern either parses or is refused as a profile error', async (t) => {
   // Seeded, so a failure names a case that can be replayed.
   let seed = 12345;
-  const rnd = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
+  const rnd = () => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32;
   const base = [displayP3Profile(), rgbProfile(DISPLAY_P3_D50, { gamma: 2.2 })];
-  let refused = 0, parsed = 0;
+  let refused = 0,
+    parsed = 0;
   const other: string[] = [];
   for (let i = 0; i < 3000; i++) {
     const b = Buffer.from(base[i % 2]!);

@@ -36,12 +36,30 @@ const close1 = (t: { ok(c: boolean, m: string): unknown }, actual: number, expec
 t.test('sRGB to CIELAB matches reference values (D65)', async (t) => {
   // References: Bruce Lindbloom's calculator / CSS Color 4 sample values.
   const cases: Array<[[number, number, number], [number, number, number]]> = [
-    [[255, 0, 0], [53.24, 80.09, 67.2]],
-    [[0, 255, 0], [87.73, -86.18, 83.18]],
-    [[0, 0, 255], [32.3, 79.19, -107.86]],
-    [[255, 255, 255], [100, 0, 0]],
-    [[0, 0, 0], [0, 0, 0]],
-    [[128, 128, 128], [53.59, 0, 0]],
+    [
+      [255, 0, 0],
+      [53.24, 80.09, 67.2],
+    ],
+    [
+      [0, 255, 0],
+      [87.73, -86.18, 83.18],
+    ],
+    [
+      [0, 0, 255],
+      [32.3, 79.19, -107.86],
+    ],
+    [
+      [255, 255, 255],
+      [100, 0, 0],
+    ],
+    [
+      [0, 0, 0],
+      [0, 0, 0],
+    ],
+    [
+      [128, 128, 128],
+      [53.59, 0, 0],
+    ],
   ];
   for (const [rgb, [L, a, b]] of cases) {
     const lab = srgbToLab(...rgb);
@@ -162,12 +180,23 @@ t.test('the distance transform is exact against a brute-force search, closed and
   };
   const rnd = createRng(4242);
   let checked = 0;
-  for (const [w, h] of [[1, 1], [1, 6], [6, 1], [4, 4], [13, 9], [30, 21]] as const)
+  for (const [w, h] of [
+    [1, 1],
+    [1, 6],
+    [6, 1],
+    [4, 4],
+    [13, 9],
+    [30, 21],
+  ] as const)
     for (const density of [0.3, 0.7, 0.95])
       for (const openEdges of [false, true]) {
         const m = new Uint8Array(w * h).map(() => (rnd() < density ? 1 : 0));
         m[Math.floor(rnd() * m.length)] = 0; // one background pixel at least, so every distance is finite
-        t.same(distanceTransform(m, w, h, openEdges), brute(m, w, h, openEdges), `${w}×${h} density ${density}${openEdges ? ' open edges' : ''}`);
+        t.same(
+          distanceTransform(m, w, h, openEdges),
+          brute(m, w, h, openEdges),
+          `${w}×${h} density ${density}${openEdges ? ' open edges' : ''}`,
+        );
         checked++;
       }
   t.equal(checked, 36);
@@ -186,10 +215,12 @@ t.test('labelling by runs agrees with a pixel flood fill: components, numbering,
       while (stack.length) {
         const i = stack.pop()!;
         pixels.push(i);
-        const x = i % w, y = (i - x) / w;
+        const x = i % w,
+          y = (i - x) / w;
         for (let dy = -1; dy <= 1; dy++)
           for (let dx = -1; dx <= 1; dx++) {
-            const u = x + dx, v = y + dy;
+            const u = x + dx,
+              v = y + dy;
             if (u < 0 || v < 0 || u >= w || v >= h) continue;
             const j = v * w + u;
             if (m[j] && !seen[j]) {
@@ -201,17 +232,36 @@ t.test('labelling by runs agrees with a pixel flood fill: components, numbering,
       found.push({ pixels });
     }
     const labels = new Int32Array(m.length);
-    const components = found.filter((f) => f.pixels.length >= minArea).map((f, k) => {
-      const xs = f.pixels.map((i) => i % w), ys = f.pixels.map((i) => Math.floor(i / w));
-      for (const i of f.pixels) labels[i] = k + 1;
-      const sum = (a: number[]) => a.reduce((p, q) => p + q, 0);
-      return { label: k + 1, area: f.pixels.length, minX: Math.min(...xs), minY: Math.min(...ys), maxX: Math.max(...xs), maxY: Math.max(...ys), cx: sum(xs) / xs.length, cy: sum(ys) / ys.length };
-    });
+    const components = found
+      .filter((f) => f.pixels.length >= minArea)
+      .map((f, k) => {
+        const xs = f.pixels.map((i) => i % w),
+          ys = f.pixels.map((i) => Math.floor(i / w));
+        for (const i of f.pixels) labels[i] = k + 1;
+        const sum = (a: number[]) => a.reduce((p, q) => p + q, 0);
+        return {
+          label: k + 1,
+          area: f.pixels.length,
+          minX: Math.min(...xs),
+          minY: Math.min(...ys),
+          maxX: Math.max(...xs),
+          maxY: Math.max(...ys),
+          cx: sum(xs) / xs.length,
+          cy: sum(ys) / ys.length,
+        };
+      });
     return { labels, components };
   };
   const rnd = createRng(99);
   let checked = 0;
-  for (const [w, h] of [[1, 1], [1, 9], [9, 1], [6, 5], [31, 23], [80, 40]] as const)
+  for (const [w, h] of [
+    [1, 1],
+    [1, 9],
+    [9, 1],
+    [6, 5],
+    [31, 23],
+    [80, 40],
+  ] as const)
     for (const density of [0.05, 0.35, 0.6, 0.95])
       for (const minArea of [1, 4]) {
         const m = new Uint8Array(w * h).map(() => (rnd() < density ? 1 : 0));
@@ -229,14 +279,21 @@ t.test('labelling by runs agrees with a pixel flood fill: components, numbering,
   t.equal(labelComponents(comb, 12, 6).components.length, 1, 'the teeth of a comb are one component through its back');
   const stairs = new Uint8Array(6 * 6);
   for (let i = 0; i < 6; i++) stairs[i * 6 + i] = 1;
-  t.same(labelComponents(stairs, 6, 6).components.map((c) => c.area), [6], 'a diagonal is one 8-connected component');
+  t.same(
+    labelComponents(stairs, 6, 6).components.map((c) => c.area),
+    [6],
+    'a diagonal is one 8-connected component',
+  );
 });
 
 t.test('local standard deviation and morphology', async (t) => {
   const w = 30;
   const h = 30;
   const flat = new Float32Array(w * h).fill(100);
-  t.ok(localStdDev(flat, w, h, 2).every((v) => v < 1e-3), 'flat plane has no texture');
+  t.ok(
+    localStdDev(flat, w, h, 2).every((v) => v < 1e-3),
+    'flat plane has no texture',
+  );
   const noisy = new Float32Array(w * h).map((_, i) => (i % 2 ? 120 : 80));
   const sd = localStdDev(noisy, w, h, 2)[15 * w + 15]!;
   t.ok(sd > 15 && sd < 25, `alternating ±20 has sd ≈ 20: ${sd}`);
@@ -282,7 +339,19 @@ t.test('erosion and dilation agree with a brute-force window, edges and windows 
   const rnd = createRng(12345);
   let checked = 0;
   // Widths that are a multiple of 4 take the word path up to r 4; the others, and wider windows, the running counts.
-  for (const [w, h] of [[1, 1], [1, 7], [9, 1], [5, 4], [23, 17], [64, 31], [4, 1], [4, 9], [8, 2], [12, 12], [36, 5]] as const)
+  for (const [w, h] of [
+    [1, 1],
+    [1, 7],
+    [9, 1],
+    [5, 4],
+    [23, 17],
+    [64, 31],
+    [4, 1],
+    [4, 9],
+    [8, 2],
+    [12, 12],
+    [36, 5],
+  ] as const)
     for (const r of [0, 1, 2, 3, 4, 5, 7, 40])
       for (const density of [0.1, 0.5, 0.93]) {
         const m = new Uint8Array(w * h).map(() => (rnd() < density ? 1 : 0));
@@ -318,8 +387,14 @@ t.test('the box mean is the same to the bit as running sums down each column, an
       for (let k = 0; k <= Math.min(r, len - 1); k++, count++) sum += from[start + k * stride]!;
       for (let k = 0; k < len; k++) {
         to[start + k * stride] = sum / count;
-        if (k + r + 1 < len) (sum += from[start + (k + r + 1) * stride]!), count++;
-        if (k - r >= 0) (sum -= from[start + (k - r) * stride]!), count--;
+        if (k + r + 1 < len) {
+          sum += from[start + (k + r + 1) * stride]!;
+          count++;
+        }
+        if (k - r >= 0) {
+          sum -= from[start + (k - r) * stride]!;
+          count--;
+        }
       }
     };
     const tmp = new Float32Array(w * h);
@@ -329,7 +404,13 @@ t.test('the box mean is the same to the bit as running sums down each column, an
     return out;
   };
   const rnd = createRng(99);
-  for (const [w, h] of [[1, 1], [1, 8], [8, 1], [17, 11], [64, 40]] as const)
+  for (const [w, h] of [
+    [1, 1],
+    [1, 8],
+    [8, 1],
+    [17, 11],
+    [64, 40],
+  ] as const)
     for (const r of [0, 1, 2, 5, 30]) {
       const src = new Float32Array(w * h).map(() => rnd() * 255 - 60);
       const got = boxMean(src, w, h, r);
@@ -348,12 +429,29 @@ t.test('the box mean is the same to the bit as running sums down each column, an
 t.test('the 3 × 3 majority filter answers as the box mean it stands for, on every window shape', async (t) => {
   // The definition: a pixel is set where more than half of its clipped window's mean (boxMean) is.
   const byMean = (m: Uint8Array, w: number, h: number) => {
-    const mean = boxMean(Float32Array.from(m, (v) => (v ? 1 : 0)), w, h, 1);
+    const mean = boxMean(
+      Float32Array.from(m, (v) => (v ? 1 : 0)),
+      w,
+      h,
+      1,
+    );
     return Uint8Array.from(mean, (v) => (v > 0.5 ? 1 : 0));
   };
   const rnd = createRng(777);
   let checked = 0;
-  for (const [w, h] of [[1, 1], [1, 2], [2, 1], [2, 2], [1, 9], [9, 1], [2, 7], [3, 3], [7, 2], [16, 12], [37, 23]] as const)
+  for (const [w, h] of [
+    [1, 1],
+    [1, 2],
+    [2, 1],
+    [2, 2],
+    [1, 9],
+    [9, 1],
+    [2, 7],
+    [3, 3],
+    [7, 2],
+    [16, 12],
+    [37, 23],
+  ] as const)
     for (const density of [0.2, 0.5, 0.8])
       for (let k = 0; k < 20; k++) {
         const m = new Uint8Array(w * h).map(() => (rnd() < density ? [1, 255][Math.floor(rnd() * 2)]! : 0));
@@ -365,10 +463,16 @@ t.test('the 3 × 3 majority filter answers as the box mean it stands for, on eve
   t.equal(checked, 660);
   // Windows of exactly half are not set: a 2 × 2 frame with two pixels set, an edge window of 3 of 6.
   t.same([...majority(Uint8Array.of(1, 1, 0, 0), 2, 2, 1, 0.5)], [0, 0, 0, 0]);
-  t.same([...majority(Uint8Array.of(1, 1, 1, 0, 0, 0), 3, 2, 1, 0.5)], [1, 1, 1, 0, 0, 0].map(() => 0));
+  t.same(
+    [...majority(Uint8Array.of(1, 1, 1, 0, 0, 0), 3, 2, 1, 0.5)],
+    [1, 1, 1, 0, 0, 0].map(() => 0),
+  );
   // Other radii and fractions keep the box mean.
   const m = new Uint8Array(20 * 20).map(() => (rnd() < 0.5 ? 1 : 0));
-  t.same(majority(m, 20, 20, 2, 0.4), Uint8Array.from(boxMean(Float32Array.from(m), 20, 20, 2), (v) => (v > 0.4 ? 1 : 0)));
+  t.same(
+    majority(m, 20, 20, 2, 0.4),
+    Uint8Array.from(boxMean(Float32Array.from(m), 20, 20, 2), (v) => (v > 0.4 ? 1 : 0)),
+  );
 });
 
 t.test('drawing boxes and text', async (t) => {

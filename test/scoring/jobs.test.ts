@@ -56,8 +56,28 @@ function newWalk(orgId: string, extra: Partial<NewWalk> = {}): NewWalk {
     requestHash: 'h',
     keyId: null,
     clips: [
-      { fileName: '00.mp4', originalName: 'a.mp4', size: 10, sha256: 'x', kind: 'video', format: 'mp4', width: 320, height: 240, durationSeconds: 2 },
-      { fileName: '01.mp4', originalName: 'b.mp4', size: 10, sha256: 'y', kind: 'video', format: 'mp4', width: 320, height: 240, durationSeconds: 2 },
+      {
+        fileName: '00.mp4',
+        originalName: 'a.mp4',
+        size: 10,
+        sha256: 'x',
+        kind: 'video',
+        format: 'mp4',
+        width: 320,
+        height: 240,
+        durationSeconds: 2,
+      },
+      {
+        fileName: '01.mp4',
+        originalName: 'b.mp4',
+        size: 10,
+        sha256: 'y',
+        kind: 'video',
+        format: 'mp4',
+        width: 320,
+        height: 240,
+        durationSeconds: 2,
+      },
     ],
     ...extra,
   };
@@ -65,13 +85,39 @@ function newWalk(orgId: string, extra: Partial<NewWalk> = {}): NewWalk {
 
 const RESULT: StoredResult = {
   detector: { name: 'builtin-test', kind: 'builtin', fallback_reason: null },
-  frames: [{ index: 0, clip: 0, time_s: 0, detections: 1, width: 320, height: 240, quality: { sharpness: 0.5, brightness: 0.5, dark_fraction: 0, bright_fraction: 0, motion_px_per_s: null, score: 1 } }],
-  fruit: [{ track_id: 1, ripeness: 'red', votes: { green: 0, turning: 0, red: 1 }, box: [1, 2, 3, 4], frame: 0, first_frame: 0, last_frame: 0, frames_seen: 1, score: 0.9, diameter_mm: null }],
+  frames: [
+    {
+      index: 0,
+      clip: 0,
+      time_s: 0,
+      detections: 1,
+      width: 320,
+      height: 240,
+      quality: { sharpness: 0.5, brightness: 0.5, dark_fraction: 0, bright_fraction: 0, motion_px_per_s: null, score: 1 },
+    },
+  ],
+  fruit: [
+    {
+      track_id: 1,
+      ripeness: 'red',
+      votes: { green: 0, turning: 0, red: 1 },
+      box: [1, 2, 3, 4],
+      frame: 0,
+      first_frame: 0,
+      last_frame: 0,
+      frames_seen: 1,
+      score: 0.9,
+      diameter_mm: null,
+    },
+  ],
   stems: { count: null, reason: 'no stems' },
   plants: { count: null, reason: 'no plants' },
   quality: { score: 1, warnings: [] },
   counts: { green: 0, turning: 0, red: 1, total: 1 },
-  clips: [{ position: 0, frames: 1 }, { position: 1, frames: 0 }],
+  clips: [
+    { position: 0, frames: 1 },
+    { position: 1, frames: 0 },
+  ],
 };
 
 t.test('storage: frame paths are built from a job id and a number, and stay in their folder', async (t) => {
@@ -135,21 +181,48 @@ t.test('upload inspection: by content, with real ffprobe, refusing hostile files
     writeFileSync(p, bytes);
     return { path: p, originalName: name, size: Buffer.byteLength(bytes) };
   };
-  await run('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=size=320x240:rate=10', '-t', '1', '-pix_fmt', 'yuv420p', '-c:v', 'libx264', path.join(dir, 'ok.mp4')]);
+  await run('ffmpeg', [
+    '-v',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc=size=320x240:rate=10',
+    '-t',
+    '1',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:v',
+    'libx264',
+    path.join(dir, 'ok.mp4'),
+  ]);
   await run('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=size=160x120', '-frames:v', '1', path.join(dir, 'ok.jpg')]);
   const okVideo = await inspectUpload({ path: path.join(dir, 'ok.mp4'), originalName: 'walk.mp4', size: 1 }, 'file');
   t.match(okVideo, { sniffed: { kind: 'video', format: 'mp4' }, info: { kind: 'video', width: 320, height: 240 } });
   t.match(okVideo.sha256, /^[0-9a-f]{64}$/);
   const okPhoto = await inspectUpload({ path: path.join(dir, 'ok.jpg'), originalName: 'renamed.mp4', size: 1 }, 'file');
-  t.match(okPhoto, { sniffed: { kind: 'image', format: 'jpeg' }, info: { kind: 'image' } }, 'a JPEG named .mp4 is a photo: content decides');
+  t.match(
+    okPhoto,
+    { sniffed: { kind: 'image', format: 'jpeg' }, info: { kind: 'image' } },
+    'a JPEG named .mp4 is a photo: content decides',
+  );
 
   const hostile: [string, Buffer | string, RegExp][] = [
     ['empty.mp4', '', /empty/],
     ['notes.mp4', 'just some text, not a video\n'.repeat(20), /not a photo .* or video/],
     ['tool.jpg', Buffer.concat([Buffer.from([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1]), Buffer.alloc(200)]), /not a photo/],
     ['page.jpg', '<html><script>alert(1)</script></html>', /not a photo/],
-    ['fake.png', Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.from('garbage'.repeat(50))]), /starts like png but cannot be read/],
-    ['fake.mp4', Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from('ftypisom'), Buffer.alloc(12), Buffer.from('nothing here'.repeat(40))]), /starts like mp4 but cannot be read/],
+    [
+      'fake.png',
+      Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.from('garbage'.repeat(50))]),
+      /starts like png but cannot be read/,
+    ],
+    [
+      'fake.mp4',
+      Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from('ftypisom'), Buffer.alloc(12), Buffer.from('nothing here'.repeat(40))]),
+      /starts like mp4 but cannot be read/,
+    ],
     ['playlist.mp4', '#EXTM3U\n#EXT-X-VERSION:3\nhttp://example.com/a.ts\n', /not a photo/],
   ];
   for (const [name, bytes, message] of hostile) {
@@ -178,8 +251,16 @@ t.test('upload inspection: by content, with real ffprobe, refusing hostile files
       crc.writeUInt32BE(crc32(Buffer.concat([Buffer.from(type), data])) >>> 0);
       return Buffer.concat([len, Buffer.from(type), data, crc]);
     };
-    const bomb = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', Buffer.alloc(16)), chunk('IEND', Buffer.alloc(0))]);
-    const err = await inspectUpload(file('bomb.png', bomb), 'file').then(() => null, (e: unknown) => e);
+    const bomb = Buffer.concat([
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+      chunk('IHDR', ihdr),
+      chunk('IDAT', Buffer.alloc(16)),
+      chunk('IEND', Buffer.alloc(0)),
+    ]);
+    const err = await inspectUpload(file('bomb.png', bomb), 'file').then(
+      () => null,
+      (e: unknown) => e,
+    );
     t.equal((err as HttpProblem)?.status, 415, 'a 400-megapixel PNG is refused');
   }
 
@@ -193,7 +274,10 @@ t.test('queue: create, claim atomically, progress, finish', async (t) => {
   const db = opened.db;
   const first = await store.write(ACTOR, (w) => createWalk(w, newWalk(orgId)));
   t.equal(first.walk.status, 'queued');
-  t.same(first.clips.map((c) => c.position), [0, 1]);
+  t.same(
+    first.clips.map((c) => c.position),
+    [0, 1],
+  );
   t.same(await queueDepth(db), { queued: 1, running: 0 });
 
   // Five runners race for one queued walk: exactly one wins.
@@ -205,9 +289,15 @@ t.test('queue: create, claim atomically, progress, finish', async (t) => {
   t.equal(won[0]!.attempts, 1);
   t.equal(await claimNextWalk(store), null, 'nothing left to claim');
 
-  const logBefore = await db.selectFrom('change_log').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const logBefore = await db
+    .selectFrom('change_log')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   await recordProgress(db, first.walk.id, 0.4, [{ position: 0, progress: 0.8, frames: 4, status: 'running' }]);
-  const logAfter = await db.selectFrom('change_log').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const logAfter = await db
+    .selectFrom('change_log')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   t.equal(Number(logAfter.n), Number(logBefore.n), 'progress ticks stay out of the change log');
   t.equal((await findWalk(db, first.walk.id))!.progress, 0.4);
   t.match((await clipsOf(db, first.walk.id))[0], { progress: 0.8, frames: 4, status: 'running' });
@@ -216,15 +306,35 @@ t.test('queue: create, claim atomically, progress, finish', async (t) => {
   const done = (await findWalk(db, first.walk.id))!;
   t.match(done, { status: 'done', progress: 1, detector: 'builtin-test', count_red: 1, count_total: 1 });
   t.same(JSON.parse(done.result!).counts, RESULT.counts);
-  t.same((await clipsOf(db, first.walk.id)).map((c) => [c.status, c.frames]), [['done', 1], ['done', 0]]);
+  t.same(
+    (await clipsOf(db, first.walk.id)).map((c) => [c.status, c.frames]),
+    [
+      ['done', 1],
+      ['done', 0],
+    ],
+  );
 
   await recordProgress(db, first.walk.id, 0.1, []);
   t.equal((await findWalk(db, first.walk.id))!.progress, 1, 'a late progress tick does not touch a finished walk');
   t.equal(await store.write(ACTOR, (w) => finishWalk(w, first.walk.id, RESULT)), false, 'a walk is finished once');
   t.equal(await store.write(ACTOR, (w) => failWalk(w, first.walk.id, 'late')), false, 'a done walk does not fail afterwards');
 
-  const ops = await db.selectFrom('change_log').select(['op', 'after']).where('entity', '=', 'walks').where('entity_id', '=', first.walk.id).orderBy('seq').execute();
-  t.same(ops.map((o) => [o.op, JSON.parse(o.after!).status]), [['insert', 'queued'], ['update', 'running'], ['update', 'done']], 'each state change is logged once');
+  const ops = await db
+    .selectFrom('change_log')
+    .select(['op', 'after'])
+    .where('entity', '=', 'walks')
+    .where('entity_id', '=', first.walk.id)
+    .orderBy('seq')
+    .execute();
+  t.same(
+    ops.map((o) => [o.op, JSON.parse(o.after!).status]),
+    [
+      ['insert', 'queued'],
+      ['update', 'running'],
+      ['update', 'done'],
+    ],
+    'each state change is logged once',
+  );
 });
 
 t.test('queue: oldest first, failure with the clip at fault, requeue', async (t) => {
@@ -252,7 +362,14 @@ t.test('recovery at start: running walks go back to the queue, a walk that keeps
   const r = await recoverInterrupted(store);
   t.same(r, { requeued: [a.walk.id], failed: [] });
   t.match(await findWalk(opened.db, a.walk.id), { status: 'queued', progress: 0 });
-  t.same((await clipsOf(opened.db, a.walk.id)).map((c) => [c.status, c.progress, c.frames]), [['queued', 0, 0], ['queued', 0, 0]], 'partial clip progress is cleared');
+  t.same(
+    (await clipsOf(opened.db, a.walk.id)).map((c) => [c.status, c.progress, c.frames]),
+    [
+      ['queued', 0, 0],
+      ['queued', 0, 0],
+    ],
+    'partial clip progress is cleared',
+  );
 
   // Interrupted again on attempts 2 .. MAX_ATTEMPTS - 1: still re-queued.
   for (let attempt = 2; attempt < MAX_ATTEMPTS; attempt++) {
@@ -310,8 +427,12 @@ t.test('presenter: instants on the greenhouse clock, the same under any process 
   t.equal(here.finished_at, '2026-07-01T12:00:00+02:00', 'summer: +02:00');
   t.equal(here.result!.frames[0]!.overlay_url, `/api/observations/${walk.id}/frames/0/overlay.jpg`);
   t.same(here.counts, { green: 0, turning: 0, red: 1, total: 1 });
-  t.same(here.corrected_counts, { green: 1, turning: 0, red: 1, total: 2 }, 'the corrected counts beside the model\'s');
-  t.same(here.media, { clips: { kept_until: '2026-07-31T12:00:00+02:00', removed_at: null }, frames: { kept_until: null, removed_at: null } }, 'clips kept 30 days from the end of scoring, frames for ever');
+  t.same(here.corrected_counts, { green: 1, turning: 0, red: 1, total: 2 }, "the corrected counts beside the model's");
+  t.same(
+    here.media,
+    { clips: { kept_until: '2026-07-31T12:00:00+02:00', removed_at: null }, frames: { kept_until: null, removed_at: null } },
+    'clips kept 30 days from the end of scoring, frames for ever',
+  );
   const removed = presentWalk({ ...walk, clips_removed_at: '2026-11-01T09:00:00.000Z' }, [], keep, 'Europe/Amsterdam');
   t.same(removed.media.clips, { kept_until: null, removed_at: '2026-11-01T10:00:00+01:00' }, 'once removed: when, and no date to come');
 
@@ -319,7 +440,10 @@ t.test('presenter: instants on the greenhouse clock, the same under any process 
   const script = `import { presentWalk } from ${JSON.stringify(new URL('../../src/scoring/jobs/presenters.ts', import.meta.url).href)};
 process.stdout.write(JSON.stringify(presentWalk(${JSON.stringify(walk)}, [], ${JSON.stringify(keep)}, 'Europe/Amsterdam')));`;
   for (const tz of ['America/New_York', 'UTC']) {
-    const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { env: { ...process.env, TZ: tz }, encoding: 'utf8' });
+    const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      env: { ...process.env, TZ: tz },
+      encoding: 'utf8',
+    });
     t.same(JSON.parse(out), JSON.parse(JSON.stringify(here)), `TZ=${tz} answers the same`);
   }
 });
@@ -355,7 +479,15 @@ t.test('openDetector: a real (tiny) ONNX model loads; a broken one fails mode mo
   const dir = t.testdir();
   const bytes = buildYoloTestModel({ inputWidth: 64, inputHeight: 64, base: [[20], [32], [10], [10], [0.9], [0]] });
   writeFileSync(path.join(dir, 'tiny.onnx'), bytes);
-  const manifest = { name: 'tiny-test-model', file: 'tiny.onnx', input: { width: 64, height: 64 }, classes: [{ name: 'unripe', maps_to: 'green' }, { name: 'ripe', maps_to: 'red' }] };
+  const manifest = {
+    name: 'tiny-test-model',
+    file: 'tiny.onnx',
+    input: { width: 64, height: 64 },
+    classes: [
+      { name: 'unripe', maps_to: 'green' },
+      { name: 'ripe', maps_to: 'red' },
+    ],
+  };
   writeFileSync(path.join(dir, 'tiny.json'), JSON.stringify({ ...manifest, sha256: createHash('sha256').update(bytes).digest('hex') }));
   writeFileSync(path.join(dir, 'tampered.json'), JSON.stringify({ ...manifest, sha256: '0'.repeat(64) }));
 
@@ -365,9 +497,17 @@ t.test('openDetector: a real (tiny) ONNX model loads; a broken one fails mode mo
   t.match(found, [{ kind: 'fruit', ripeness: 'green' }], 'it detects through onnxruntime');
   await ok.detector.close?.();
 
-  await t.rejects(openDetector({ kind: 'model', manifest: path.join(dir, 'tampered.json'), strict: true }), /could not be loaded/, 'mode model: the walk fails with the reason');
+  await t.rejects(
+    openDetector({ kind: 'model', manifest: path.join(dir, 'tampered.json'), strict: true }),
+    /could not be loaded/,
+    'mode model: the walk fails with the reason',
+  );
   const fallback = await openDetector({ kind: 'model', manifest: path.join(dir, 'tampered.json'), strict: false });
-  t.match(fallback, { detector: { info: { name: 'builtin-colour' } }, fallbackReason: /tampered\.json could not be loaded/ }, 'mode auto: the built-in detector, with the reason');
+  t.match(
+    fallback,
+    { detector: { info: { name: 'builtin-colour' } }, fallbackReason: /tampered\.json could not be loaded/ },
+    'mode auto: the built-in detector, with the reason',
+  );
   const builtin = await openDetector({ kind: 'builtin', reason: null });
   t.equal(builtin.detector.info.name, 'builtin-colour');
 });

@@ -15,7 +15,20 @@ const SMALL = { ...DEFAULT_PARAMS, ...DEFAULT_PARAMS.smallFruit };
 
 function cand(source: 'ripe' | 'green', relativeL: number): Candidate {
   return {
-    circle: { method: 'inscribed', cx: 0, cy: 0, r: 10, explained: 0.9, rim: 0.3, blob: 1, claimed: 300, minX: 0, minY: 0, maxX: 20, maxY: 20 },
+    circle: {
+      method: 'inscribed',
+      cx: 0,
+      cy: 0,
+      r: 10,
+      explained: 0.9,
+      rim: 0.3,
+      blob: 1,
+      claimed: 300,
+      minX: 0,
+      minY: 0,
+      maxX: 20,
+      maxY: 20,
+    },
     source,
     score: 0,
     hue: source === 'green' ? 115 : 30,
@@ -89,5 +102,8 @@ t.test('on a rendered row, soft light raises green fruit to conf and studio ligh
     }
   }
   t.ok(raised >= 10, `${raised} greenhouse boxes score higher`);
-  t.ok(found.relative >= found.fixed, `green fruit wholly in view found at conf 0.5: ${found.relative} against ${found.fixed} with the fixed bound, of ${found.greens}`);
+  t.ok(
+    found.relative >= found.fixed,
+    `green fruit wholly in view found at conf 0.5: ${found.relative} against ${found.fixed} with the fixed bound, of ${found.greens}`,
+  );
 });

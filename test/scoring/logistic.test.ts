@@ -18,7 +18,16 @@ t.test('the logistic fit recovers the weights that made the labels', async (t) =
   const shrunk = fitLogistic(X, y, { l2: 2000 });
   t.ok(Math.abs(shrunk[1]!) < Math.abs(w[1]!) * 0.9, `a strong penalty shrinks the weights: ${shrunk[1]!.toFixed(3)}`);
   // Separable labels would send the weights to infinity unpenalised; the penalty keeps them finite.
-  const sep = fitLogistic([[1, -1], [1, -0.5], [1, 0.5], [1, 1]], [0, 0, 1, 1], { l2: 0.01 });
+  const sep = fitLogistic(
+    [
+      [1, -1],
+      [1, -0.5],
+      [1, 0.5],
+      [1, 1],
+    ],
+    [0, 0, 1, 1],
+    { l2: 0.01 },
+  );
   t.ok(sep.every(Number.isFinite) && sep[1]! > 1, `separable labels give finite weights: ${sep.map((v) => v.toFixed(2))}`);
   t.throws(() => fitLogistic([[1]], [0, 1]), RangeError);
 });

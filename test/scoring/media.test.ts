@@ -32,9 +32,17 @@ const at = (name: string) => path.join(dir, name);
 ff('-f', 'lavfi', '-i', 'testsrc=s=320x240:r=30:d=2', '-c:v', 'libx264', '-pix_fmt', 'yuv420p', at('testsrc.mp4'));
 ff('-i', at('testsrc.mp4'), '-c', 'copy', '-metadata:s:v:0', 'rotate=90', at('rotated.mp4'));
 ff(
-  '-f', 'lavfi',
-  '-i', 'color=red:s=64x48:r=30:d=1[a];color=blue:s=64x48:r=30:d=2,fps=2[b];[a][b]concat=n=2:v=1',
-  '-fps_mode', 'vfr', '-c:v', 'libx264', '-pix_fmt', 'yuv420p', at('vfr.mp4'),
+  '-f',
+  'lavfi',
+  '-i',
+  'color=red:s=64x48:r=30:d=1[a];color=blue:s=64x48:r=30:d=2,fps=2[b];[a][b]concat=n=2:v=1',
+  '-fps_mode',
+  'vfr',
+  '-c:v',
+  'libx264',
+  '-pix_fmt',
+  'yuv420p',
+  at('vfr.mp4'),
 );
 ff('-f', 'lavfi', '-i', 'testsrc=s=1600x1200:r=1:d=1', '-frames:v', '1', at('photo.jpg'));
 ff('-f', 'lavfi', '-i', 'testsrc=s=160x120:r=30:d=20', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', at('long.mp4'));
@@ -74,7 +82,10 @@ async function collect(file: string, opts: Parameters<typeof decodeFrames>[1] = 
 
 function childProcesses(): string[] {
   const out = execFileSync('ps', ['--ppid', String(process.pid), '-o', 'comm='], { encoding: 'utf8' });
-  return out.split('\n').map((s) => s.trim()).filter((s) => s && s !== 'ps');
+  return out
+    .split('\n')
+    .map((s) => s.trim())
+    .filter((s) => s && s !== 'ps');
 }
 
 t.test('resolveFfmpeg names paths and versions', async (t) => {
@@ -131,13 +142,33 @@ t.test('a variable-frame-rate clip is sampled by time, not by frame number', asy
   const frames = await collect(at('vfr.mp4'), { sampleSeconds: 0.5 });
   const colours = frames.map((f) => (mean(f.image, 0) > mean(f.image, 2) ? 'red' : 'blue'));
   t.same(colours.slice(0, 6), ['red', 'red', 'blue', 'blue', 'blue', 'blue']);
-  t.same(frames.slice(0, 6).map((f) => f.timeSeconds), [0, 0.5, 1, 1.5, 2, 2.5]);
-  t.same(frames.map((f) => f.index), frames.map((_, i) => i));
+  t.same(
+    frames.slice(0, 6).map((f) => f.timeSeconds),
+    [0, 0.5, 1, 1.5, 2, 2.5],
+  );
+  t.same(
+    frames.map((f) => f.index),
+    frames.map((_, i) => i),
+  );
 });
 
 t.test('each sample is the frame shown at its timestamp', async (t) => {
   // Frame n has luma 16 + 6·n (limited range), so a frame's brightness says which frame it is.
-  ff('-f', 'lavfi', '-i', 'color=black:s=64x48:r=30:d=1', '-vf', 'geq=lum=16+N*6:cb=128:cr=128', '-c:v', 'libx264', '-qp', '0', '-pix_fmt', 'yuv444p', at('ramp.mp4'));
+  ff(
+    '-f',
+    'lavfi',
+    '-i',
+    'color=black:s=64x48:r=30:d=1',
+    '-vf',
+    'geq=lum=16+N*6:cb=128:cr=128',
+    '-c:v',
+    'libx264',
+    '-qp',
+    '0',
+    '-pix_fmt',
+    'yuv444p',
+    at('ramp.mp4'),
+  );
   const frames = await collect(at('ramp.mp4'), { sampleSeconds: 0.1 });
   const shown = frames.map((f) => Math.round((mean(f.image, 1) * 219) / 255 / 6));
   t.same(shown.slice(0, 10), [0, 3, 6, 9, 12, 15, 18, 21, 24, 27], `frames shown: ${shown.join(',')}`);
@@ -165,7 +196,11 @@ t.test('stopping early ends ffmpeg', async (t) => {
     if (seen === 2) break;
   }
   t.equal(seen, 2);
-  t.same(childProcesses().filter((c) => c.includes('ffmpeg')), [], 'no ffmpeg left running');
+  t.same(
+    childProcesses().filter((c) => c.includes('ffmpeg')),
+    [],
+    'no ffmpeg left running',
+  );
 });
 
 t.test('an abort signal cancels decoding', async (t) => {
@@ -201,7 +236,7 @@ t.test('hostile inputs are refused with a reason', async (t) => {
   t.equal(sniffMediaType(Buffer.from('This is not a video.')), null);
 });
 
-t.test('a clip whose frames are corrupt fails with ffmpeg\'s reason', async (t) => {
+t.test("a clip whose frames are corrupt fails with ffmpeg's reason", async (t) => {
   // Keep the header (faststart puts moov first) and wreck the coded pictures after it.
   ff('-i', at('testsrc.mp4'), '-c', 'copy', '-movflags', '+faststart', at('fast.mp4'));
   const bytes = Buffer.from(readFileSync(at('fast.mp4')));
@@ -242,7 +277,7 @@ t.test('a clip ffmpeg decodes only in part says so: cut off part way, or damaged
   t.ok(cut.frames.length > 0 && cut.frames.length < 20, `the start only: ${cut.frames.length} frames`);
   t.equal(cut.summary.frames, cut.frames.length);
   t.match(cut.summary.errors, /partial file|Invalid data|error/i, `ffmpeg's words: ${cut.summary.errors}`);
-  t.notMatch(cut.summary.errors, dir, 'without the box\'s folders');
+  t.notMatch(cut.summary.errors, dir, "without the box's folders");
 
   // Noise over a stretch in the middle of the picture data: the decoder skips or garbles those pictures and goes on.
   const middle = Buffer.from(bytes);
@@ -264,10 +299,50 @@ t.test('a clip ffmpeg decodes only in part says so: cut off part way, or damaged
 // ffmpeg writes at error level reads as a damaged clip to the walker, so none of these may cause one.
 t.test('clips shaped as phones write them decode with no errors reported', async (t) => {
   const tone = ['-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000', '-c:a', 'aac'];
-  ff('-f', 'lavfi', '-i', 'testsrc2=s=320x240:r=30000/1001', ...tone, '-t', '4', '-c:v', 'libx264', '-profile:v', 'high', '-bf', '3', '-g', '30',
-    '-pix_fmt', 'yuv420p', '-timecode', '01:02:03:04', '-movflags', '+faststart', at('phone-h264.mov'));
-  ff('-f', 'lavfi', '-i', 'testsrc2=s=320x240:r=30', ...tone, '-t', '4', '-c:v', 'libx265', '-x265-params', 'log-level=error:open-gop=1:bframes=4:keyint=60',
-    '-pix_fmt', 'yuv420p10le', '-tag:v', 'hvc1', '-timecode', '00:00:00:00', at('phone-hevc.mov'));
+  ff(
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc2=s=320x240:r=30000/1001',
+    ...tone,
+    '-t',
+    '4',
+    '-c:v',
+    'libx264',
+    '-profile:v',
+    'high',
+    '-bf',
+    '3',
+    '-g',
+    '30',
+    '-pix_fmt',
+    'yuv420p',
+    '-timecode',
+    '01:02:03:04',
+    '-movflags',
+    '+faststart',
+    at('phone-h264.mov'),
+  );
+  ff(
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc2=s=320x240:r=30',
+    ...tone,
+    '-t',
+    '4',
+    '-c:v',
+    'libx265',
+    '-x265-params',
+    'log-level=error:open-gop=1:bframes=4:keyint=60',
+    '-pix_fmt',
+    'yuv420p10le',
+    '-tag:v',
+    'hvc1',
+    '-timecode',
+    '00:00:00:00',
+    at('phone-hevc.mov'),
+  );
   // Trimmed by copying from a point between keyframes, as a phone's editor trims without re-encoding.
   ff('-ss', '1.37', '-i', at('phone-h264.mov'), '-map', '0', '-c', 'copy', at('trimmed-h264.mov'));
   ff('-ss', '1.1', '-i', at('phone-hevc.mov'), '-map', '0', '-c', 'copy', at('trimmed-hevc.mov'));
@@ -290,7 +365,12 @@ t.test('sniffMediaType recognises the accepted containers by content', async (t)
   ff('-i', at('testsrc.mp4'), '-t', '0.2', '-c:v', 'libvpx', at('clip.webm'));
   ff('-i', at('testsrc.mp4'), '-t', '0.2', '-c:v', 'mpeg4', at('clip.avi'));
   const expect: Record<string, string> = {
-    'photo.png': 'png', 'photo.webp': 'webp', 'clip.mov': 'mov', 'clip.mkv': 'mkv', 'clip.webm': 'webm', 'clip.avi': 'avi',
+    'photo.png': 'png',
+    'photo.webp': 'webp',
+    'clip.mov': 'mov',
+    'clip.mkv': 'mkv',
+    'clip.webm': 'webm',
+    'clip.avi': 'avi',
   };
   for (const [name, format] of Object.entries(expect)) {
     t.equal(sniffMediaType(readFileSync(at(name)).subarray(0, 4096))?.format, format, name);
@@ -406,7 +486,21 @@ t.test('a path with "%d" in it is read as that file, not as a numbered image seq
 
 t.test('probe reads the colour tags that decide an HDR conversion; decoded frames say how their colours were read', async (t) => {
   // Tags only (the picture stays 8-bit SDR): what ffprobe reports is under test, not the conversion.
-  ff('-i', at('testsrc.mp4'), '-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-color_primaries', 'bt2020', '-color_trc', 'arib-std-b67', '-colorspace', 'bt2020nc', at('tagged-hlg.mp4'));
+  ff(
+    '-i',
+    at('testsrc.mp4'),
+    '-c:v',
+    'libx264',
+    '-pix_fmt',
+    'yuv420p',
+    '-color_primaries',
+    'bt2020',
+    '-color_trc',
+    'arib-std-b67',
+    '-colorspace',
+    'bt2020nc',
+    at('tagged-hlg.mp4'),
+  );
   t.match(await probeMedia(at('tagged-hlg.mp4')), { kind: 'video', colourTransfer: 'arib-std-b67', colourPrimaries: 'bt2020' });
   t.match(await probeMedia(at('testsrc.mp4')), { colourTransfer: null, colourPrimaries: null }, 'untagged');
   t.match(await probeMedia(at('photo.jpg')), { colourTransfer: null, colourPrimaries: null }, 'a photo is read as sRGB');
@@ -415,14 +509,26 @@ t.test('probe reads the colour tags that decide an HDR conversion; decoded frame
   const [hlg] = await collect(at('tagged-hlg.mp4'), { maxFrames: 1 });
   t.equal(hlg!.colour, (await canConvertColour(resolution.ffmpeg.path)) ? 'converted' : 'unconverted');
   // Tagged HLG but not with its matrix or range: zscale alone refuses such a frame, so the clip must still decode.
-  ff('-i', at('testsrc.mp4'), '-c:v', 'libx264', '-pix_fmt', 'yuv420p', '-color_primaries', 'bt2020', '-color_trc', 'arib-std-b67', at('partly-tagged-hlg.mp4'));
+  ff(
+    '-i',
+    at('testsrc.mp4'),
+    '-c:v',
+    'libx264',
+    '-pix_fmt',
+    'yuv420p',
+    '-color_primaries',
+    'bt2020',
+    '-color_trc',
+    'arib-std-b67',
+    at('partly-tagged-hlg.mp4'),
+  );
   t.match(await probeMedia(at('partly-tagged-hlg.mp4')), { colourTransfer: 'arib-std-b67', colourMatrix: null });
   const partly = await collect(at('partly-tagged-hlg.mp4'), { sampleSeconds: 0.5 });
   t.equal(partly.length, 4, 'every sample decoded');
   t.equal(partly[0]!.colour, hlg!.colour);
 });
 
-t.test('tailReason keeps what went wrong and drops the box\'s paths and ffmpeg\'s internals', async (t) => {
+t.test("tailReason keeps what went wrong and drops the box's paths and ffmpeg's internals", async (t) => {
   const stderr = [
     '[mov,mp4,m4a,3gp,3g2,mj2 @ 0x55d52520e240] moov atom not found',
     'file:/srv/cropwalk/data/uploads/3f2a.part: Invalid data found when processing input',

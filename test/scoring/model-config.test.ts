@@ -37,7 +37,10 @@ function install(dir: string, name: string, tamper = false) {
   });
   writeFileSync(path.join(dir, `${name}.onnx`), bytes);
   const sha256 = tamper ? 'c'.repeat(64) : createHash('sha256').update(bytes).digest('hex');
-  writeFileSync(path.join(dir, `${name}.json`), JSON.stringify({ name, file: `${name}.onnx`, sha256, input: { width: 64, height: 64 }, classes: CLASSES }));
+  writeFileSync(
+    path.join(dir, `${name}.json`),
+    JSON.stringify({ name, file: `${name}.onnx`, sha256, input: { width: 64, height: 64 }, classes: CLASSES }),
+  );
 }
 
 async function score(s: TestServer, key: string, mode: string) {

@@ -22,11 +22,15 @@ t.test('the head is the export layout [1, 4 + nc, N] and the model detector runs
   t.equal(m.anchors, 40 * 40 + 20 * 20 + 10 * 10);
   const session = await ort.InferenceSession.create(m.bytes);
   t.teardown(() => session.release());
-  const out = (await session.run({ images: new ort.Tensor('float32', new Float32Array(3 * 320 * 320).fill(0.5), [1, 3, 320, 320]) })).output0!;
+  const out = (await session.run({ images: new ort.Tensor('float32', new Float32Array(3 * 320 * 320).fill(0.5), [1, 3, 320, 320]) }))
+    .output0!;
   t.same(out.dims, [1, 7, m.anchors]);
   const data = out.data as Float32Array;
   const scores = data.subarray(4 * m.anchors);
-  t.ok(scores.every((s) => s > 0 && s < 0.5), 'class scores are sigmoids, low with the initial biases: no detection above conf');
+  t.ok(
+    scores.every((s) => s > 0 && s < 0.5),
+    'class scores are sigmoids, low with the initial biases: no detection above conf',
+  );
   // Box widths: the DFL's expected distance (0..15 bins) on both sides, times the stride (8 at the finest scale).
   const w0 = data[2 * m.anchors]!;
   t.ok(w0 > 0 && w0 <= 2 * 15 * 8, `first anchor's width ${w0} is within 2 × 15 × stride`);

@@ -3,13 +3,21 @@ import t from 'tap';
 import { createHash } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { createSession, letterbox, listModelManifests, loadModelDetector, providerCandidates, type ModelManifest } from '../../src/scoring/onnx/index.js';
+import {
+  createSession,
+  letterbox,
+  listModelManifests,
+  loadModelDetector,
+  providerCandidates,
+  type ModelManifest,
+} from '../../src/scoring/onnx/index.js';
 import type { Detection, RgbImage } from '../../src/scoring/types.js';
 import { buildYoloTestModel, type TestModelSpec } from '../helpers/onnx-model.js';
 
 // A 128×64 image: red on the left half, green added on the bottom half.
 function testImage(): RgbImage {
-  const w = 128, h = 64;
+  const w = 128,
+    h = 64;
   const data = new Uint8Array(w * h * 3);
   for (let y = 0; y < h; y++)
     for (let x = 0; x < w; x++) {
@@ -69,7 +77,8 @@ async function install(dir: string, name: string, spec: TestModelSpec, manifest:
   return p;
 }
 
-const rounded = (d: Detection[]) => d.map((x) => ({ ...x, box: x.box.map((v) => Math.round(v * 1000) / 1000), score: Math.round(x.score * 1e4) / 1e4 }));
+const rounded = (d: Detection[]) =>
+  d.map((x) => ({ ...x, box: x.box.map((v) => Math.round(v * 1000) / 1000), score: Math.round(x.score * 1e4) / 1e4 }));
 
 // Image-pixel boxes: model box minus padding (0, 16), divided by the scale 0.5.
 const EXPECTED_05 = [
@@ -109,7 +118,17 @@ t.test('a rectangular input (an export at imgsz=[h, w]) is letterboxed by its ow
   const spec: TestModelSpec = {
     inputWidth: 128,
     inputHeight: 80,
-    base: [[40, 100], [40, 6], [10, 8], [10, 8], [0, 0], [0, 0], [0, 0], [0, 0], [0, 0]],
+    base: [
+      [40, 100],
+      [40, 6],
+      [10, 8],
+      [10, 8],
+      [0, 0],
+      [0, 0],
+      [0, 0],
+      [0, 0],
+      [0, 0],
+    ],
     probes: [
       // a0 "ripe" = mean red of input rows 8..40, columns 0..64: the image's top-left quarter, all red.
       { channel: 0, x0: 0, y0: 8, x1: 64, y1: 40, row: 5, anchor: 0 },
@@ -132,13 +151,19 @@ t.test('NMS IoU is configurable', async (t) => {
   t.equal(d.filter((x) => x.ripeness === 'green').length, 2, 'a1 overlaps a0 by IoU 0.82, kept at threshold 0.9');
 });
 
-t.test('a model whose checksum is not the manifest\'s is refused', async (t) => {
+t.test("a model whose checksum is not the manifest's is refused", async (t) => {
   const dir = t.testdir();
   const p = await install(dir, 'bad', SPEC, { sha256: 'a'.repeat(64) });
   await t.rejects(loadModelDetector(p), { code: 'checksum_mismatch', message: /SHA-256 [0-9a-f]{64}.*expects a{64}/ });
-  await writeFile(path.join(dir, 'gone.json'), JSON.stringify({ name: 'gone', file: 'gone.onnx', sha256: 'b'.repeat(64), input: { width: 64, height: 64 }, classes: CLASSES }));
+  await writeFile(
+    path.join(dir, 'gone.json'),
+    JSON.stringify({ name: 'gone', file: 'gone.onnx', sha256: 'b'.repeat(64), input: { width: 64, height: 64 }, classes: CLASSES }),
+  );
   await t.rejects(loadModelDetector(path.join(dir, 'gone.json')), { code: 'model_missing' });
-  await writeFile(path.join(dir, 'escape.json'), JSON.stringify({ name: 'x', file: '../x.onnx', sha256: 'b'.repeat(64), input: { width: 64, height: 64 }, classes: CLASSES }));
+  await writeFile(
+    path.join(dir, 'escape.json'),
+    JSON.stringify({ name: 'x', file: '../x.onnx', sha256: 'b'.repeat(64), input: { width: 64, height: 64 }, classes: CLASSES }),
+  );
   await t.rejects(loadModelDetector(path.join(dir, 'escape.json')), { code: 'manifest_invalid' });
 });
 
@@ -146,17 +171,29 @@ t.test('an unexpected output shape is a clear error', async (t) => {
   const dir = t.testdir();
   const d4 = await loadModelDetector(await install(dir, 'rank4', { ...SPEC, reshapeOutput: [1, 9, 8, 1] }));
   t.teardown(() => d4.close());
-  await t.rejects(d4.detect(testImage(), { conf: 0.5 }), { code: 'model_output_unexpected', message: /shape \[1, 9, 8, 1\].*5 classes gives \[1, 9, N\] or \[1, N, 9\]/ });
+  await t.rejects(d4.detect(testImage(), { conf: 0.5 }), {
+    code: 'model_output_unexpected',
+    message: /shape \[1, 9, 8, 1\].*5 classes gives \[1, 9, N\] or \[1, N, 9\]/,
+  });
   const fewer = await loadModelDetector(await install(dir, 'fewer', SPEC, { classes: CLASSES.slice(0, 3) }));
   t.teardown(() => fewer.close());
-  await t.rejects(fewer.detect(testImage(), { conf: 0.5 }), { code: 'model_output_unexpected', message: /\[1, 9, 8\].*3 classes gives \[1, 7, N\]/ });
+  await t.rejects(fewer.detect(testImage(), { conf: 0.5 }), {
+    code: 'model_output_unexpected',
+    message: /\[1, 9, 8\].*3 classes gives \[1, 7, N\]/,
+  });
 });
 
 t.test('manifests in a folder are listed, broken ones with their reason', async (t) => {
   const dir = t.testdir({ 'notes.txt': 'x', 'broken.json': '{"name": 1}' });
   await install(dir, 'good', SPEC);
   const list = await listModelManifests(dir);
-  t.same(list.map((l) => [path.basename(l.path), l.manifest?.name ?? null, !!l.error]), [['broken.json', null, true], ['good.json', 'good', false]]);
+  t.same(
+    list.map((l) => [path.basename(l.path), l.manifest?.name ?? null, !!l.error]),
+    [
+      ['broken.json', null, true],
+      ['good.json', 'good', false],
+    ],
+  );
   t.match(list[0]!.error, /invalid: .*name/);
   t.same(await listModelManifests(path.join(dir, 'none')), []);
 });

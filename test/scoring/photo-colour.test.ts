@@ -41,7 +41,8 @@ ffmpeg('-i', at('p3-bare.png'), '-q:v', '2', at('p3-bare.jpg'));
 ffmpeg('-i', at('srgb.png'), '-q:v', '2', at('srgb.jpg'));
 ffmpeg('-i', at('p3-bare.png'), '-c:v', 'libwebp', '-quality', '95', at('p3-bare.webp'));
 const P3 = displayP3Profile();
-const cicp = (primaries: number, transfer: number, matrix = 0, fullRange = 1) => pngChunk('cICP', Buffer.from([primaries, transfer, matrix, fullRange]));
+const cicp = (primaries: number, transfer: number, matrix = 0, fullRange = 1) =>
+  pngChunk('cICP', Buffer.from([primaries, transfer, matrix, fullRange]));
 writeFileSync(at('p3.png'), pngWithProfile(readFileSync(at('p3-bare.png')), P3));
 const files = {
   pngP3: at('p3.png'),
@@ -53,7 +54,13 @@ const files = {
   pngP3Cicp: write('p3-cicp.png', pngWithChunk(readFileSync(at('p3-bare.png')), cicp(12, 13))),
   // The same pixels with a P3 profile and a cICP of sRGB: cICP ranks first, before or after the profile.
   pngCicpFirst: write('cicp-first.png', pngWithChunk(readFileSync(at('p3.png')), cicp(1, 13))),
-  pngCicpAfter: write('cicp-after.png', pngWithChunk(pngWithChunk(readFileSync(at('p3-bare.png')), cicp(1, 13)), pngChunk('iCCP', Buffer.concat([Buffer.from('P3\0\0', 'latin1'), deflateSync(P3)])))),
+  pngCicpAfter: write(
+    'cicp-after.png',
+    pngWithChunk(
+      pngWithChunk(readFileSync(at('p3-bare.png')), cicp(1, 13)),
+      pngChunk('iCCP', Buffer.concat([Buffer.from('P3\0\0', 'latin1'), deflateSync(P3)])),
+    ),
+  ),
   heicP3Nclx: write('p3-nclx.heic', withColour(HEIC, { primaries: 12, transfer: 13 })),
   heicP3Icc: write('p3-icc.heic', withColour(HEIC, { icc: P3 })),
   heicPq: write('pq.heic', withColour(HEIC, { primaries: 9, transfer: 16 })),
@@ -64,7 +71,8 @@ async function frame(file: string): Promise<DecodedFrame> {
   for await (const f of decodeFrames(file, { maxFrames: 1 })) return f;
   throw new Error('no frame');
 }
-const same = (a: Uint8Array, b: Uint8Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+const same = (a: Uint8Array, b: Uint8Array) =>
+  Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
 function maxAbsDiff(a: Uint8Array, b: Uint8Array): number {
   let d = 0;
   for (let i = 0; i < a.length; i++) d = Math.max(d, Math.abs(a[i]! - b[i]!));
@@ -77,7 +85,14 @@ function meanAbsDiff(a: Uint8Array, b: Uint8Array): number {
 }
 
 t.test('the profile is found in each container', async (t) => {
-  for (const f of [SOURCE, at('srgb.png'), at('p3-bare.webp'), files.pngSrgbChunk, files.heic709, path.join(ROOT, 'test/fixtures/heic/row-mixed.heic')]) {
+  for (const f of [
+    SOURCE,
+    at('srgb.png'),
+    at('p3-bare.webp'),
+    files.pngSrgbChunk,
+    files.heic709,
+    path.join(ROOT, 'test/fixtures/heic/row-mixed.heic'),
+  ]) {
     t.same(await photoColour(f), { kind: 'srgb' }, `${path.basename(f)}: sRGB, nothing to do`);
   }
   t.same(await photoColour(files.pngCicpFirst), { kind: 'srgb' }, 'PNG: cICP (sRGB) ranks over the P3 profile after it');
@@ -87,16 +102,21 @@ t.test('the profile is found in each container', async (t) => {
     t.equal(c.kind, 'convert', `${path.basename(f)}: Display P3, converted`);
     if (c.kind === 'convert') t.ok(Math.abs(c.conversion.matrix[0] - 1.2249) < 0.002, 'by the P3 matrix');
   }
-  t.match(await photoColour(files.heicPq), { kind: 'unreadable', reason: /transfer characteristics 16/ }, 'an HDR (PQ) still is not converted, and says why');
+  t.match(
+    await photoColour(files.heicPq),
+    { kind: 'unreadable', reason: /transfer characteristics 16/ },
+    'an HDR (PQ) still is not converted, and says why',
+  );
 });
 
-t.test('decoded pixels of a Display P3 photo are the sRGB original\'s', async (t) => {
+t.test("decoded pixels of a Display P3 photo are the sRGB original's", async (t) => {
   const original = await frame(at('srgb.png'));
   const png = await frame(files.pngP3);
   t.equal(png.colour, 'converted');
   const bare = await frame(at('p3-bare.png'));
   t.equal(bare.colour, 'as-recorded', 'without its profile the same pixels are taken as sRGB');
-  const dBare = meanAbsDiff(bare.image.data, original.image.data), dPng = meanAbsDiff(png.image.data, original.image.data);
+  const dBare = meanAbsDiff(bare.image.data, original.image.data),
+    dPng = meanAbsDiff(png.image.data, original.image.data);
   // Measured: 0.14 levels converted (rounding on both sides), 2.3 read as sRGB (the mean over a
   // photo of leaves and fruit; the saturated fruit move most).
   t.ok(dPng < 1, `PNG with its profile: ${dPng.toFixed(2)} levels from the original`);
@@ -104,7 +124,8 @@ t.test('decoded pixels of a Display P3 photo are the sRGB original\'s', async (t
   const cicpFrame = await frame(files.pngP3Cicp);
   t.equal(cicpFrame.colour, 'converted');
   t.ok(maxAbsDiff(cicpFrame.image.data, png.image.data) <= 1, 'PNG tagged by cICP: the same pixels as by its ICC profile, within a level');
-  const jpeg = await frame(files.jpegP3), jpegOriginal = await frame(at('srgb.jpg'));
+  const jpeg = await frame(files.jpegP3),
+    jpegOriginal = await frame(at('srgb.jpg'));
   const dJpeg = meanAbsDiff(jpeg.image.data, jpegOriginal.image.data);
   t.ok(dJpeg < 1.5, `JPEG with its profile: ${dJpeg.toFixed(2)} levels from the sRGB JPEG`);
   t.ok(same((await frame(files.jpegP3Split)).image.data, jpeg.image.data), 'a profile split over three APP2 segments reads the same');
@@ -115,11 +136,20 @@ t.test('decoded pixels of a Display P3 photo are the sRGB original\'s', async (t
   const heicP3 = await frame(files.heicP3Nclx);
   t.equal(heicP3.colour, 'converted');
   const untagged = await frame(path.join(ROOT, 'test/fixtures/heic/row-mixed.heic'));
-  t.ok(same(heicP3.image.data, convertToSrgb(untagged.image, (await photoColour(files.heicP3Nclx) as { kind: 'convert'; conversion: never }).conversion).data), 'HEIC tagged P3: its pixels converted');
+  t.ok(
+    same(
+      heicP3.image.data,
+      convertToSrgb(untagged.image, ((await photoColour(files.heicP3Nclx)) as { kind: 'convert'; conversion: never }).conversion).data,
+    ),
+    'HEIC tagged P3: its pixels converted',
+  );
   t.ok(meanAbsDiff(heicP3.image.data, untagged.image.data) > 1, 'which moves them');
   // The ICC profile's colorants are Apple's, rounded to 16 fractional bits: a level here and there.
   const byIcc = (await frame(files.heicP3Icc)).image.data;
-  t.ok(maxAbsDiff(byIcc, heicP3.image.data) <= 1 && meanAbsDiff(byIcc, heicP3.image.data) < 0.05, 'the same whether the tag is nclx or an ICC profile');
+  t.ok(
+    maxAbsDiff(byIcc, heicP3.image.data) <= 1 && meanAbsDiff(byIcc, heicP3.image.data) < 0.05,
+    'the same whether the tag is nclx or an ICC profile',
+  );
   t.equal((await frame(files.heicPq)).colour, 'unconverted', 'a colour the box cannot convert is marked so');
   t.ok((await decodeHeif(files.heicP3Nclx, 1e8)).width === 800, 'libheif reads the edited file');
 });
@@ -146,20 +176,44 @@ t.test('hostile containers: refused as unreadable or read as untagged, never pas
     ['JPEG: a segment given twice', dupSeq, /twice/],
     ['JPEG: segment 7 of 3', pastCount, /numbered/],
     ['JPEG: a segment length under 2', shortLen, /length under 2/],
-    ['JPEG: a CMYK profile', jpegWithProfile(jpeg, Buffer.from(P3).fill(0x43, 16, 17).fill(0x4d, 17, 18).fill(0x59, 18, 19).fill(0x4b, 19, 20)), /CMYK/],
-    ['JPEG: 100,000 empty segments before the picture', Buffer.concat([jpeg.subarray(0, 2), Buffer.alloc(400_000, Buffer.from([0xff, 0xe1, 0x00, 0x02])), jpeg.subarray(2)]), /more than 1000 JPEG segments/],
-    ['JPEG: noise after SOI', Buffer.concat([jpeg.subarray(0, 2), Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919) & 255))]), 'srgb'],
-    [`PNG: a profile that inflates past 4 MiB (${bomb.length} bytes packed)`, pngWithChunk(png, pngChunk('iCCP', Buffer.concat([Buffer.from('x\0\0', 'latin1'), bomb]))), /cannot be unpacked/],
+    [
+      'JPEG: a CMYK profile',
+      jpegWithProfile(jpeg, Buffer.from(P3).fill(0x43, 16, 17).fill(0x4d, 17, 18).fill(0x59, 18, 19).fill(0x4b, 19, 20)),
+      /CMYK/,
+    ],
+    [
+      'JPEG: 100,000 empty segments before the picture',
+      Buffer.concat([jpeg.subarray(0, 2), Buffer.alloc(400_000, Buffer.from([0xff, 0xe1, 0x00, 0x02])), jpeg.subarray(2)]),
+      /more than 1000 JPEG segments/,
+    ],
+    [
+      'JPEG: noise after SOI',
+      Buffer.concat([jpeg.subarray(0, 2), Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919) & 255))]),
+      'srgb',
+    ],
+    [
+      `PNG: a profile that inflates past 4 MiB (${bomb.length} bytes packed)`,
+      pngWithChunk(png, pngChunk('iCCP', Buffer.concat([Buffer.from('x\0\0', 'latin1'), bomb]))),
+      /cannot be unpacked/,
+    ],
     ['PNG: a profile that is not zlib', pngWithChunk(png, pngChunk('iCCP', Buffer.from('x\0\0garbage', 'latin1'))), /cannot be unpacked/],
     ['PNG: a profile chunk without a name', pngWithChunk(png, pngChunk('iCCP', Buffer.from([0, 0, 1, 2]))), /malformed/],
-    ['PNG: a profile chunk of 4 GiB declared', pngWithChunk(png, Buffer.from([0xff, 0xff, 0xff, 0xf0, 0x69, 0x43, 0x43, 0x50])), /larger than any camera/],
+    [
+      'PNG: a profile chunk of 4 GiB declared',
+      pngWithChunk(png, Buffer.from([0xff, 0xff, 0xff, 0xf0, 0x69, 0x43, 0x43, 0x50])),
+      /larger than any camera/,
+    ],
     ['WebP: a profile chunk of 4 GiB declared', hugeIccp, /larger than any camera/],
     ['PNG: a cICP chunk of 3 bytes', pngWithChunk(png, pngChunk('cICP', Buffer.from([12, 13, 0]))), /cICP chunk of 3 bytes/],
     ['PNG: a cICP chunk declaring a YCbCr matrix', pngWithChunk(png, cicp(12, 13, 1)), /matrix coefficients 1/],
     ['PNG: a cICP chunk declaring narrow range', pngWithChunk(png, cicp(12, 13, 0, 0)), /narrow-range/],
     ['PNG: a cICP chunk of an HDR (PQ) picture', pngWithChunk(png, cicp(9, 16)), /transfer characteristics 16/],
     ['PNG: a cICP chunk of unknown primaries', pngWithChunk(png, cicp(200, 13)), /primaries 200/],
-    ['PNG: a cICP chunk of 4 GiB declared', pngWithChunk(png, Buffer.from([0xff, 0xff, 0xff, 0xf0, 0x63, 0x49, 0x43, 0x50])), /cICP chunk of 4294967280 bytes/],
+    [
+      'PNG: a cICP chunk of 4 GiB declared',
+      pngWithChunk(png, Buffer.from([0xff, 0xff, 0xff, 0xf0, 0x63, 0x49, 0x43, 0x50])),
+      /cICP chunk of 4294967280 bytes/,
+    ],
   ];
   for (const [name, bytes, want] of cases) {
     const c = await photoColour(write('hostile.bin', bytes));
@@ -170,7 +224,7 @@ t.test('hostile containers: refused as unreadable or read as untagged, never pas
 
 t.test('fuzzed headers: a photo with broken bytes in its headers gets an answer, never an exception', async (t) => {
   let seed = 4242;
-  const rnd = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
+  const rnd = () => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32;
   const sources = [files.jpegP3Split, files.pngP3, files.webpP3, files.heicP3Icc, files.pngP3Cicp].map((f) => readFileSync(f));
   const kinds = new Map<string, number>();
   const thrown: string[] = [];
@@ -190,25 +244,39 @@ t.test('fuzzed headers: a photo with broken bytes in its headers gets an answer,
   t.ok((kinds.get('unreadable') ?? 0) > 50 && (kinds.get('convert') ?? 0) > 50, 'broken profiles are refused, intact ones still read');
 });
 
-t.test('through the API: a P3 photo is counted as its sRGB original; a profile the box cannot read raises the colour warning', async (t) => {
-  const s = await startServer(t);
-  const { adminKey } = await createTree(s);
-  async function scored(file: string) {
-    const r = await upload(s, '/api/observations', adminKey, [{ field: 'file', file, name: path.basename(file) }], { mode: 'photo' });
-    if (r.status !== 202) throw new Error(`${r.status} ${r.text}`);
-    const done = (await poll(s, r.body.job_id, adminKey)).at(-1);
-    t.equal(done.status, 'done', done.error?.detail ?? '');
-    return done.result;
-  }
-  const original = await scored(at('srgb.png'));
-  const p3 = await scored(files.pngP3);
-  const bare = await scored(at('p3-bare.png'));
-  for (const k of ['green', 'turning', 'red', 'total'] as const) {
-    t.ok(Math.abs(p3.counts[k] - original.counts[k]) <= 1, `${k}: P3 with its profile ${p3.counts[k]}, sRGB original ${original.counts[k]} (read as sRGB: ${bare.counts[k]})`);
-  }
-  t.same(p3.quality.warnings.filter((w: { code: string }) => w.code === 'colours_unconverted'), [], 'converted: no colour warning');
-  const cmyk = Buffer.from(P3);
-  cmyk.write('CMYK', 16, 'latin1');
-  const unreadable = await scored(write('cmyk-profile.jpg', jpegWithProfile(readFileSync(at('p3-bare.jpg')), cmyk)));
-  t.match(unreadable.quality.warnings, [{ code: 'colours_unconverted', message: /colour profile/ }], 'an unreadable profile: the walk says its colours are uncertain');
-});
+t.test(
+  'through the API: a P3 photo is counted as its sRGB original; a profile the box cannot read raises the colour warning',
+  async (t) => {
+    const s = await startServer(t);
+    const { adminKey } = await createTree(s);
+    async function scored(file: string) {
+      const r = await upload(s, '/api/observations', adminKey, [{ field: 'file', file, name: path.basename(file) }], { mode: 'photo' });
+      if (r.status !== 202) throw new Error(`${r.status} ${r.text}`);
+      const done = (await poll(s, r.body.job_id, adminKey)).at(-1);
+      t.equal(done.status, 'done', done.error?.detail ?? '');
+      return done.result;
+    }
+    const original = await scored(at('srgb.png'));
+    const p3 = await scored(files.pngP3);
+    const bare = await scored(at('p3-bare.png'));
+    for (const k of ['green', 'turning', 'red', 'total'] as const) {
+      t.ok(
+        Math.abs(p3.counts[k] - original.counts[k]) <= 1,
+        `${k}: P3 with its profile ${p3.counts[k]}, sRGB original ${original.counts[k]} (read as sRGB: ${bare.counts[k]})`,
+      );
+    }
+    t.same(
+      p3.quality.warnings.filter((w: { code: string }) => w.code === 'colours_unconverted'),
+      [],
+      'converted: no colour warning',
+    );
+    const cmyk = Buffer.from(P3);
+    cmyk.write('CMYK', 16, 'latin1');
+    const unreadable = await scored(write('cmyk-profile.jpg', jpegWithProfile(readFileSync(at('p3-bare.jpg')), cmyk)));
+    t.match(
+      unreadable.quality.warnings,
+      [{ code: 'colours_unconverted', message: /colour profile/ }],
+      'an unreadable profile: the walk says its colours are uncertain',
+    );
+  },
+);

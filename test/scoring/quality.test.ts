@@ -1,11 +1,18 @@
 import t from 'tap';
-import { clipCutShortWarning, clipDamagedWarning, frameQuality, walkQuality, QUALITY_THRESHOLDS, type FrameQuality } from '../../src/scoring/quality.js';
+import {
+  clipCutShortWarning,
+  clipDamagedWarning,
+  frameQuality,
+  walkQuality,
+  QUALITY_THRESHOLDS,
+  type FrameQuality,
+} from '../../src/scoring/quality.js';
 import type { RgbImage } from '../../src/scoring/types.js';
 
 /** A deterministic scene with structure at several scales, wider than the frame so it can be panned. */
 function scene(width: number, height: number, seed = 7): RgbImage {
   let s = seed;
-  const rand = () => ((s = (s * 1103515245 + 12345) >>> 0) / 2 ** 32);
+  const rand = () => (s = (s * 1103515245 + 12345) >>> 0) / 2 ** 32;
   const data = new Uint8Array(width * height * 3);
   for (let p = 0; p < data.length; p += 3) {
     const v = 90 + rand() * 40;
@@ -67,7 +74,10 @@ t.test('a blurred frame is less sharp and warns "out of focus"', async (t) => {
   t.ok(sharp.sharpness > soft.sharpness * 2, `sharp ${sharp.sharpness.toFixed(3)} vs blurred ${soft.sharpness.toFixed(3)}`);
   t.ok(sharp.sharpness >= 0 && sharp.sharpness <= 1);
   const walk = walkQuality([{ quality: soft, width: W }]);
-  t.same(walk.warnings.map((w) => w.code), ['out_of_focus']);
+  t.same(
+    walk.warnings.map((w) => w.code),
+    ['out_of_focus'],
+  );
   t.match(walk.warnings[0]!.message, /out of focus/);
   t.same(walkQuality([{ quality: sharp, width: W }]).warnings, [], 'the sharp frame raises nothing');
 });
@@ -104,7 +114,10 @@ t.test('motion is measured as a shift per second and a large one warns "walked t
   t.same(q2.shift, [236, 8]);
   t.ok(q2.motionPxPerSecond! > QUALITY_THRESHOLDS.tooFastWidthsPerSecond * W, `${q2.motionPxPerSecond} px/s`);
   const walk = walkQuality([q0, q1, q2].map((quality) => ({ quality, width: W })));
-  t.same(walk.warnings.map((w) => [w.code, w.frames]), [['walked_too_fast', [2]]]);
+  t.same(
+    walk.warnings.map((w) => [w.code, w.frames]),
+    [['walked_too_fast', [2]]],
+  );
   t.match(walk.warnings[0]!.message, /walked too fast/);
 });
 
@@ -121,20 +134,35 @@ t.test('colours read unconverted are a warning for any share of the walk, and le
   // A batch of two clips where the second, an HDR clip, could not be converted: 2 of 10 frames.
   const frames = Array.from({ length: 10 }, (_, i) => ({ quality: good, width: W, colourUnconverted: i >= 8 }));
   const walk = walkQuality(frames);
-  t.same(walk.warnings.map((w) => [w.code, w.frames]), [['colours_unconverted', [8, 9]]], 'below the 20 % share that other warnings need');
+  t.same(
+    walk.warnings.map((w) => [w.code, w.frames]),
+    [['colours_unconverted', [8, 9]]],
+    'below the 20 % share that other warnings need',
+  );
   t.match(walk.warnings[0]!.message, /^colours uncertain: 2 of 10 frames .*HDR.*zscale/);
-  t.same(walk.frameScores, walkQuality(frames.map((f) => ({ ...f, colourUnconverted: false }))).frameScores, 'the footage itself is no worse');
+  t.same(
+    walk.frameScores,
+    walkQuality(frames.map((f) => ({ ...f, colourUnconverted: false }))).frameScores,
+    'the footage itself is no worse',
+  );
   t.same(walkQuality(frames.map((f) => ({ ...f, colourUnconverted: false }))).warnings, []);
 });
 
 t.test('clip_cut_short: raised when a clip runs at least one sample past the stretch read, naming each clip cut', async (t) => {
   const settings = { maxFrames: 240, sampleSeconds: 0.5 };
   t.equal(clipCutShortWarning([{ number: 1, durationSeconds: 60, readSeconds: 60, lastFrame: 119 }], settings), null, 'read whole');
-  t.equal(clipCutShortWarning([{ number: 1, durationSeconds: 120.4, readSeconds: 120, lastFrame: 239 }], settings), null, 'less than one sample past: nothing left to score');
+  t.equal(
+    clipCutShortWarning([{ number: 1, durationSeconds: 120.4, readSeconds: 120, lastFrame: 239 }], settings),
+    null,
+    'less than one sample past: nothing left to score',
+  );
   t.equal(clipCutShortWarning([{ number: 1, durationSeconds: 0, readSeconds: 0, lastFrame: 0 }], settings), null, 'a photo');
   const one = clipCutShortWarning([{ number: 1, durationSeconds: 320, readSeconds: 120, lastFrame: 239 }], settings);
   t.match(one, { code: 'clip_cut_short', frames: [239] });
-  t.match(one?.message, /^not all of the walk was scored: the first 120 s of 320 s \(max_frames 240 at sample_seconds 0\.5\).*a larger max_frames \(POST \/api\/observations\/\{id\}\/rescore, up to 2000\)/);
+  t.match(
+    one?.message,
+    /^not all of the walk was scored: the first 120 s of 320 s \(max_frames 240 at sample_seconds 0\.5\).*a larger max_frames \(POST \/api\/observations\/\{id\}\/rescore, up to 2000\)/,
+  );
   const batch = clipCutShortWarning(
     [
       { number: 1, durationSeconds: 90, readSeconds: 90, lastFrame: 179 },
@@ -147,15 +175,22 @@ t.test('clip_cut_short: raised when a clip runs at least one sample past the str
   t.same(batch?.frames, [419], 'frames: where each cut clip stopped, when it had one');
 });
 
-t.test('clip_damaged: names each damaged clip, how far a clip cut off part way was decoded, and ffmpeg\'s words', async (t) => {
+t.test("clip_damaged: names each damaged clip, how far a clip cut off part way was decoded, and ffmpeg's words", async (t) => {
   const settings = { sampleSeconds: 0.25 };
   t.equal(clipDamagedWarning([], settings), null, 'nothing damaged, no warning');
   const clip = { number: 1, photo: false, readSeconds: 60, errors: 'partial file', lastFrame: 20 };
   const cut = clipDamagedWarning([{ ...clip, decodedSeconds: 5.25 }], settings);
   t.match(cut, { code: 'clip_damaged', frames: [20] });
-  t.match(cut?.message, /^the upload is damaged: clip 1: only its first 5\.3 s of 60 s could be decoded, so the counts miss the rest of it \(ffmpeg: partial file\); film it again/);
+  t.match(
+    cut?.message,
+    /^the upload is damaged: clip 1: only its first 5\.3 s of 60 s could be decoded, so the counts miss the rest of it \(ffmpeg: partial file\); film it again/,
+  );
   const whole = clipDamagedWarning([{ ...clip, decodedSeconds: 59.8 }], settings);
-  t.match(whole?.message, /clip 1: some of its pictures could not be decoded and were skipped or came out garbled \(ffmpeg: partial file\)/, 'less than a sample short: read to its end, damaged inside');
+  t.match(
+    whole?.message,
+    /clip 1: some of its pictures could not be decoded and were skipped or came out garbled \(ffmpeg: partial file\)/,
+    'less than a sample short: read to its end, damaged inside',
+  );
   t.notMatch(whole?.message, /only its first/);
   const photo = clipDamagedWarning([{ ...clip, photo: true, readSeconds: 0, decodedSeconds: 0.25, lastFrame: 0 }], settings);
   t.match(photo?.message, /the photo: part of it may be grey or garbled/);
@@ -166,6 +201,10 @@ t.test('clip_damaged: names each damaged clip, how far a clip cut off part way w
     ],
     settings,
   );
-  t.match(batch?.message, /clip 2: only its first 30 s of 120 s .*; clip 3: some of its pictures/, 'a batch names its clips, against the stretch each was to be read for');
+  t.match(
+    batch?.message,
+    /clip 2: only its first 30 s of 120 s .*; clip 3: some of its pictures/,
+    'a batch names its clips, against the stretch each was to be read for',
+  );
   t.same(batch?.frames, [300], 'frames: the last frame scored of each, when it had one');
 });

@@ -19,7 +19,10 @@ function meanRgb(img: RgbImage, cx: number, cy: number, r: number): [number, num
   for (let y = Math.round(cy - r); y <= Math.round(cy + r); y++)
     for (let x = Math.round(cx - r); x <= Math.round(cx + r); x++) {
       const p = (y * img.width + x) * 3;
-      s[0] += img.data[p]!; s[1] += img.data[p + 1]!; s[2] += img.data[p + 2]!; n++;
+      s[0] += img.data[p]!;
+      s[1] += img.data[p + 1]!;
+      s[2] += img.data[p + 2]!;
+      n++;
     }
   return [s[0]! / n, s[1]! / n, s[2]! / n];
 }
@@ -32,7 +35,11 @@ t.test('a walk is a real mp4 whose truth boxes sit on fruit of the right colour'
   t.same(truth, JSON.parse(JSON.stringify(r.truth)), 'truth file is what renderWalk returned');
   t.equal(truth.clips[0]!.frames, 30);
   t.ok(truth.fruit.length > 20, `${truth.fruit.length} fruit in view`);
-  for (const cls of ['green', 'turning', 'red'] as const) t.ok(truth.fruit.some((f) => f.ripeness === cls), `some ${cls} fruit`);
+  for (const cls of ['green', 'turning', 'red'] as const)
+    t.ok(
+      truth.fruit.some((f) => f.ripeness === cls),
+      `some ${cls} fruit`,
+    );
   t.ok(truth.stems.length >= 3 && truth.plants.length >= 3);
   t.ok(Math.abs(truth.mmPerPixel - 1200 / 640) < 1e-9);
 
@@ -60,14 +67,34 @@ t.test('clips are consecutive stretches of one row with one truth', async (t) =>
   const dir = t.testdir();
   const one = await renderWalk({ out: dir, name: 'one', seconds: 3, fps: 10, width: 320, height: 180, seed: 5 });
   const three = await renderWalk({ out: dir, name: 'three', seconds: 3, fps: 10, width: 320, height: 180, seed: 5, clips: 3 });
-  t.same(three.files.map((f) => f.slice(dir.length + 1)), ['three-1.mp4', 'three-2.mp4', 'three-3.mp4']);
-  t.same(three.truth.clips.map((c) => [c.startSeconds, c.frames]), [[0, 10], [1, 10], [2, 10]]);
-  t.same(three.truth.fruit.map((f) => f.id), one.truth.fruit.map((f) => f.id), 'the same fruit are seen');
+  t.same(
+    three.files.map((f) => f.slice(dir.length + 1)),
+    ['three-1.mp4', 'three-2.mp4', 'three-3.mp4'],
+  );
+  t.same(
+    three.truth.clips.map((c) => [c.startSeconds, c.frames]),
+    [
+      [0, 10],
+      [1, 10],
+      [2, 10],
+    ],
+  );
+  t.same(
+    three.truth.fruit.map((f) => f.id),
+    one.truth.fruit.map((f) => f.id),
+    'the same fruit are seen',
+  );
   // Appearance k of the one-clip walk is frame (k mod 10) of clip floor(k/10).
   const f0 = one.truth.fruit[0]!;
   const g0 = three.truth.fruit[0]!;
-  t.same(g0.appearances.map((a) => a.clip * 10 + a.frame), f0.appearances.map((a) => a.frame));
-  t.same(g0.appearances.map((a) => a.box), f0.appearances.map((a) => a.box));
+  t.same(
+    g0.appearances.map((a) => a.clip * 10 + a.frame),
+    f0.appearances.map((a) => a.frame),
+  );
+  t.same(
+    g0.appearances.map((a) => a.box),
+    f0.appearances.map((a) => a.box),
+  );
 });
 
 t.test('seeds are reproducible and distinct; dark walks are dark', async (t) => {
@@ -76,7 +103,10 @@ t.test('seeds are reproducible and distinct; dark walks are dark', async (t) => 
   const b = await renderWalk({ out: dir, name: 'b', seconds: 0.5, fps: 10, width: 320, height: 180, seed: 7 });
   const c = await renderWalk({ out: dir, name: 'c', seconds: 0.5, fps: 10, width: 320, height: 180, seed: 8 });
   t.same(a.truth.fruit, b.truth.fruit);
-  t.notSame(a.truth.fruit.map((f) => f.x), c.truth.fruit.map((f) => f.x));
+  t.notSame(
+    a.truth.fruit.map((f) => f.x),
+    c.truth.fruit.map((f) => f.x),
+  );
   const d = await renderWalk({ out: dir, name: 'd', seconds: 0.5, fps: 10, width: 320, height: 180, seed: 7, dark: true, blur: 1 });
   const mean = async (file: string) => {
     for await (const f of readAllFrames(file, 320, 180)) return f.reduce((s, v) => s + v, 0) / f.length;
@@ -96,16 +126,32 @@ t.test('still photos are JPEGs with their fruit', async (t) => {
 
 /** Luma of a box's centre (within 0.3 of its half-side) less that of its ring (0.45–0.75): how steeply a fruit is lit. */
 function shadingStep(img: RgbImage, box: readonly number[]): { step: number; mean: number } {
-  const cx = (box[0]! + box[2]!) / 2, cy = (box[1]! + box[3]!) / 2, r = Math.min(box[2]! - box[0]!, box[3]! - box[1]!) / 2;
-  let centre = 0, nc = 0, ring = 0, nr = 0, all = 0, na = 0;
+  const cx = (box[0]! + box[2]!) / 2,
+    cy = (box[1]! + box[3]!) / 2,
+    r = Math.min(box[2]! - box[0]!, box[3]! - box[1]!) / 2;
+  let centre = 0,
+    nc = 0,
+    ring = 0,
+    nr = 0,
+    all = 0,
+    na = 0;
   for (let y = Math.floor(cy - r); y <= cy + r; y++)
     for (let x = Math.floor(cx - r); x <= cx + r; x++) {
       if (x < 0 || y < 0 || x >= img.width || y >= img.height) continue;
       const p = (y * img.width + x) * 3;
       const luma = 0.2126 * img.data[p]! + 0.7152 * img.data[p + 1]! + 0.0722 * img.data[p + 2]!;
       const q = Math.hypot(x - cx, y - cy) / r;
-      if (q <= 1) { all += luma; na++; }
-      if (q <= 0.3) { centre += luma; nc++; } else if (q >= 0.45 && q <= 0.75) { ring += luma; nr++; }
+      if (q <= 1) {
+        all += luma;
+        na++;
+      }
+      if (q <= 0.3) {
+        centre += luma;
+        nc++;
+      } else if (q >= 0.45 && q <= 0.75) {
+        ring += luma;
+        nr++;
+      }
     }
   return { step: centre / nc - ring / nr, mean: all / na };
 }
@@ -123,11 +169,15 @@ t.test('greenhouse lighting shades each fruit its own way, softly, in the same s
   };
   const [a, b] = [await frame(studio.files[0]!), await frame(greenhouse.files[0]!)];
   const steps = { studio: [] as number[], greenhouse: [] as number[] };
-  let meanA = 0, meanB = 0, redOk = 0, reds = 0;
+  let meanA = 0,
+    meanB = 0,
+    redOk = 0,
+    reds = 0;
   for (const f of studio.truth.fruit) {
     const app = f.appearances.find((x) => x.frame === 7);
     if (!app || app.visible < 0.95) continue;
-    const sa = shadingStep(a, app.box), sb = shadingStep(b, app.box);
+    const sa = shadingStep(a, app.box),
+      sb = shadingStep(b, app.box);
     steps.studio.push(sa.step);
     steps.greenhouse.push(sb.step);
     meanA += sa.mean;

@@ -21,30 +21,50 @@ function run(sampler: AdaptiveSampler, seconds: number, shareAt: (t: number) => 
 
 t.test('at a walking pace a frame every regular interval is scored', async (t) => {
   const s = new AdaptiveSampler({ regularSeconds: 0.5, fastSeconds: 0.25 });
-  t.same(run(s, 4, () => 0.125), [0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5], 'a slow walk (an eighth of the frame per 0.5 s) stays at 0.5 s');
+  t.same(
+    run(s, 4, () => 0.125),
+    [0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5],
+    'a slow walk (an eighth of the frame per 0.5 s) stays at 0.5 s',
+  );
   t.equal(s.fast, false);
 });
 
 t.test('a fast walker is sampled at the fast interval from the frame the pace is measured on', async (t) => {
   const s = new AdaptiveSampler({ regularSeconds: 0.5, fastSeconds: 0.25 });
-  t.same(run(s, 2.5, () => 0.25), [0, 0.5, 0.75, 1, 1.25, 1.5, 1.75, 2, 2.25]);
+  t.same(
+    run(s, 2.5, () => 0.25),
+    [0, 0.5, 0.75, 1, 1.25, 1.5, 1.75, 2, 2.25],
+  );
   t.equal(s.fast, true);
 });
 
 t.test('the pace follows the walker, with hysteresis', async (t) => {
   // Fast for the first 2 s, then slow: back to 0.5 s.
   const s = new AdaptiveSampler({ regularSeconds: 0.5, fastSeconds: 0.25 });
-  t.same(run(s, 4, (time) => (time <= 2 ? 0.3 : 0.1)), [0, 0.5, 0.75, 1, 1.25, 1.5, 1.75, 2, 2.25, 2.75, 3.25, 3.75]);
+  t.same(
+    run(s, 4, (time) => (time <= 2 ? 0.3 : 0.1)),
+    [0, 0.5, 0.75, 1, 1.25, 1.5, 1.75, 2, 2.25, 2.75, 3.25, 3.75],
+  );
   // Just under the threshold does not end fast sampling (0.15 ≥ 0.8 × 1/6), nor start it.
   const h = new AdaptiveSampler({ regularSeconds: 0.5, fastSeconds: 0.25 });
-  t.same(run(h, 3, (time) => (time <= 1 ? 0.2 : 0.15)), [0, 0.5, 0.75, 1, 1.25, 1.5, 1.75, 2, 2.25, 2.5, 2.75]);
+  t.same(
+    run(h, 3, (time) => (time <= 1 ? 0.2 : 0.15)),
+    [0, 0.5, 0.75, 1, 1.25, 1.5, 1.75, 2, 2.25, 2.5, 2.75],
+  );
   const slow = new AdaptiveSampler({ regularSeconds: 0.5, fastSeconds: 0.25 });
-  t.same(run(slow, 2, () => 0.16), [0, 0.5, 1, 1.5], '0.16 of the frame is not fast');
+  t.same(
+    run(slow, 2, () => 0.16),
+    [0, 0.5, 1, 1.5],
+    '0.16 of the frame is not fast',
+  );
 });
 
 t.test('an unmeasured step keeps the pace; a new clip restarts the times', async (t) => {
   const s = new AdaptiveSampler({ regularSeconds: 0.5, fastSeconds: 0.25 });
-  t.same(run(s, 2, (time) => (time === 0.5 ? 0.3 : null)), [0, 0.5, 0.75, 1, 1.25, 1.5, 1.75]);
+  t.same(
+    run(s, 2, (time) => (time === 0.5 ? 0.3 : null)),
+    [0, 0.5, 0.75, 1, 1.25, 1.5, 1.75],
+  );
   s.startClip();
   t.ok(s.take(0), 'the first frame of the next clip is scored');
   t.ok(s.take(0.25), 'and the walker is still fast there');

@@ -45,7 +45,7 @@ t.test('the memory lets go for a real close-up sequence', async (t) => {
   t.notOk(step(one, [87.8, 12]), 'one fruit filling the frame (twice the small-fruit bound or more) is a close-up at once');
 });
 
-t.test('without a memory (photos, a walk\'s first frames) the gate is the plain bound', async (t) => {
+t.test("without a memory (photos, a walk's first frames) the gate is the plain bound", async (t) => {
   t.notOk(smallFruitGate([22.4, 20.7], false, P), 'largest 22.4 px: close-up');
   t.notOk(smallFruitGate([29.8], false, P), 'a single large circle: close-up');
   t.ok(smallFruitGate([21.0, 14], false, P), 'under 21.5 px: small fruit');
@@ -73,7 +73,11 @@ const smalls: Array<[number, number, number]> = [];
 for (let k = 0; k < 12; k++) smalls.push([40 + (k % 6) * 100, 60 + Math.floor(k / 6) * 220, 12]);
 const smallFrame = scene(smalls);
 const clumpFrame = scene([...smalls, [300, 180, 29]]); // one 29 px blob among 12 px fruit
-const closeFrame = scene([[150, 180, 45], [320, 180, 40], [480, 170, 42]]);
+const closeFrame = scene([
+  [150, 180, 45],
+  [320, 180, 40],
+  [480, 170, 42],
+]);
 
 t.test('through the detector: clumps do not end the walk scale, close-ups do', async (t) => {
   t.notOk(analyseFrame(clumpFrame, P, false).smallFruit, 'alone (no memory) the clump frame is taken for a close-up');

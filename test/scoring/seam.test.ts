@@ -40,7 +40,10 @@ t.test('two boxes on one fruit have no seam between them; two fruit, one half be
   const a = box(100, 60, 30);
   const b = box(112, 60, 22); // a smaller circle on the same fruit
   t.ok(seamDepth(one, a, b) < 5, `one fruit: ${seamDepth(one, a, b).toFixed(1)}`);
-  const two = scene([{ cx: 125, cy: 60, r: 30, rim: 120 }, { cx: 85, cy: 60, r: 30, rim: 120 }]);
+  const two = scene([
+    { cx: 125, cy: 60, r: 30, rim: 120 },
+    { cx: 85, cy: 60, r: 30, rim: 120 },
+  ]);
   const front = box(85, 60, 30);
   const back = box(125, 60, 30);
   t.ok(seamDepth(two, front, back) > 20, `two fruit: ${seamDepth(two, front, back).toFixed(1)}`);
@@ -50,7 +53,10 @@ t.test('two boxes on one fruit have no seam between them; two fruit, one half be
 t.test('softly lit fruit still show the dip where they meet', async (t) => {
   // Real fruit are lit far more evenly than rendered ones (centre to ring a median 10-12 levels):
   // the dip is the nearer fruit's rim and the crease, not the shading.
-  const two = scene([{ cx: 125, cy: 60, r: 30, rim: 200 }, { cx: 85, cy: 60, r: 30, rim: 200 }]);
+  const two = scene([
+    { cx: 125, cy: 60, r: 30, rim: 200 },
+    { cx: 85, cy: 60, r: 30, rim: 200 },
+  ]);
   for (let y = 0; y < H; y++) {
     // the crease between them, two pixels of shadow along the front fruit's rim
     for (const x of [114, 115]) {
@@ -64,7 +70,11 @@ t.test('softly lit fruit still show the dip where they meet', async (t) => {
 });
 
 t.test('of two detections on one fruit the lower-scored goes; two fruit, other kinds and distant boxes stay', async (t) => {
-  const img = scene([{ cx: 60, cy: 60, r: 30, rim: 120 }, { cx: 150, cy: 60, r: 25, rim: 120 }, { cx: 185, cy: 60, r: 25, rim: 120 }]);
+  const img = scene([
+    { cx: 60, cy: 60, r: 30, rim: 120 },
+    { cx: 150, cy: 60, r: 25, rim: 120 },
+    { cx: 185, cy: 60, r: 25, rim: 120 },
+  ]);
   const whole = fruit(box(60, 60, 30), 0.9);
   const second = fruit(box(70, 60, 22), 0.6);
   const left = fruit(box(150, 60, 25), 0.7);
@@ -75,7 +85,11 @@ t.test('of two detections on one fruit the lower-scored goes; two fruit, other k
   t.same(out, [whole, stem, left, right], 'the second box of the first fruit is dropped, the order kept');
   t.same(dropSeamlessTwins([second, whole], img, { minIou: 0.15, maxDepth: 0 }), [second, whole], 'no dip is under 0');
   t.same(dropSeamlessTwins([second, whole], img, { minIou: 0, maxDepth: 10 }), [second, whole], 'minIou 0 turns the rule off');
-  t.same(dropSeamlessTwins([second, whole], img, { minIou: 0.8, maxDepth: 10 }), [second, whole], 'pairs overlapping less than minIou are not read');
+  t.same(
+    dropSeamlessTwins([second, whole], img, { minIou: 0.8, maxDepth: 10 }),
+    [second, whole],
+    'pairs overlapping less than minIou are not read',
+  );
 });
 
 t.test('a dropped detection drops nothing else, and boxes at the frame edge are read inside it', async (t) => {
@@ -97,7 +111,11 @@ t.test('in the detector: off by default; when on, it drops only a weaker twin wi
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const on = { ...DEFAULT_PARAMS, seamMinIou: 0.15, seamMaxDepth: 10 };
   let dropped = 0;
-  for (const [seed, at] of [[1, 1.5], [4, 0.5], [6, 1.5]] as const) {
+  for (const [seed, at] of [
+    [1, 1.5],
+    [4, 0.5],
+    [6, 1.5],
+  ] as const) {
     const { jpeg, truth } = await renderStill({ seed, width: 640, height: 360, at });
     const file = path.join(dir, `${seed}-${at}.jpg`);
     writeFileSync(file, jpeg);

@@ -60,7 +60,9 @@ t.test('with smallFruitScore fitted, a walk frame of small fruit scores its circ
       t.fail(`no circle with the box ${d.box.join(',')}`);
       continue;
     }
-    const expected = Math.round(throughKnots(fittedFruitScore(c.evidence, small, SMALL_FRUIT_SCORE_WEIGHTS), DEFAULT_PARAMS.smallFruitScoreKnots) * 1000) / 1000;
+    const expected =
+      Math.round(throughKnots(fittedFruitScore(c.evidence, small, SMALL_FRUIT_SCORE_WEIGHTS), DEFAULT_PARAMS.smallFruitScoreKnots) * 1000) /
+      1000;
     t.equal(d.score, expected, `score of ${d.box.map(Math.round).join(',')}`);
   }
 

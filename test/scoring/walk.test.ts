@@ -26,14 +26,24 @@ const dir = t.testdir();
 /** Renders each distinct walk once for the whole file. */
 function walk(seed: number, seconds: number, speed: number, clips = 1, clipGapSeconds = 0): Promise<RenderedWalk> {
   const key = `${seed}-${seconds}-${speed}-${clips}-${clipGapSeconds}`;
-  if (!renders.has(key)) renders.set(key, renderWalk({ out: path.join(dir, key), seconds, fps: 15, width: 640, height: 360, speed, seed, clips, clipGapSeconds }));
+  if (!renders.has(key))
+    renders.set(
+      key,
+      renderWalk({ out: path.join(dir, key), seconds, fps: 15, width: 640, height: 360, speed, seed, clips, clipGapSeconds }),
+    );
   return renders.get(key)!;
 }
 
 async function score(r: RenderedWalk, noise: OracleNoise, options: Partial<WalkOptions> = {}, support = { stems: true, plants: true }) {
   const files = clipPaths(r.truthFile, r.truth);
   const oracle = createOracle(r.truth, files, decode, noise, support);
-  const result = await scoreWalk({ clips: files, detector: oracle.detector, decode: oracle.decode, options: { ...OPTIONS, ...options }, probe: probeMedia });
+  const result = await scoreWalk({
+    clips: files,
+    detector: oracle.detector,
+    decode: oracle.decode,
+    options: { ...OPTIONS, ...options },
+    probe: probeMedia,
+  });
   return { result, oracle };
 }
 
@@ -51,11 +61,15 @@ t.test('without noise every fruit is counted exactly once', async (t) => {
   const problems: string[] = [];
   for (const f of result.fruit) {
     const s = oracle.sampled[f.best_frame]!;
-    let best = -1, bestIou = 0;
+    let best = -1,
+      bestIou = 0;
     for (const tf of r.truth.fruit) {
       const a = tf.appearances.find((x) => x.clip === s.clip && x.frame === s.frame);
       const v = a ? iou(a.box, f.best_box) : 0;
-      if (v > bestIou) { bestIou = v; best = tf.id; }
+      if (v > bestIou) {
+        bestIou = v;
+        best = tf.id;
+      }
     }
     if (bestIou < 0.9) problems.push(`fruit ${f.track_id} is no truth fruit`);
     if (matched.has(best)) problems.push(`truth fruit ${best} counted twice`);
@@ -65,7 +79,10 @@ t.test('without noise every fruit is counted exactly once', async (t) => {
   // The bench's breakdown of a count error (oracle.explain) on this walk and on doctored copies of it.
   const none = { hidden: 0, partly: 0, whole: 0 };
   const clean = oracle.explain(result);
-  t.same({ ...clean, byStage: undefined }, { matched: want.total, duplicates: 0, outside: 0, unmatched: 0, missed: 0, missedByVisibility: none, byStage: undefined });
+  t.same(
+    { ...clean, byStage: undefined },
+    { matched: want.total, duplicates: 0, outside: 0, unmatched: 0, missed: 0, missedByVisibility: none, byStage: undefined },
+  );
   const stageOf = new Map(r.truth.fruit.map((f) => [f.id, f.stage]));
   const wantStages: Record<string, { truth: number; missed: number }> = {};
   for (const s of USDA_STAGES) wantStages[s] = { truth: want.ids.filter((id) => stageOf.get(id) === s).length, missed: 0 };
@@ -80,21 +97,38 @@ t.test('without noise every fruit is counted exactly once', async (t) => {
   );
   const { hidden, partly, whole } = doctored.missedByVisibility;
   t.equal(hidden + partly + whole, 2, 'each missed fruit has a visibility');
-  t.same(Object.fromEntries(Object.entries(doctored.byStage).map(([s, v]) => [s, v.truth])), Object.fromEntries(Object.entries(clean.byStage).map(([s, v]) => [s, v.truth])), 'the truth by stage does not depend on what was counted');
-  t.equal(Object.values(doctored.byStage).reduce((n, v) => n + v.missed, 0), 2, 'each missed fruit has a stage');
-  t.same(result.fruit.map((f) => f.track_id), Array.from({ length: result.fruit.length }, (_, i) => i + 1));
+  t.same(
+    Object.fromEntries(Object.entries(doctored.byStage).map(([s, v]) => [s, v.truth])),
+    Object.fromEntries(Object.entries(clean.byStage).map(([s, v]) => [s, v.truth])),
+    'the truth by stage does not depend on what was counted',
+  );
+  t.equal(
+    Object.values(doctored.byStage).reduce((n, v) => n + v.missed, 0),
+    2,
+    'each missed fruit has a stage',
+  );
+  t.same(
+    result.fruit.map((f) => f.track_id),
+    Array.from({ length: result.fruit.length }, (_, i) => i + 1),
+  );
   t.equal(result.stems.count, oracle.expected('stem').total);
   t.equal(result.plants.count, oracle.expected('plant').total);
 });
 
-t.test('with missed detections, jitter, false positives and wrong classes the tracker\'s count stays within 5%', async (t) => {
+t.test("with missed detections, jitter, false positives and wrong classes the tracker's count stays within 5%", async (t) => {
   for (const seed of [3, 4]) {
     const r = await walk(seed, 10, 0.3);
     const { result, oracle } = await score(r, { ...TYPICAL_NOISE, seed });
     const want = oracle.expected();
     const detected = oracle.expected('fruit', 2, true);
-    t.ok(within(result.counts.total, detected.total, 0.05), `seed ${seed}: counted ${result.counts.total}, detected in 2+ frames ${detected.total}`);
-    t.ok(within(result.counts.total, want.total, 0.1), `seed ${seed}: counted ${result.counts.total}, truth ${want.total} (15% misses cost some)`);
+    t.ok(
+      within(result.counts.total, detected.total, 0.05),
+      `seed ${seed}: counted ${result.counts.total}, detected in 2+ frames ${detected.total}`,
+    );
+    t.ok(
+      within(result.counts.total, want.total, 0.1),
+      `seed ${seed}: counted ${result.counts.total}, truth ${want.total} (15% misses cost some)`,
+    );
     for (const c of ['green', 'turning', 'red'] as const)
       t.ok(within(result.counts[c], want[c], 0.15), `seed ${seed} ${c}: ${result.counts[c]} vs ${want[c]} (votes undo most flips)`);
   }
@@ -106,7 +140,10 @@ t.test('the built-in colour detector counts a rendered walk within 10% after tra
   // only a regression fails (it counted 66-75% too few before it learned small fruit). The oracle
   // only wraps the decoder, to know which rendered frames were sampled for the truth.
   const detector = createBuiltinDetector();
-  for (const [seed, seconds] of [[4, 10], [5, 12]] as const) {
+  for (const [seed, seconds] of [
+    [4, 10],
+    [5, 12],
+  ] as const) {
     const r = await walk(seed, seconds, 0.3);
     const files = clipPaths(r.truthFile, r.truth);
     const oracle = createOracle(r.truth, files, decode, NO_NOISE);
@@ -115,7 +152,10 @@ t.test('the built-in colour detector counts a rendered walk within 10% after tra
     t.ok(within(result.counts.total, want.total, 0.1), `seed ${seed}: counted ${result.counts.total}, truth ${want.total}`);
     // Green fruit among leaves were the misses; each class must be found in good part.
     t.ok(result.counts.green >= 0.5 * want.green, `seed ${seed}: green ${result.counts.green} of ${want.green}`);
-    t.ok(result.counts.turning + result.counts.red >= 0.5 * (want.turning + want.red), `seed ${seed}: turning and red ${result.counts.turning + result.counts.red} of ${want.turning + want.red}`);
+    t.ok(
+      result.counts.turning + result.counts.red >= 0.5 * (want.turning + want.red),
+      `seed ${seed}: turning and red ${result.counts.turning + result.counts.red} of ${want.turning + want.red}`,
+    );
   }
 });
 
@@ -126,19 +166,29 @@ t.test('tracks survive fast walking', async (t) => {
   const want = oracle.expected();
   t.ok(within(result.counts.total, want.total, 0.03), `counted ${result.counts.total}, truth ${want.total}`);
   const naive = await score(r, { ...NO_NOISE, jitter: 0.05 }, { tracker: { motionCompensation: false } });
-  t.notOk(within(naive.result.counts.total, want.total, 0.2), `without motion compensation the count is far off: ${naive.result.counts.total}`);
+  t.notOk(
+    within(naive.result.counts.total, want.total, 0.2),
+    `without motion compensation the count is far off: ${naive.result.counts.total}`,
+  );
 });
 
 t.test('adaptive sampling: every 0.25 s while the walker is fast, every 0.5 s at a walking pace', async (t) => {
   const ADAPTIVE: Partial<WalkOptions> = { fastSampleSeconds: 0.25 };
   const slow = await score(await walk(3, 10, 0.3), NO_NOISE, ADAPTIVE);
-  t.same(slow.result.frames.map((f) => f.time_seconds), [...Array(20).keys()].map((i) => i * 0.5), 'at 0.3 m/s (an eighth of the frame per 0.5 s) as with fixed sampling');
+  t.same(
+    slow.result.frames.map((f) => f.time_seconds),
+    [...Array(20).keys()].map((i) => i * 0.5),
+    'at 0.3 m/s (an eighth of the frame per 0.5 s) as with fixed sampling',
+  );
 
   const r = await walk(2, 8, 1.0);
   const fast = await score(r, NO_NOISE, ADAPTIVE);
   const times = fast.result.frames.map((f) => f.time_seconds);
   t.same(times.slice(0, 4), [0, 0.5, 0.75, 1], 'fast from the second frame, where the pace is first measured');
-  t.ok(times.slice(1).every((x, i) => Math.abs(x - times[i]! - (i === 0 ? 0.5 : 0.25)) < 1e-6), 'then every 0.25 s');
+  t.ok(
+    times.slice(1).every((x, i) => Math.abs(x - times[i]! - (i === 0 ? 0.5 : 0.25)) < 1e-6),
+    'then every 0.25 s',
+  );
   t.equal(fast.result.frames.length, 31);
   // Noise-free, every fruit seen well in two scored frames is counted once, whatever the rhythm.
   t.equal(fast.result.counts.total, fast.oracle.expected('fruit', 2, false, fast.result.frames).total);
@@ -156,7 +206,10 @@ t.test('adaptive sampling: every 0.25 s while the walker is fast, every 0.5 s at
 
   // The stretch read is the same: maxFrames regular samples (4 → the first 2 s).
   const capped = await score(r, NO_NOISE, { ...ADAPTIVE, maxFrames: 4 });
-  t.same(capped.result.frames.map((f) => f.time_seconds), [0, 0.5, 0.75, 1, 1.25, 1.5, 1.75]);
+  t.same(
+    capped.result.frames.map((f) => f.time_seconds),
+    [0, 0.5, 0.75, 1, 1.25, 1.5, 1.75],
+  );
 });
 
 t.test('three consecutive clips count the same fruit as one clip of the same stretch', async (t) => {
@@ -164,7 +217,10 @@ t.test('three consecutive clips count the same fruit as one clip of the same str
   const three = await score(await walk(5, 12, 0.3, 3), NO_NOISE);
   t.equal(three.result.clips.length, 3);
   t.ok(three.result.clips.every((c) => c.done && c.frames === 8));
-  t.ok(within(three.result.counts.total, one.result.counts.total, 0.05), `3 clips ${three.result.counts.total}, 1 clip ${one.result.counts.total}`);
+  t.ok(
+    within(three.result.counts.total, one.result.counts.total, 0.05),
+    `3 clips ${three.result.counts.total}, 1 clip ${one.result.counts.total}`,
+  );
   t.ok(within(three.result.counts.total, three.oracle.expected().total, 0.05), `truth ${three.oracle.expected().total}`);
   // Tracking each clip alone counts the fruit at the joins twice: why tracks carry over.
   const reset = await score(await walk(5, 12, 0.3, 3), NO_NOISE, { clipBoundary: 'reset' });
@@ -172,7 +228,10 @@ t.test('three consecutive clips count the same fruit as one clip of the same str
 
   // The walker kept walking for 1.2 s between clips: the row jumps by 0.36 m (30% of the frame) at each join.
   const gapped = await score(await walk(5, 12, 0.3, 3, 1.2), NO_NOISE);
-  t.same(gapped.result.clips.map((c) => c.frames), [8, 8, 8]);
+  t.same(
+    gapped.result.clips.map((c) => c.frames),
+    [8, 8, 8],
+  );
   t.equal(gapped.result.counts.total, gapped.oracle.expected().total, `joins with a gap: ${gapped.result.counts.total}`);
 });
 
@@ -199,7 +258,10 @@ t.test('diameters in mm from mm_per_pixel of the original clip, at any working s
     }
     errors.sort((a, b) => a - b);
     const med = errors[errors.length >> 1]!;
-    t.ok(errors.length > 50 && med < 0.06, `working width ${maxLongSide}: median diameter error ${(med * 100).toFixed(1)}% over ${errors.length} fruit`);
+    t.ok(
+      errors.length > 50 && med < 0.06,
+      `working width ${maxLongSide}: median diameter error ${(med * 100).toFixed(1)}% over ${errors.length} fruit`,
+    );
   }
 });
 
@@ -220,8 +282,10 @@ t.test('hooks: every frame, progress to 1, cancellation', async (t) => {
     onFrame: (info) => {
       seen.push(info.frameIndex);
       if (info.image.width !== 640) problems.push(`frame ${info.frameIndex} width ${info.image.width}`);
-      if (info.frameIndex > 1 && !info.tracks.some((x) => x.track_id !== null && x.kind === 'fruit')) problems.push(`frame ${info.frameIndex} shows no counted track`);
-      if (!info.detections.every((d) => d.score >= 0.5 || d.track_key !== null)) problems.push(`frame ${info.frameIndex} shows a stray low-score detection`);
+      if (info.frameIndex > 1 && !info.tracks.some((x) => x.track_id !== null && x.kind === 'fruit'))
+        problems.push(`frame ${info.frameIndex} shows no counted track`);
+      if (!info.detections.every((d) => d.score >= 0.5 || d.track_key !== null))
+        problems.push(`frame ${info.frameIndex} shows a stray low-score detection`);
     },
     onProgress: (p) => {
       fractions.push(p.fraction!);
@@ -229,22 +293,50 @@ t.test('hooks: every frame, progress to 1, cancellation', async (t) => {
     },
   });
   t.same(problems, []);
-  t.same(seen, result.frames.map((f) => f.frame));
-  t.same(seen, Array.from({ length: 24 }, (_, i) => i));
-  t.same(result.frames.slice(7, 10).map((f) => [f.clip, f.clip_frame]), [[0, 7], [1, 0], [1, 1]]);
-  t.ok(fractions.every((x, i) => i === 0 || x >= fractions[i - 1]!), 'progress never goes back');
+  t.same(
+    seen,
+    result.frames.map((f) => f.frame),
+  );
+  t.same(
+    seen,
+    Array.from({ length: 24 }, (_, i) => i),
+  );
+  t.same(
+    result.frames.slice(7, 10).map((f) => [f.clip, f.clip_frame]),
+    [
+      [0, 7],
+      [1, 0],
+      [1, 1],
+    ],
+  );
+  t.ok(
+    fractions.every((x, i) => i === 0 || x >= fractions[i - 1]!),
+    'progress never goes back',
+  );
   t.equal(fractions.at(-1), 1);
   for (const clip of [0, 1, 2]) {
     const mine = perClip.filter(([c]) => c === clip).map(([, f]) => f);
     t.ok(mine[0]! > 0 && mine[0]! < 0.5, `clip ${clip}: its first frame stands for the first sampling interval (${mine[0]})`);
-    t.ok(mine.every((x, i) => i === 0 || x >= mine[i - 1]!), `clip ${clip}: progress never goes back`);
+    t.ok(
+      mine.every((x, i) => i === 0 || x >= mine[i - 1]!),
+      `clip ${clip}: progress never goes back`,
+    );
     t.equal(mine.at(-1), 1, `clip ${clip} ends at 1`);
   }
 
   const ac = new AbortController();
   const o2 = createOracle(r.truth, files, decode, NO_NOISE);
   await t.rejects(
-    scoreWalk({ clips: files, detector: o2.detector, decode: o2.decode, options: OPTIONS, signal: ac.signal, onFrame: (i) => { if (i.frameIndex === 2) ac.abort(new Error('stop')); } }),
+    scoreWalk({
+      clips: files,
+      detector: o2.detector,
+      decode: o2.decode,
+      options: OPTIONS,
+      signal: ac.signal,
+      onFrame: (i) => {
+        if (i.frameIndex === 2) ac.abort(new Error('stop'));
+      },
+    }),
     { message: /stop|cancel/ },
   );
 });
@@ -272,15 +364,25 @@ t.test('a photo counts every fruit it shows, also inside a batch of clips', asyn
   const oracle = createOracle(r.truth, files, decode, NO_NOISE);
   const batch = await scoreWalk({
     clips: [files[0]!, photo, files[1]!],
-    detector: { info: oracle.detector.info, detect: (img, o) => (img.width === 800 ? stillDetector.detect(img, o) : oracle.detector.detect(img, o)) },
+    detector: {
+      info: oracle.detector.info,
+      detect: (img, o) => (img.width === 800 ? stillDetector.detect(img, o) : oracle.detector.detect(img, o)),
+    },
     decode: (file, o) => (file === photo ? decode(file, o) : oracle.decode(file, o)),
     options: OPTIONS,
   });
-  t.same(batch.clips.map((c) => c.frames), [8, 1, 8]);
+  t.same(
+    batch.clips.map((c) => c.frames),
+    [8, 1, 8],
+  );
   let separately = visible.length;
   for (const file of [files[0]!, files[1]!]) {
     const o = createOracle(r.truth, files, decode, NO_NOISE);
     separately += (await scoreWalk({ clips: [file], detector: o.detector, decode: o.decode, options: OPTIONS })).counts.total;
   }
-  t.equal(batch.counts.total, separately, `${batch.counts.total} vs ${separately}: the photo splits the walk: each side is tracked alone, the photo adds its fruit`);
+  t.equal(
+    batch.counts.total,
+    separately,
+    `${batch.counts.total} vs ${separately}: the photo splits the walk: each side is tracked alone, the photo adds its fruit`,
+  );
 });

@@ -10,10 +10,11 @@ import { resolveFfmpeg } from '../../src/scoring/media/index.js';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const cli = (args: string[]) => run(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts/render-photo-pan.ts'), ...args], { cwd: ROOT }).then(
-  (r) => ({ code: 0, ...r }),
-  (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
-);
+const cli = (args: string[]) =>
+  run(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts/render-photo-pan.ts'), ...args], { cwd: ROOT }).then(
+    (r) => ({ code: 0, ...r }),
+    (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
+  );
 
 t.test('bad arguments: exit 2 with what is wrong and the usage, nothing written', async (t) => {
   const out = mkdtempSync(path.join(tmpdir(), 'cropwalk-pan-cli-'));
@@ -43,7 +44,11 @@ if (!existsSync(PHOTO_DIR) || !ffmpeg.available) {
     t.teardown(() => rmSync(out, { recursive: true, force: true }));
     const r = await cli(['--photos', PHOTO_DIR, '--out', out, '--fruit-px', '14', '--name', 'wall', '--balance-each']);
     t.equal(r.code, 0, r.stderr);
-    const truth = JSON.parse(readFileSync(path.join(out, 'wall.json'), 'utf8')) as { fruit: unknown[]; clips: { file: string }[]; width: number };
+    const truth = JSON.parse(readFileSync(path.join(out, 'wall.json'), 'utf8')) as {
+      fruit: unknown[];
+      clips: { file: string }[];
+      width: number;
+    };
     t.match(r.stdout, new RegExp(`wall\\.mp4: 1280×\\d+, [\\d.]+ s, ${truth.fruit.length} labelled fruit`));
     t.ok(truth.fruit.length > 500, `${truth.fruit.length} labelled fruit`);
     t.equal(truth.clips[0]!.file, 'wall.mp4');

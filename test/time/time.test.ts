@@ -17,7 +17,11 @@ t.test('weeks and instants', async (t) => {
   t.same(strip(c.instantLocal), { ok: true, utc: '2026-03-01T13:00:00.000Z' }, 'no offset: read in the greenhouse zone');
   t.same(strip(c.instantOffset), { ok: true, utc: '2026-03-01T08:30:00.000Z' }, 'an offset is taken as given');
   t.equal(c.springGap.ok, false, 'a wall time in the spring gap does not exist');
-  t.same(strip(c.autumnRepeat), { ok: true, utc: '2026-10-25T00:30:00.000Z' }, 'the repeated autumn hour reads as its first (summer-time) instant');
+  t.same(
+    strip(c.autumnRepeat),
+    { ok: true, utc: '2026-10-25T00:30:00.000Z' },
+    'the repeated autumn hour reads as its first (summer-time) instant',
+  );
   t.same(strip(c.dateOnly), { ok: true, utc: '2026-06-01T04:00:00.000Z' });
   t.equal(c.garbage.ok, false);
   t.equal(c.present, '2026-07-01T12:00:00+02:00');

@@ -4,12 +4,33 @@ import { conversion } from '../../src/units/units.js';
 
 t.test('the vocabulary holds the required metrics with canonical units', async (t) => {
   const want: Record<string, string> = {
-    air_temperature: '°C', relative_humidity: '%', co2: 'ppm', global_radiation: 'W/m²', par: 'µmol/m²/s',
-    vpd: 'kPa', pipe_temperature: '°C', vent_opening: '%', screen_position: '%', substrate_temperature: '°C',
-    substrate_ec: 'mS/cm', substrate_water_content: '%', leaf_temperature: '°C', outside_temperature: '°C',
-    humidity_deficit: 'g/m³', dew_point: '°C', absolute_humidity: 'g/m³', outside_relative_humidity: '%',
-    wind_speed: 'm/s', wind_direction: '°', rain: 'mm', air_pressure: 'hPa', heating_setpoint: '°C',
-    ventilation_setpoint: '°C', co2_setpoint: 'ppm', co2_dosing: 'kg/ha', radiation_sum: 'J/cm²',
+    air_temperature: '°C',
+    relative_humidity: '%',
+    co2: 'ppm',
+    global_radiation: 'W/m²',
+    par: 'µmol/m²/s',
+    vpd: 'kPa',
+    pipe_temperature: '°C',
+    vent_opening: '%',
+    screen_position: '%',
+    substrate_temperature: '°C',
+    substrate_ec: 'mS/cm',
+    substrate_water_content: '%',
+    leaf_temperature: '°C',
+    outside_temperature: '°C',
+    humidity_deficit: 'g/m³',
+    dew_point: '°C',
+    absolute_humidity: 'g/m³',
+    outside_relative_humidity: '%',
+    wind_speed: 'm/s',
+    wind_direction: '°',
+    rain: 'mm',
+    air_pressure: 'hPa',
+    heating_setpoint: '°C',
+    ventilation_setpoint: '°C',
+    co2_setpoint: 'ppm',
+    co2_dosing: 'kg/ha',
+    radiation_sum: 'J/cm²',
   };
   for (const [name, unit] of Object.entries(want)) {
     t.ok(isClimateMetric(name), name);
@@ -38,7 +59,10 @@ t.test('toCanonical converts and reports the conversion', async (t) => {
   t.same(toCanonical('air_temperature', 21.5, '°C'), { ok: true, value: 21.5, conversion: null });
   const f = toCanonical('air_temperature', 68, '°F');
   t.equal(f.ok, true);
-  if (f.ok) { t.ok(Math.abs(f.value - 20) < 1e-9); t.equal(f.conversion, '°F → °C'); }
+  if (f.ok) {
+    t.ok(Math.abs(f.value - 20) < 1e-9);
+    t.equal(f.conversion, '°F → °C');
+  }
   t.same(toCanonical('vpd', 10, 'hPa'), { ok: true, value: 1, conversion: 'hPa → kPa' });
   t.same(toCanonical('substrate_ec', 2500, 'uS/cm'), { ok: true, value: 2.5, conversion: 'µS/cm → mS/cm' });
   t.same(toCanonical('co2', 800, 'vpm'), { ok: true, value: 800, conversion: 'vpm → ppm' });

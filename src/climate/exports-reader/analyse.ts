@@ -7,35 +7,76 @@ import { Scanner, type RowOut } from './scan.js';
 import { ReaderError } from './source.js';
 import { openTable, type Table } from './table.js';
 import {
-  DEFAULT_LIMITS, type AnalyseOptions, type Analysis, type ConfirmedMapping, type ExportInput, type Layout, type PreviewRow, type Problem,
-  type ReaderLimits, type ReadingColumns, type ReadOptions, type Reading, type ReadStats,
+  DEFAULT_LIMITS,
+  type AnalyseOptions,
+  type Analysis,
+  type ConfirmedMapping,
+  type ExportInput,
+  type Layout,
+  type PreviewRow,
+  type Problem,
+  type ReaderLimits,
+  type ReadingColumns,
+  type ReadOptions,
+  type Reading,
+  type ReadStats,
 } from './types.js';
 
 function emptyStats(): ReadStats {
   return {
-    rows_read: 0, data_rows: 0, values: 0, skipped: { empty: 0, not_a_number: 0, out_of_range: 0 }, skipped_by_column: [],
-    rows_without_time: 0, dst: { repeated_hours: [], repeated_rows: 0, missing_hours: [], missing_rows_skipped: 0 },
+    rows_read: 0,
+    data_rows: 0,
+    values: 0,
+    skipped: { empty: 0, not_a_number: 0, out_of_range: 0 },
+    skipped_by_column: [],
+    rows_without_time: 0,
+    dst: { repeated_hours: [], repeated_rows: 0, missing_hours: [], missing_rows_skipped: 0 },
   };
 }
 
 function fileNameOf(input: ExportInput): string | null {
-  return input.fileName ?? ('path' in input ? input.path.split(/[\\/]/).pop() ?? null : null);
+  return input.fileName ?? ('path' in input ? (input.path.split(/[\\/]/).pop() ?? null) : null);
 }
 
 function baseLayout(table: Table | null, bytesRead: number): Layout {
   return {
-    kind: table?.kind ?? 'csv', encoding: table?.encoding?.encoding ?? null, bom: table?.encoding?.bom ?? false,
-    delimiter: table?.delimiter ?? null, decimal: '.', quoted: table?.quoted ?? false, sheet: table?.sheet ?? null,
-    header_rows: [], time: null, date_format: null, date_order: null, data_rows: null, trailing_rows_dropped: 0,
-    compartments: [], bytes_read: bytesRead,
+    kind: table?.kind ?? 'csv',
+    encoding: table?.encoding?.encoding ?? null,
+    bom: table?.encoding?.bom ?? false,
+    delimiter: table?.delimiter ?? null,
+    decimal: '.',
+    quoted: table?.quoted ?? false,
+    sheet: table?.sheet ?? null,
+    header_rows: [],
+    time: null,
+    date_format: null,
+    date_order: null,
+    data_rows: null,
+    trailing_rows_dropped: 0,
+    compartments: [],
+    bytes_read: bytesRead,
   };
 }
 
-function refused(input: ExportInput, options: AnalyseOptions, blocking: Problem[], warnings: Problem[], table: Table | null, bytesRead: number): Analysis {
+function refused(
+  input: ExportInput,
+  options: AnalyseOptions,
+  blocking: Problem[],
+  warnings: Problem[],
+  table: Table | null,
+  bytesRead: number,
+): Analysis {
   return {
-    file_name: fileNameOf(input), layout: baseLayout(table, bytesRead), columns: [],
-    time_zone: options.timeZone, time_range: null, first_rows: [], warnings,
-    blocking, mapping: null, stats: emptyStats(),
+    file_name: fileNameOf(input),
+    layout: baseLayout(table, bytesRead),
+    columns: [],
+    time_zone: options.timeZone,
+    time_range: null,
+    first_rows: [],
+    warnings,
+    blocking,
+    mapping: null,
+    stats: emptyStats(),
   };
 }
 
@@ -43,10 +84,10 @@ function limitsOf(options: AnalyseOptions): ReaderLimits {
   return { ...DEFAULT_LIMITS, ...(options.limits ?? {}) };
 }
 
-async function prepare(input: ExportInput, options: AnalyseOptions): Promise<
-  | { ok: true; table: Table; plan: Plan }
-  | { ok: false; analysis: Analysis }
-> {
+async function prepare(
+  input: ExportInput,
+  options: AnalyseOptions,
+): Promise<{ ok: true; table: Table; plan: Plan } | { ok: false; analysis: Analysis }> {
   let table: Table | null = null;
   try {
     table = await openTable(input, limitsOf(options));
@@ -117,9 +158,15 @@ export async function analyseExport(input: ExportInput, options: AnalyseOptions)
   }
   const { trailingRowsDropped } = scanner.finish();
   Object.assign(layout, {
-    decimal: plan.decimal, header_rows: plan.headerRows, time: plan.time, date_format: plan.dateFormat,
-    date_order: plan.blocking.some((b) => DATE_BLOCKERS.has(b.code)) ? null : plan.order, data_rows: scanner.firstDataRow ? { first: scanner.firstDataRow, last: scanner.lastDataRow } : null,
-    trailing_rows_dropped: trailingRowsDropped, compartments: plan.compartments, bytes_read: table.bytesRead(),
+    decimal: plan.decimal,
+    header_rows: plan.headerRows,
+    time: plan.time,
+    date_format: plan.dateFormat,
+    date_order: plan.blocking.some((b) => DATE_BLOCKERS.has(b.code)) ? null : plan.order,
+    data_rows: scanner.firstDataRow ? { first: scanner.firstDataRow, last: scanner.lastDataRow } : null,
+    trailing_rows_dropped: trailingRowsDropped,
+    compartments: plan.compartments,
+    bytes_read: table.bytesRead(),
   } satisfies Partial<Layout>);
   if (scan && scanner.stats.data_rows === 0 && blocking.length === 0) {
     blocking.push({ code: 'no_data_rows', message: 'no row holds a readable time' });
@@ -127,9 +174,16 @@ export async function analyseExport(input: ExportInput, options: AnalyseOptions)
   const zone = plan.zone;
   const warnings = passWarnings(plan, scanner);
   return {
-    file_name: fileNameOf(input), layout, columns: plan.columns, time_zone: options.timeZone,
+    file_name: fileNameOf(input),
+    layout,
+    columns: plan.columns,
+    time_zone: options.timeZone,
     time_range: scanner.stats.data_rows > 0 ? { from: zone.iso(scanner.minMs), to: zone.iso(scanner.maxMs) } : null,
-    first_rows: first, warnings, blocking, mapping: blocking.length === 0 ? mappingOf(plan) : null, stats: scanner.stats,
+    first_rows: first,
+    warnings,
+    blocking,
+    mapping: blocking.length === 0 ? mappingOf(plan) : null,
+    stats: scanner.stats,
     ...(hours ? { first_hours: hours.values({ timeZone: options.timeZone }) } : {}),
   };
 }
@@ -141,8 +195,13 @@ const DATE_BLOCKERS = new Set(['ambiguous_date_order', 'inconsistent_dates', 'da
 /** The plan's and the pass's warnings, as the analysis reports them and an import records them. */
 function passWarnings(plan: Plan, scanner: Scanner): Problem[] {
   const warnings = [...plan.warnings, ...scanner.warnings];
-  if (plan.dateOnly) warnings.push({ code: 'date_only', message: 'the time column holds dates without times: each reading is stamped at local midnight' });
-  if (plan.time.kind === 'period') warnings.push({ code: 'period_start_stamps', message: `each row covers a period (columns ${plan.time.start_column + 1} to ${plan.time.end_column + 1}); its reading is stamped with the period's start` });
+  if (plan.dateOnly)
+    warnings.push({ code: 'date_only', message: 'the time column holds dates without times: each reading is stamped at local midnight' });
+  if (plan.time.kind === 'period')
+    warnings.push({
+      code: 'period_start_stamps',
+      message: `each row covers a period (columns ${plan.time.start_column + 1} to ${plan.time.end_column + 1}); its reading is stamped with the period's start`,
+    });
   return warnings;
 }
 
@@ -190,7 +249,11 @@ export interface ReadOutcome {
 }
 
 /** The table and plan for a pass that stores; ExportRefused when the file cannot be imported. */
-async function openPass(input: ExportInput, options: ReadOptions, withAt: boolean): Promise<{ table: Table; plan: Plan; scanner: Scanner }> {
+async function openPass(
+  input: ExportInput,
+  options: ReadOptions,
+  withAt: boolean,
+): Promise<{ table: Table; plan: Plan; scanner: Scanner }> {
   const prep = await prepare(input, options);
   if (!prep.ok) throw new ExportRefused(prep.analysis.blocking);
   const { table, plan } = prep;
@@ -224,7 +287,11 @@ function batchedPass<B>(
       const onRow = (out: RowOut) => {
         for (let i = 0; i < out.count; i++) {
           add(batch, out, i);
-          if (++filled === batchSize) { ready.push(batch); batch = fresh(batchSize); filled = 0; }
+          if (++filled === batchSize) {
+            ready.push(batch);
+            batch = fresh(batchSize);
+            filled = 0;
+          }
         }
       };
       for await (const _ of storingPass(table, plan, scanner, onRow)) {
@@ -246,9 +313,15 @@ function batchedPass<B>(
  * the returned object after the loop.
  */
 export function readReadings(input: ExportInput, options: ReadOptions): AsyncIterable<Reading[]> & ReadOutcome {
-  return batchedPass<Reading[]>(input, options, true, () => [], (batch, out, i) => {
-    batch.push({ at: out.at, metric: out.metrics[i]!, value: out.values[i]! });
-  });
+  return batchedPass<Reading[]>(
+    input,
+    options,
+    true,
+    () => [],
+    (batch, out, i) => {
+      batch.push({ at: out.at, metric: out.metrics[i]!, value: out.values[i]! });
+    },
+  );
 }
 
 /**
@@ -270,7 +343,10 @@ export function readColumns(input: ExportInput, options: ReadOptions): AsyncIter
  * unless a mapping is given; read() rejects with ExportRefused as readReadings does. The
  * outcome (stats, warnings, mapping) is filled by read().
  */
-export function readHourly(input: ExportInput, options: AnalyseOptions): { read(afterRow?: (acc: HourlyAccumulator) => void): Promise<HourlyAccumulator> } & ReadOutcome {
+export function readHourly(
+  input: ExportInput,
+  options: AnalyseOptions,
+): { read(afterRow?: (acc: HourlyAccumulator) => void): Promise<HourlyAccumulator> } & ReadOutcome {
   const result = {
     stats: null as ReadStats | null,
     warnings: [] as Problem[],
@@ -284,7 +360,10 @@ export function readHourly(input: ExportInput, options: AnalyseOptions): { read(
       // The vocabulary index of each selected column's metric (a mapping names only known metrics).
       const metricOf = plan.selected.map((s) => METRIC_INDEX.get(s.metric) ?? -1);
       const onRow = afterRow
-        ? (out: RowOut) => { acc.addRow(out.ms, out.cols, metricOf, out.values, out.count); afterRow(acc); }
+        ? (out: RowOut) => {
+            acc.addRow(out.ms, out.cols, metricOf, out.values, out.count);
+            afterRow(acc);
+          }
         : (out: RowOut) => acc.addRow(out.ms, out.cols, metricOf, out.values, out.count);
       for await (const _ of storingPass(table, plan, scanner, onRow));
       scanner.finish();

@@ -1,9 +1,7 @@
 // From header cells to a metric and unit per column, with a confidence and the reason.
 import { climateMetric } from '../metrics.js';
 import { conversion, parseUnit, type UnitDef } from '../../units/units.js';
-import {
-  CO2, foldHeader, HEATING, HUMIDITY, NAME_RULES, NOT_A_READING, OUTSIDE, PIPE, SETPOINT, VENTILATION,
-} from './vocabulary.js';
+import { CO2, foldHeader, HEATING, HUMIDITY, NAME_RULES, NOT_A_READING, OUTSIDE, PIPE, SETPOINT, VENTILATION } from './vocabulary.js';
 
 export interface HeaderCells {
   index: number;
@@ -33,7 +31,8 @@ export interface ColumnGuess {
   emptyName: boolean;
 }
 
-const COMPARTMENT_WORD = '(afd(?:eling)?\\.?|afdeling|kas|comp(?:artment)?\\.?|abt(?:eilung)?\\.?|abteilung|celle|cell|house|haus|hus|sectie|section|zone)';
+const COMPARTMENT_WORD =
+  '(afd(?:eling)?\\.?|afdeling|kas|comp(?:artment)?\\.?|abt(?:eilung)?\\.?|abteilung|celle|cell|house|haus|hus|sectie|section|zone)';
 const COMPARTMENT_IN_PARENS = new RegExp(`\\(\\s*${COMPARTMENT_WORD}\\s*(\\d+[a-z]?)\\s*\\)`, 'i');
 const COMPARTMENT_PREFIX = new RegExp(`^\\s*${COMPARTMENT_WORD}\\s*(\\d+[a-z]?)\\s*(?::|-|\\s|$)`, 'i');
 const COMPARTMENT_CELL = new RegExp(`^\\s*${COMPARTMENT_WORD}?\\s*(\\d+[a-z]?)\\s*:?\\s*$`, 'i');
@@ -134,14 +133,28 @@ function metricFromName(name: string): Match | null {
   for (const seg of name.replace(/\s+/g, ' ').split(' - ')) {
     const f = foldHeader(seg);
     if (f === '') continue;
-    if (NOT_A_READING.test(f)) { vetoed = true; continue; }
+    if (NOT_A_READING.test(f)) {
+      vetoed = true;
+      continue;
+    }
     const m = bestNameMatch(f);
     if (m && (!best || m.confidence > best.confidence)) best = m;
   }
-  if (!best) return vetoed ? { metric: '', confidence: 0, reason: 'not a climate reading (difference, battery, probability or similar)' } : null;
+  if (!best)
+    return vetoed ? { metric: '', confidence: 0, reason: 'not a climate reading (difference, battery, probability or similar)' } : null;
   if (OUTSIDE.test(whole)) {
-    if (best.metric === 'air_temperature') best = { metric: 'outside_temperature', confidence: Math.max(best.confidence, 0.8), reason: `${best.reason}, outside (weather station)` };
-    else if (best.metric === 'relative_humidity') best = { metric: 'outside_relative_humidity', confidence: Math.max(best.confidence, 0.8), reason: `${best.reason}, outside (weather station)` };
+    if (best.metric === 'air_temperature')
+      best = {
+        metric: 'outside_temperature',
+        confidence: Math.max(best.confidence, 0.8),
+        reason: `${best.reason}, outside (weather station)`,
+      };
+    else if (best.metric === 'relative_humidity')
+      best = {
+        metric: 'outside_relative_humidity',
+        confidence: Math.max(best.confidence, 0.8),
+        reason: `${best.reason}, outside (weather station)`,
+      };
   }
   return best;
 }
@@ -158,7 +171,12 @@ export const MAX_HEADER_CELL = 512;
 
 export function guessColumn(input: HeaderCells): ColumnGuess {
   const cut = (x: string | null) => (x === null ? null : x.slice(0, MAX_HEADER_CELL));
-  const h: HeaderCells = { index: input.index, name: cut(input.name)!, compartmentCell: cut(input.compartmentCell), unitCell: cut(input.unitCell) };
+  const h: HeaderCells = {
+    index: input.index,
+    name: cut(input.name)!,
+    compartmentCell: cut(input.compartmentCell),
+    unitCell: cut(input.unitCell),
+  };
   const parts = [h.name, h.compartmentCell, h.unitCell].filter((p): p is string => !!p && p.trim() !== '');
   const header = parts.map((p) => p.trim()).join(' | ');
   const comp = h.compartmentCell ? compartmentFromCell(h.compartmentCell) : null;
@@ -167,18 +185,29 @@ export function guessColumn(input: HeaderCells): ColumnGuess {
   let nameText = h.name;
   if (inName) nameText = nameText.replace(inName.match, ' ');
   let unitText: string | null = null;
-  let unit: UnitDef | null = null;
+  let unit: UnitDef | null;
   if (h.unitCell && h.unitCell.trim() !== '') {
     unitText = h.unitCell.trim();
     unit = parseUnit(unitText);
   } else {
     unit = unitInName(nameText);
   }
-  const bare = foldHeader(nameText.replace(/[([][^()[\]]*[)\]]/g, ' ')).replace(/[%°]/g, '').trim();
+  const bare = foldHeader(nameText.replace(/[([][^()[\]]*[)\]]/g, ' '))
+    .replace(/[%°]/g, '')
+    .trim();
   const guess: ColumnGuess = {
-    index: h.index, header, name: h.name.trim(), compartment, metric: null, unit,
-    unknownUnitText: unitText && !unit ? unitText : null, unitAssumed: false,
-    confidence: 0, reason: '', setpoint: false, emptyName: bare === '',
+    index: h.index,
+    header,
+    name: h.name.trim(),
+    compartment,
+    metric: null,
+    unit,
+    unknownUnitText: unitText && !unit ? unitText : null,
+    unitAssumed: false,
+    confidence: 0,
+    reason: '',
+    setpoint: false,
+    emptyName: bare === '',
   };
   if (guess.emptyName) {
     guess.reason = 'empty column name';

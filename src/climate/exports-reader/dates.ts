@@ -36,15 +36,33 @@ export interface DateParts {
 
 // Month names and abbreviations in English, Dutch, German and Danish, by their first three letters.
 const MONTHS: Record<string, number> = {
-  jan: 1, feb: 2, mar: 3, mrt: 3, maa: 3, 'mär': 3, apr: 4, may: 5, mei: 5, mai: 5, maj: 5, jun: 6, jul: 7,
-  aug: 8, sep: 9, oct: 10, okt: 10, nov: 11, dec: 12, dez: 12,
+  jan: 1,
+  feb: 2,
+  mar: 3,
+  mrt: 3,
+  maa: 3,
+  mär: 3,
+  apr: 4,
+  may: 5,
+  mei: 5,
+  mai: 5,
+  maj: 5,
+  jun: 6,
+  jul: 7,
+  aug: 8,
+  sep: 9,
+  oct: 10,
+  okt: 10,
+  nov: 11,
+  dec: 12,
+  dez: 12,
 };
 const DAY_MONTH_NAME = /^(\d{1,2})[-\s./]+([A-Za-zäÄ]{3,9})\.?[-\s./,]+(\d{4}|\d{2})(?=$|[T\s])/;
 const MONTH_NAME_DAY = /^([A-Za-zäÄ]{3,9})\.?\s+(\d{1,2}),?\s+(\d{4}|\d{2})(?=$|[T\s])/;
 
 /** '15-sep-2020 12:00' → '2020-09-15 12:00'; null when the cell has no month name. */
 function monthNameToIso(cell: string): string | null {
-  let day: string, month: string, year: string, rest: string;
+  let day: string, month: string, year: string;
   let m = DAY_MONTH_NAME.exec(cell);
   if (m) [day, month, year] = [m[1]!, m[2]!, m[3]!];
   else {
@@ -52,7 +70,7 @@ function monthNameToIso(cell: string): string | null {
     if (!m) return null;
     [month, day, year] = [m[1]!, m[2]!, m[3]!];
   }
-  rest = cell.slice(m[0].length);
+  const rest = cell.slice(m[0].length);
   const mo = MONTHS[month.toLowerCase().slice(0, 3)];
   if (!mo) return null;
   const y = fullYear(+year, year.length);
@@ -82,8 +100,15 @@ export function splitDateCell(cell: string): DateParts | null {
     time = [h, +m[6]!, m[7] ? +m[7] : 0, m[8] ? Math.round(+('0.' + m[8]) * 1000) : 0];
   }
   return {
-    a: +m[1]!, b: +m[3]!, c: +m[4]!, aDigits: m[1]!.length, cDigits: m[4]!.length, sep: m[2]!,
-    time, offset: m[10] ? parseOffset(m[10]) : null, named,
+    a: +m[1]!,
+    b: +m[3]!,
+    c: +m[4]!,
+    aDigits: m[1]!.length,
+    cDigits: m[4]!.length,
+    sep: m[2]!,
+    time,
+    offset: m[10] ? parseOffset(m[10]) : null,
+    named,
   };
 }
 
@@ -175,8 +200,14 @@ export function serialToWall(serial: number, date1904 = false): WallClock | null
   if (rem <= 1 || rem >= 999) ms = Math.round(ms / 1000) * 1000;
   const dt = new Date(epoch + ms);
   const w: WallClock = {
-    y: dt.getUTCFullYear(), mo: dt.getUTCMonth() + 1, d: dt.getUTCDate(),
-    h: dt.getUTCHours(), mi: dt.getUTCMinutes(), s: dt.getUTCSeconds(), ms: dt.getUTCMilliseconds(), offset: null,
+    y: dt.getUTCFullYear(),
+    mo: dt.getUTCMonth() + 1,
+    d: dt.getUTCDate(),
+    h: dt.getUTCHours(),
+    mi: dt.getUTCMinutes(),
+    s: dt.getUTCSeconds(),
+    ms: dt.getUTCMilliseconds(),
+    offset: null,
   };
   return validWall(w) ? w : null;
 }
@@ -194,7 +225,10 @@ export function emptyEvidence(): OrderEvidence {
 }
 
 export function addEvidence(ev: OrderEvidence, p: DateParts): void {
-  if (p.aDigits === 4) { ev.ymd++; return; }
+  if (p.aDigits === 4) {
+    ev.ymd++;
+    return;
+  }
   ev.dayMonth++;
   if (p.a > 12) ev.firstOver12++;
   if (p.b > 12) ev.secondOver12++;

@@ -19,7 +19,9 @@ const HOUR = 3_600_000;
 const M = CLIMATE_METRICS.length;
 /** A metric's position in CLIMATE_METRICS, by name. */
 export const METRIC_INDEX: ReadonlyMap<string, number> = new Map(CLIMATE_METRICS.map((m, i) => [m.name, i]));
-const BY_NAME_ORDER = CLIMATE_METRICS.map((m, i) => [m.name, i] as const).sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([, i]) => i);
+const BY_NAME_ORDER = CLIMATE_METRICS.map((m, i) => [m.name, i] as const)
+  .sort((a, b) => (a[0] < b[0] ? -1 : 1))
+  .map(([, i]) => i);
 const CIRCULAR = CLIMATE_METRICS.map((m) => m.aggregate === 'circular_mean');
 
 /**
@@ -64,7 +66,10 @@ export class HourlyAccumulator {
 
   private grow(): void {
     this.cap *= 2;
-    const g = <T extends Float64Array | Uint32Array>(a: T, b: T): T => { b.set(a); return b; };
+    const g = <T extends Float64Array | Uint32Array>(a: T, b: T): T => {
+      b.set(a);
+      return b;
+    };
     this.sum = g(this.sum, new Float64Array(this.cap * M));
     this.cos = g(this.cos, new Float64Array(this.cap * M));
     this.n = g(this.n, new Uint32Array(this.cap * M));
@@ -123,7 +128,12 @@ export class HourlyAccumulator {
     const end = Math.min(upTo, this.hours.length);
     let count = 0;
     for (let k = this.taken * M; k < end * M; k++) if (this.n[k]! > 0) count++;
-    const out: IndexedColumns = { length: count, ms: new Float64Array(count), metric: new Uint8Array(count), value: new Float64Array(count) };
+    const out: IndexedColumns = {
+      length: count,
+      ms: new Float64Array(count),
+      metric: new Uint8Array(count),
+      value: new Float64Array(count),
+    };
     let i = 0;
     for (let s = this.taken; s < end; s++) {
       const ms = this.hours[s]! * HOUR;
@@ -150,7 +160,10 @@ export class HourlyAccumulator {
 
   /** Slots in time order. */
   private order(): number[] {
-    return this.hours.map((h, s) => [h, s] as const).sort((a, b) => a[0] - b[0]).map(([, s]) => s);
+    return this.hours
+      .map((h, s) => [h, s] as const)
+      .sort((a, b) => a[0] - b[0])
+      .map(([, s]) => s);
   }
 
   private valueAt(k: number, mi: number, count: number): number {

@@ -4,7 +4,14 @@ import Papa from 'papaparse';
 import { parseUnit } from '../../units/units.js';
 import { isCompartmentCell } from './columns.js';
 import {
-  addEvidence, decideOrder, emptyEvidence, isSerialCell, parseTimeCell, splitDateCell, type CellOrder, type OrderEvidence,
+  addEvidence,
+  decideOrder,
+  emptyEvidence,
+  isSerialCell,
+  parseTimeCell,
+  splitDateCell,
+  type CellOrder,
+  type OrderEvidence,
 } from './dates.js';
 import type { HeaderRole, TimeSpec } from './types.js';
 import { foldHeader, TIME_HEADER } from './vocabulary.js';
@@ -30,7 +37,11 @@ export function detectDelimiter(head: string): string | null {
     for (const r of rows) counts.set(r.length, (counts.get(r.length) ?? 0) + 1);
     let modal = 0;
     let modalN = 0;
-    for (const [len, n] of counts) if (n > modalN || (n === modalN && len > modal)) { modal = len; modalN = n; }
+    for (const [len, n] of counts)
+      if (n > modalN || (n === modalN && len > modal)) {
+        modal = len;
+        modalN = n;
+      }
     if (modal < 2) continue;
     const score = modalN / rows.length;
     if (!best || score > best.score + 1e-9) best = { d, score, fields: modal };
@@ -79,7 +90,15 @@ export interface TimeDetection {
 function headerIs(rows: string[][], firstData: number, col: number, re: RegExp): boolean {
   for (let i = 0; i < firstData; i++) {
     const c = rows[i]?.[col];
-    if (c && re.test(foldHeader(c).replace(/[^a-z0-9æøß ]/g, '').trim())) return true;
+    if (
+      c &&
+      re.test(
+        foldHeader(c)
+          .replace(/[^a-z0-9æøß ]/g, '')
+          .trim(),
+      )
+    )
+      return true;
   }
   return false;
 }
@@ -94,26 +113,42 @@ export function detectTime(rows: string[][], maxCols = 50): TimeDetection | null
   for (let i = 0; i < rows.length; i++) {
     const k = kinds[i]!;
     const next = kinds[i + 1];
-    const same = (j: number, kind: CellKind) => !next || next[j] === kind || (rows[i + 1]!.every((c) => c.trim() === '') && i + 1 === rows.length - 1);
+    const same = (j: number, kind: CellKind) =>
+      !next || next[j] === kind || (rows[i + 1]!.every((c) => c.trim() === '') && i + 1 === rows.length - 1);
     for (let j = 0; j < k.length; j++) {
       if (k[j] === 'datetime' && same(j, 'datetime')) {
         const end = k.findIndex((kk, jj) => jj > j && kk === 'datetime');
         if (end !== -1 && same(end, 'datetime') && (headerIs(rows, i, j, TIME_HEADER.start) || headerIs(rows, i, end, TIME_HEADER.end))) {
-          return { spec: { kind: 'period', start_column: j, end_column: end, stamp: 'start' }, firstDataRow: i, serial: false, dateOnly: false };
+          return {
+            spec: { kind: 'period', start_column: j, end_column: end, stamp: 'start' },
+            firstDataRow: i,
+            serial: false,
+            dateOnly: false,
+          };
         }
         return { spec: { kind: 'single', column: j }, firstDataRow: i, serial: false, dateOnly: false };
       }
       if ((k[j] === 'date' || k[j] === 'serial') && same(j, k[j]!)) {
         const t = k.findIndex((kk, jj) => jj > j && kk === 'time');
         if (t !== -1 && same(t, 'time')) {
-          return { spec: { kind: 'date_time', date_column: j, time_column: t }, firstDataRow: i, serial: k[j] === 'serial', dateOnly: false };
+          return {
+            spec: { kind: 'date_time', date_column: j, time_column: t },
+            firstDataRow: i,
+            serial: k[j] === 'serial',
+            dateOnly: false,
+          };
         }
         if (k[j] === 'date') return { spec: { kind: 'single', column: j }, firstDataRow: i, serial: false, dateOnly: true };
         // A lone five-digit number is an Excel serial only when its header says it is a time.
         if (headerIs(rows, i, j, TIME_HEADER.datetime) || headerIs(rows, i, j, TIME_HEADER.start)) {
           const end = k.findIndex((kk, jj) => jj > j && kk === 'serial');
           if (end !== -1 && headerIs(rows, i, end, TIME_HEADER.end)) {
-            return { spec: { kind: 'period', start_column: j, end_column: end, stamp: 'start' }, firstDataRow: i, serial: true, dateOnly: false };
+            return {
+              spec: { kind: 'period', start_column: j, end_column: end, stamp: 'start' },
+              firstDataRow: i,
+              serial: true,
+              dateOnly: false,
+            };
           }
           return { spec: { kind: 'single', column: j }, firstDataRow: i, serial: true, dateOnly: false };
         }
@@ -128,7 +163,11 @@ export function stampColumn(spec: TimeSpec): number {
 }
 
 export function timeColumns(spec: TimeSpec): number[] {
-  return spec.kind === 'single' ? [spec.column] : spec.kind === 'date_time' ? [spec.date_column, spec.time_column] : [spec.start_column, spec.end_column];
+  return spec.kind === 'single'
+    ? [spec.column]
+    : spec.kind === 'date_time'
+      ? [spec.date_column, spec.time_column]
+      : [spec.start_column, spec.end_column];
 }
 
 export function orderEvidence(rows: string[][], col: number, ev: OrderEvidence = emptyEvidence()): OrderEvidence {

@@ -53,7 +53,8 @@ export class ZoneClock {
         let hi = start + DAY;
         while (hi - lo > 60_000) {
           const mid = lo + Math.floor((hi - lo) / 120_000) * 60_000;
-          if (this.zone.offset(mid) === o0) lo = mid; else hi = mid;
+          if (this.zone.offset(mid) === o0) lo = mid;
+          else hi = mid;
         }
         transition = hi;
       }
@@ -79,9 +80,7 @@ export class ZoneClock {
     const msB = wallMs - b * 60_000;
     const okB = this.offsetAt(msB) === b;
     if (okA && okB) {
-      return msA < msB
-        ? { kind: 'repeated', ms: [msA, msB], offset: [a, b] }
-        : { kind: 'repeated', ms: [msB, msA], offset: [b, a] };
+      return msA < msB ? { kind: 'repeated', ms: [msA, msB], offset: [a, b] } : { kind: 'repeated', ms: [msB, msA], offset: [b, a] };
     }
     if (okA) return { kind: 'ok', ms: msA, offset: a };
     if (okB) return { kind: 'ok', ms: msB, offset: b };
@@ -109,7 +108,10 @@ let dayText = '';
 export function isoWithOffset(ms: number, offset: number): string {
   const local = ms + offset * 60_000;
   const day = Math.floor(local / 86_400_000);
-  if (day !== dayKey) { dayKey = day; dayText = new Date(day * 86_400_000).toISOString().slice(0, 11); }
+  if (day !== dayKey) {
+    dayKey = day;
+    dayText = new Date(day * 86_400_000).toISOString().slice(0, 11);
+  }
   let rem = local - day * 86_400_000;
   const msPart = rem % 1000;
   rem = (rem - msPart) / 1000;

@@ -5,14 +5,19 @@ import { climateMetric, isClimateMetric } from '../metrics.js';
 import { conversion, parseUnit, unitBySymbol, type UnitDef } from '../../units/units.js';
 import { guessColumn, MAX_HEADER_CELL, sameCompartment, type ColumnGuess, type HeaderCells } from './columns.js';
 import {
-  describeDateFormat, emptyEvidence, parseTimeCell, serialToWall, splitDateCell, wallFromParts, type CellOrder, type WallClock,
+  describeDateFormat,
+  emptyEvidence,
+  parseTimeCell,
+  serialToWall,
+  splitDateCell,
+  wallFromParts,
+  type CellOrder,
+  type WallClock,
 } from './dates.js';
 import { decideOrder, detectDecimal, detectTime, headerRoles, orderEvidence, stampColumn, timeColumns } from './layout.js';
 import { ZoneClock } from './local-time.js';
 import type { Table } from './table.js';
-import type {
-  AnalyseOptions, ColumnReport, ConfirmedMapping, HeaderRole, Problem, TimeSpec,
-} from './types.js';
+import type { AnalyseOptions, ColumnReport, ConfirmedMapping, HeaderRole, Problem, TimeSpec } from './types.js';
 
 export interface SelectedColumn {
   index: number;
@@ -70,7 +75,10 @@ export function timeReader(spec: TimeSpec, order: CellOrder, serial: boolean): T
   const times = new Map<string, ReturnType<typeof parseTimeCell>>();
   return (row) => {
     const cell = row[spec.date_column];
-    if (cell !== lastCell) { lastCell = cell; lastDate = readDate(cell); }
+    if (cell !== lastCell) {
+      lastCell = cell;
+      lastDate = readDate(cell);
+    }
     const d = lastDate;
     const t = row[spec.time_column];
     if (!d || t === undefined) return null;
@@ -118,21 +126,33 @@ function report(g: ColumnGuess): ColumnReport {
   const def = g.metric ? climateMetric(g.metric) : null;
   const c = def && g.unit ? conversion(g.unit, def.unit) : null;
   return {
-    index: g.index, header: g.header, name: g.name, compartment: g.compartment, metric: g.metric,
+    index: g.index,
+    header: g.header,
+    name: g.name,
+    compartment: g.compartment,
+    metric: g.metric,
     unit: g.unit?.symbol ?? (g.unitAssumed && def ? def.unit : null),
     canonical_unit: def?.unit ?? null,
     conversion: c && !c.identity ? c.label : null,
-    confidence: g.metric ? g.confidence : 0, reason: g.reason, setpoint: g.setpoint, selected: false,
+    confidence: g.metric ? g.confidence : 0,
+    reason: g.reason,
+    setpoint: g.setpoint,
+    selected: false,
   };
 }
 
 function select(col: ColumnReport, metric: string, unit: UnitDef | null): SelectedColumn | Problem {
   const def = climateMetric(metric);
-  if (!def) return { code: 'unknown_metric', message: `column ${col.index + 1} (${col.header}): unknown metric '${metric}'`, column: col.index };
+  if (!def)
+    return { code: 'unknown_metric', message: `column ${col.index + 1} (${col.header}): unknown metric '${metric}'`, column: col.index };
   const from = unit ?? unitBySymbol(def.unit)!;
   const c = conversion(from, def.unit);
   if (!c) {
-    return { code: 'unit_not_convertible', message: `column ${col.index + 1} (${col.header}): ${from.symbol} cannot be converted to ${def.unit} for ${metric}`, column: col.index };
+    return {
+      code: 'unit_not_convertible',
+      message: `column ${col.index + 1} (${col.header}): ${from.symbol} cannot be converted to ${def.unit} for ${metric}`,
+      column: col.index,
+    };
   }
   col.selected = true;
   col.metric = metric;
@@ -152,7 +172,9 @@ function isProblem(x: SelectedColumn | Problem): x is Problem {
  * leave day-month order open; it is only called when needed.
  */
 export async function makePlan(
-  table: Table, options: AnalyseOptions, fullScanOrder: (col: number) => Promise<ReturnType<typeof emptyEvidence>>,
+  table: Table,
+  options: AnalyseOptions,
+  fullScanOrder: (col: number) => Promise<ReturnType<typeof emptyEvidence>>,
 ): Promise<Plan | { blocking: Problem[]; warnings: Problem[]; headerRows?: Plan['headerRows'] }> {
   const warnings: Problem[] = [];
   const blocking: Problem[] = [];
@@ -163,9 +185,15 @@ export async function makePlan(
   const det = detectTime(body);
   if (!det) {
     const wide = body.some((r) => r.length > 1);
-    blocking.push(wide
-      ? { code: 'no_time_column', message: 'no column reads as dates and times in the first rows (ISO, day-month-year, month-day-year, Excel serial days, or separate date and time columns)' }
-      : { code: 'not_a_table', message: 'the file does not hold a table of columns' });
+    blocking.push(
+      wide
+        ? {
+            code: 'no_time_column',
+            message:
+              'no column reads as dates and times in the first rows (ISO, day-month-year, month-day-year, Excel serial days, or separate date and time columns)',
+          }
+        : { code: 'not_a_table', message: 'the file does not hold a table of columns' },
+    );
     return { blocking, warnings };
   }
   const firstDataRow = det.firstDataRow + sepHint;
@@ -187,7 +215,10 @@ export async function makePlan(
   const guesses: ColumnGuess[] = [];
   for (let j = 0; j < ncols; j++) {
     let comp = compRow?.[j]?.trim() || null;
-    if (compRow) { if (comp) lastComp = comp; else comp = lastComp; }
+    if (compRow) {
+      if (comp) lastComp = comp;
+      else comp = lastComp;
+    }
     if (tcols.has(j)) continue;
     const cells: HeaderCells = { index: j, name: nameRow[j] ?? '', compartmentCell: comp, unitCell: unitRow?.[j] ?? null };
     guesses.push(guessColumn(cells));
@@ -203,17 +234,32 @@ export async function makePlan(
     const col = stampColumn(adjusted);
     const ev = orderEvidence(dataHead, col);
     const sample = dataHead.map((r) => splitDateCell(r[col] ?? '')).find((p) => p);
-    if (sample) { sampleSep = sample.sep; yearDigits = sample.aDigits === 4 ? 4 : sample.cDigits; named = sample.named; }
+    if (sample) {
+      sampleSep = sample.sep;
+      yearDigits = sample.aDigits === 4 ? 4 : sample.cDigits;
+      named = sample.named;
+    }
     let decided = decideOrder(ev);
     if (decided === 'ambiguous' && !table.headIsAll) decided = decideOrder(await fullScanOrder(col));
     if (decided === 'conflict') {
-      blocking.push({ code: 'inconsistent_dates', message: 'the date cells mix orders (a first part above 12 in some rows, a second part above 12 in others)' });
+      blocking.push({
+        code: 'inconsistent_dates',
+        message: 'the date cells mix orders (a first part above 12 in some rows, a second part above 12 in others)',
+      });
     } else if (decided === 'ambiguous') {
       if (optOrder) order = optOrder;
-      else blocking.push({ code: 'ambiguous_date_order', message: 'every day in the file is 12 or less, so day-month-year and month-day-year read differently: send date_order (dmy or mdy)' });
+      else
+        blocking.push({
+          code: 'ambiguous_date_order',
+          message:
+            'every day in the file is 12 or less, so day-month-year and month-day-year read differently: send date_order (dmy or mdy)',
+        });
     } else if (decided) {
       if (optOrder && decided !== 'ymd' && decided !== optOrder) {
-        blocking.push({ code: 'date_order_conflict', message: `date_order ${optOrder} was sent, but the file's dates only read as ${decided}` });
+        blocking.push({
+          code: 'date_order_conflict',
+          message: `date_order ${optOrder} was sent, but the file's dates only read as ${decided}`,
+        });
       }
       order = decided;
     }
@@ -228,11 +274,17 @@ export async function makePlan(
   // A VPD column without a unit whose values are in hPa (as in Danish exports: ~10 for 1 kPa).
   for (const g of guesses) {
     if (g.metric === 'vpd' && g.unitAssumed) {
-      const vals = dataHead.slice(0, 100).map((r) => readNumber(r[g.index] ?? '')).filter((v): v is number => v !== null && v > 0);
+      const vals = dataHead
+        .slice(0, 100)
+        .map((r) => readNumber(r[g.index] ?? ''))
+        .filter((v): v is number => v !== null && v > 0);
       if (vals.length > 0 && median(vals) > 3.5) {
         g.unit = parseUnit('hPa');
         g.unitAssumed = false;
-        g.reason = g.reason.replace(/; no unit in the file, kPa assumed$/, '; no unit in the file, values around ' + Math.round(median(vals)) + ' read as hPa');
+        g.reason = g.reason.replace(
+          /; no unit in the file, kPa assumed$/,
+          '; no unit in the file, values around ' + Math.round(median(vals)) + ' read as hPa',
+        );
       }
     }
   }
@@ -254,32 +306,60 @@ export async function makePlan(
 
   if (options.columns && options.columns.length > 0) {
     for (const choice of options.columns) {
-      const col = typeof choice.column === 'number'
-        ? byIndex.get(choice.column)
-        : columns.find((c) => c.header === choice.column) ?? columns.find((c) => c.name === choice.column);
-      if (!col) { blocking.push({ code: 'unknown_column', message: `no column ${JSON.stringify(choice.column)} in the file` }); continue; }
+      const col =
+        typeof choice.column === 'number'
+          ? byIndex.get(choice.column)
+          : (columns.find((c) => c.header === choice.column) ?? columns.find((c) => c.name === choice.column));
+      if (!col) {
+        blocking.push({ code: 'unknown_column', message: `no column ${JSON.stringify(choice.column)} in the file` });
+        continue;
+      }
       let unit: UnitDef | null = null;
       if (choice.unit !== undefined) {
         unit = unitBySymbol(choice.unit) ?? parseUnit(choice.unit);
-        if (!unit) { blocking.push({ code: 'unknown_unit', message: `column ${col.index + 1}: unknown unit '${choice.unit}'`, column: col.index }); continue; }
+        if (!unit) {
+          blocking.push({ code: 'unknown_unit', message: `column ${col.index + 1}: unknown unit '${choice.unit}'`, column: col.index });
+          continue;
+        }
       } else if (col.unit) unit = unitBySymbol(col.unit);
-      if (!isClimateMetric(choice.metric)) { blocking.push({ code: 'unknown_metric', message: `column ${col.index + 1}: unknown metric '${choice.metric}'`, column: col.index }); continue; }
-      if (selected.some((s) => s.index === col.index)) { blocking.push({ code: 'duplicate_column', message: `column ${col.index + 1} is named twice`, column: col.index }); continue; }
+      if (!isClimateMetric(choice.metric)) {
+        blocking.push({ code: 'unknown_metric', message: `column ${col.index + 1}: unknown metric '${choice.metric}'`, column: col.index });
+        continue;
+      }
+      if (selected.some((s) => s.index === col.index)) {
+        blocking.push({ code: 'duplicate_column', message: `column ${col.index + 1} is named twice`, column: col.index });
+        continue;
+      }
       const s = select(col, choice.metric, unit);
-      if (isProblem(s)) blocking.push(s); else { col.reason = 'named by the caller'; col.confidence = 1; selected.push(s); }
+      if (isProblem(s)) blocking.push(s);
+      else {
+        col.reason = 'named by the caller';
+        col.confidence = 1;
+        selected.push(s);
+      }
     }
   } else if (options.mapping) {
     const m = options.mapping;
     if (m.fingerprint !== fingerprint) {
-      blocking.push({ code: 'mapping_mismatch', message: 'the confirmed mapping was made for a file with other header rows; preview this file and confirm its own mapping' });
+      blocking.push({
+        code: 'mapping_mismatch',
+        message: 'the confirmed mapping was made for a file with other header rows; preview this file and confirm its own mapping',
+      });
     } else {
       compartment = m.compartment;
       for (const mc of m.columns) {
         const col = byIndex.get(mc.index);
-        if (!col) { blocking.push({ code: 'unknown_column', message: `mapping names column ${mc.index + 1}, which the file does not have` }); continue; }
+        if (!col) {
+          blocking.push({ code: 'unknown_column', message: `mapping names column ${mc.index + 1}, which the file does not have` });
+          continue;
+        }
         const unit = unitBySymbol(mc.unit) ?? parseUnit(mc.unit);
         const s = select(col, mc.metric, unit);
-        if (isProblem(s)) blocking.push(s); else { col.reason = 'confirmed mapping'; selected.push(s); }
+        if (isProblem(s)) blocking.push(s);
+        else {
+          col.reason = 'confirmed mapping';
+          selected.push(s);
+        }
       }
     }
   } else {
@@ -287,13 +367,19 @@ export async function makePlan(
     if (options.compartment !== undefined && options.compartment !== '') {
       const found = compartments.find((c) => sameCompartment(c, options.compartment!));
       if (!found) {
-        blocking.push({ code: 'unknown_compartment', message: `no compartment '${options.compartment}' in the file; found: ${compartments.join(', ') || 'none'}` });
+        blocking.push({
+          code: 'unknown_compartment',
+          message: `no compartment '${options.compartment}' in the file; found: ${compartments.join(', ') || 'none'}`,
+        });
       }
       compartment = found ?? null;
     } else if (compartments.length > 1) {
       const mapped = (c: string) => columns.filter((x) => x.metric && x.compartment === c).length;
       compartment = [...compartments].sort((a, b) => mapped(b) - mapped(a))[0]!;
-      warnings.push({ code: 'compartment_chosen', message: `the file holds compartments ${compartments.join(', ')}; ${compartment} (the most columns) is read, the others are left out. Send compartment to choose.` });
+      warnings.push({
+        code: 'compartment_chosen',
+        message: `the file holds compartments ${compartments.join(', ')}; ${compartment} (the most columns) is read, the others are left out. Send compartment to choose.`,
+      });
     } else {
       compartment = compartments[0] ?? null;
     }
@@ -310,11 +396,17 @@ export async function makePlan(
       });
       for (const c of cands) {
         if (!usable.includes(c)) {
-          warnings.push({ code: 'unit_not_convertible', message: `column ${c.index + 1} (${c.header}) looks like ${metric} but its unit ${c.unit ?? '(unknown)'} cannot be converted to ${climateMetric(metric)!.unit}; not read`, column: c.index });
+          warnings.push({
+            code: 'unit_not_convertible',
+            message: `column ${c.index + 1} (${c.header}) looks like ${metric} but its unit ${c.unit ?? '(unknown)'} cannot be converted to ${climateMetric(metric)!.unit}; not read`,
+            column: c.index,
+          });
         }
       }
       if (usable.length === 0) continue;
-      const ranked = [...usable].sort((a, b) => b.confidence - a.confidence || Number(!!b.compartment) - Number(!!a.compartment) || a.index - b.index);
+      const ranked = [...usable].sort(
+        (a, b) => b.confidence - a.confidence || Number(!!b.compartment) - Number(!!a.compartment) || a.index - b.index,
+      );
       const winner = ranked[0]!;
       const s = select(winner, metric, unitBySymbol(winner.unit!) ?? parseUnit(winner.unit!));
       if (!isProblem(s)) selected.push(s);
@@ -322,7 +414,10 @@ export async function makePlan(
         for (const other of ranked.slice(1)) other.reason += `; column ${winner.index + 1} is read for ${metric}`;
         warnings.push({
           code: 'duplicate_metric',
-          message: `${ranked.length} columns read as ${metric}: column ${winner.index + 1} (${winner.header}) is read, not ${ranked.slice(1).map((o) => `${o.index + 1} (${o.header})`).join(', ')}. Name columns to choose another.`,
+          message: `${ranked.length} columns read as ${metric}: column ${winner.index + 1} (${winner.header}) is read, not ${ranked
+            .slice(1)
+            .map((o) => `${o.index + 1} (${o.header})`)
+            .join(', ')}. Name columns to choose another.`,
           column: winner.index,
         });
       }
@@ -332,15 +427,36 @@ export async function makePlan(
   const emptyNames = new Set(guesses.filter((g) => g.emptyName).map((g) => g.index));
   const unknown = columns.filter((c) => !c.metric && !emptyNames.has(c.index));
   if (unknown.length > 0) {
-    warnings.push({ code: 'unmapped_columns', message: `${unknown.length} column(s) not recognised and not read: ${unknown.slice(0, 10).map((c) => c.header).join('; ')}${unknown.length > 10 ? '; …' : ''}`, count: unknown.length });
+    warnings.push({
+      code: 'unmapped_columns',
+      message: `${unknown.length} column(s) not recognised and not read: ${unknown
+        .slice(0, 10)
+        .map((c) => c.header)
+        .join('; ')}${unknown.length > 10 ? '; …' : ''}`,
+      count: unknown.length,
+    });
   }
   if (selected.length === 0 && blocking.length === 0) {
     blocking.push({ code: 'no_mapped_columns', message: 'no column reads as a climate metric; name the columns (columns) to import them' });
   }
   selected.sort((a, b) => a.index - b.index);
   return {
-    headerRows, firstDataRow, time: adjusted, order, serial: det.serial, dateOnly: det.dateOnly, dateFormat, decimal,
-    columns, selected, compartments, compartment, fingerprint, zone, warnings, blocking,
+    headerRows,
+    firstDataRow,
+    time: adjusted,
+    order,
+    serial: det.serial,
+    dateOnly: det.dateOnly,
+    dateFormat,
+    decimal,
+    columns,
+    selected,
+    compartments,
+    compartment,
+    fingerprint,
+    zone,
+    warnings,
+    blocking,
   };
 }
 
@@ -351,6 +467,11 @@ export function mappingOf(plan: Plan): ConfirmedMapping {
     time: plan.time,
     date_order: plan.order,
     compartment: plan.compartment,
-    columns: plan.selected.map((s) => ({ index: s.index, header: plan.columns.find((c) => c.index === s.index)!.header, metric: s.metric, unit: s.unit })),
+    columns: plan.selected.map((s) => ({
+      index: s.index,
+      header: plan.columns.find((c) => c.index === s.index)!.header,
+      metric: s.metric,
+      unit: s.unit,
+    })),
   };
 }

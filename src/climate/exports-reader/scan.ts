@@ -74,7 +74,10 @@ export class Scanner {
    * `delimiter`: the table's, for pushText. `withAt`: false when the caller needs only `ms`
    * (hourly values), which spares formatting an ISO string per row.
    */
-  constructor(private readonly plan: Plan, options: { delimiter?: string | null; withAt?: boolean } = {}) {
+  constructor(
+    private readonly plan: Plan,
+    options: { delimiter?: string | null; withAt?: boolean } = {},
+  ) {
     this.readTime = timeReader(plan.time, plan.order, plan.serial);
     this.readNumber = numberReader(plan.decimal);
     this.colSkips = plan.selected.map(() => zeroSkips());
@@ -91,7 +94,12 @@ export class Scanner {
     for (const c of this.timeCols) this.isTimeCol[c] = 1;
     this.timeCells = new Array(this.lastCol + 1).fill(undefined);
     this.stats = {
-      rows_read: 0, data_rows: 0, values: 0, skipped: zeroSkips(), skipped_by_column: [], rows_without_time: 0,
+      rows_read: 0,
+      data_rows: 0,
+      values: 0,
+      skipped: zeroSkips(),
+      skipped_by_column: [],
+      rows_without_time: 0,
       dst: { repeated_hours: [], repeated_rows: 0, missing_hours: [], missing_rows_skipped: 0 },
     };
   }
@@ -103,7 +111,10 @@ export class Scanner {
     if (n <= this.plan.firstDataRow) return null;
     const wall = this.readTime(cells);
     if (!wall) {
-      this.noTime(n, cells.some((c) => c.trim() !== ''));
+      this.noTime(
+        n,
+        cells.some((c) => c.trim() !== ''),
+      );
       return null;
     }
     if (!this.place(n, wall)) return null;
@@ -117,11 +128,20 @@ export class Scanner {
     for (let k = 0; k < sel.length; k++) {
       const s = sel[k]!;
       const cell = cells[s.index];
-      if (cell === undefined || cell === '' || cell.trim() === '') { this.colSkips[k]!.empty++; continue; }
+      if (cell === undefined || cell === '' || cell.trim() === '') {
+        this.colSkips[k]!.empty++;
+        continue;
+      }
       const raw = readNumber(cell);
-      if (raw === null) { this.colSkips[k]!.not_a_number++; continue; }
+      if (raw === null) {
+        this.colSkips[k]!.not_a_number++;
+        continue;
+      }
       const v = s.apply(raw);
-      if (!(v >= s.lo && v <= s.hi)) { this.colSkips[k]!.out_of_range++; continue; }
+      if (!(v >= s.lo && v <= s.hi)) {
+        this.colSkips[k]!.out_of_range++;
+        continue;
+      }
       metrics[count] = s.metric;
       values[count] = v;
       cols[count] = k;
@@ -171,7 +191,10 @@ export class Scanner {
         let e = text.indexOf(this.delimiter, pos);
         if (e === -1 || e > end) e = end;
         if (isTime[col] === 1) tcells[col] = text.slice(pos, e);
-        if (nextSel) { this.slowCell(k, text.slice(pos, e)); k++; }
+        if (nextSel) {
+          this.slowCell(k, text.slice(pos, e));
+          k++;
+        }
         if (e >= end) break;
         pos = e + 1;
         continue;
@@ -181,22 +204,38 @@ export class Scanner {
       let i = pos;
       let c = i < end ? text.charCodeAt(i) : delim;
       let fast = false;
-      let v = 0;
+      let v: number;
       if (c === delim) {
         state[k] = EMPTY;
         fast = true;
       } else {
         let neg = false;
-        if (c === 45) { neg = true; i++; }
+        if (c === 45) {
+          neg = true;
+          i++;
+        }
         let mant = 0;
         let digits = 0;
-        while (i < end && (c = text.charCodeAt(i)) >= 48 && c <= 57) { mant = mant * 10 + (c - 48); i++; digits++; }
+        while (i < end && (c = text.charCodeAt(i)) >= 48 && c <= 57) {
+          mant = mant * 10 + (c - 48);
+          i++;
+          digits++;
+        }
         let frac = 0;
         if (digits > 0 && i < end && c === dm) {
           i++;
-          while (i < end && (c = text.charCodeAt(i)) >= 48 && c <= 57) { mant = mant * 10 + (c - 48); i++; frac++; }
+          while (i < end && (c = text.charCodeAt(i)) >= 48 && c <= 57) {
+            mant = mant * 10 + (c - 48);
+            i++;
+            frac++;
+          }
         }
-        if (digits > 0 && digits + frac <= 15 && (i === end || text.charCodeAt(i) === delim) && (frac > 0 || text.charCodeAt(i - 1) !== dm)) {
+        if (
+          digits > 0 &&
+          digits + frac <= 15 &&
+          (i === end || text.charCodeAt(i) === delim) &&
+          (frac > 0 || text.charCodeAt(i - 1) !== dm)
+        ) {
           v = frac === 0 ? mant : mant / POW10[frac]!;
           raws[k] = neg ? -v : v;
           state[k] = NUMBER;
@@ -215,7 +254,13 @@ export class Scanner {
     }
     const wall = this.readTime(tcells as string[]);
     if (!wall) {
-      this.noTime(n, text.slice(start, end).split(this.delimiter).some((c) => c.trim() !== ''));
+      this.noTime(
+        n,
+        text
+          .slice(start, end)
+          .split(this.delimiter)
+          .some((c) => c.trim() !== ''),
+      );
       return null;
     }
     if (!this.place(n, wall)) return null;
@@ -233,7 +278,10 @@ export class Scanner {
       }
       const s = sel[k]!;
       const v = s.conversion === null ? raws[k]! : s.apply(raws[k]!);
-      if (!(v >= s.lo && v <= s.hi)) { this.colSkips[k]!.out_of_range++; continue; }
+      if (!(v >= s.lo && v <= s.hi)) {
+        this.colSkips[k]!.out_of_range++;
+        continue;
+      }
       metrics[count] = s.metric;
       values[count] = v;
       cols[count] = k;
@@ -244,9 +292,15 @@ export class Scanner {
 
   /** A selected cell the fast path does not read: the same tests as push(). */
   private slowCell(k: number, cell: string): void {
-    if (cell === '' || cell.trim() === '') { this.cellState[k] = EMPTY; return; }
+    if (cell === '' || cell.trim() === '') {
+      this.cellState[k] = EMPTY;
+      return;
+    }
     const raw = this.readNumber(cell);
-    if (raw === null) { this.cellState[k] = NOT_A_NUMBER; return; }
+    if (raw === null) {
+      this.cellState[k] = NOT_A_NUMBER;
+      return;
+    }
     this.cellRaw[k] = raw;
     this.cellState[k] = NUMBER;
   }
@@ -335,22 +389,52 @@ export class Scanner {
     }
     const w = this.warnings;
     if (this.midNonDataCount > 0) {
-      w.push({ code: 'rows_without_time', message: `${this.midNonDataCount} row(s) between data rows have no readable time and are skipped`, count: this.midNonDataCount, rows: this.midNonData });
+      w.push({
+        code: 'rows_without_time',
+        message: `${this.midNonDataCount} row(s) between data rows have no readable time and are skipped`,
+        count: this.midNonDataCount,
+        rows: this.midNonData,
+      });
     }
     if (st.dst.repeated_rows > 0) {
-      w.push({ code: 'dst_repeated_hour', message: `wall-clock hour(s) ${st.dst.repeated_hours.join(', ')} occur twice (end of summer time): the first occurrence is read with the summer offset, the second with the winter offset`, count: st.dst.repeated_rows });
+      w.push({
+        code: 'dst_repeated_hour',
+        message: `wall-clock hour(s) ${st.dst.repeated_hours.join(', ')} occur twice (end of summer time): the first occurrence is read with the summer offset, the second with the winter offset`,
+        count: st.dst.repeated_rows,
+      });
     }
     if (st.dst.missing_rows_skipped > 0) {
-      w.push({ code: 'dst_missing_hour', message: `wall-clock hour(s) ${st.dst.missing_hours.join(', ')} do not exist in ${this.plan.zone.name} (start of summer time); ${st.dst.missing_rows_skipped} row(s) stamped in them are skipped`, count: st.dst.missing_rows_skipped });
+      w.push({
+        code: 'dst_missing_hour',
+        message: `wall-clock hour(s) ${st.dst.missing_hours.join(', ')} do not exist in ${this.plan.zone.name} (start of summer time); ${st.dst.missing_rows_skipped} row(s) stamped in them are skipped`,
+        count: st.dst.missing_rows_skipped,
+      });
     }
     if (this.duplicateCount > 0) {
-      w.push({ code: 'duplicate_times', message: `${this.duplicateCount} row(s) repeat a time already read twice`, count: this.duplicateCount, rows: this.duplicateRows });
+      w.push({
+        code: 'duplicate_times',
+        message: `${this.duplicateCount} row(s) repeat a time already read twice`,
+        count: this.duplicateCount,
+        rows: this.duplicateRows,
+      });
     }
     for (let k = 0; k < this.plan.selected.length; k++) {
       const s = this.plan.selected[k]!;
       const c = this.colSkips[k]!;
-      if (c.not_a_number > 0) w.push({ code: 'values_not_numbers', message: `column ${s.index + 1} (${s.metric}): ${c.not_a_number} cell(s) are not numbers (NaN, text) and are skipped`, count: c.not_a_number, column: s.index });
-      if (c.out_of_range > 0) w.push({ code: 'values_out_of_range', message: `column ${s.index + 1} (${s.metric}): ${c.out_of_range} value(s) outside the plausible range ${s.lo} to ${s.hi} are skipped`, count: c.out_of_range, column: s.index });
+      if (c.not_a_number > 0)
+        w.push({
+          code: 'values_not_numbers',
+          message: `column ${s.index + 1} (${s.metric}): ${c.not_a_number} cell(s) are not numbers (NaN, text) and are skipped`,
+          count: c.not_a_number,
+          column: s.index,
+        });
+      if (c.out_of_range > 0)
+        w.push({
+          code: 'values_out_of_range',
+          message: `column ${s.index + 1} (${s.metric}): ${c.out_of_range} value(s) outside the plausible range ${s.lo} to ${s.hi} are skipped`,
+          count: c.out_of_range,
+          column: s.index,
+        });
     }
     return { trailingRowsDropped: trailing };
   }

@@ -8,7 +8,10 @@ export const CHUNK_BYTES = 64 * 1024;
 export class ReaderError extends Error {
   /** How far the file was read when it was refused. */
   bytesRead: number | null = null;
-  constructor(readonly code: string, message: string) {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -66,7 +69,11 @@ export function sniffKind(head: Uint8Array): FileKind {
  * encoding of older Windows climate-computer exports ('°' is byte 0xB0 there).
  */
 export function detectEncoding(head: Uint8Array): Encoding | null | 'utf-32' {
-  if ((head[0] === 0xff && head[1] === 0xfe && head[2] === 0 && head[3] === 0) || (head[0] === 0 && head[1] === 0 && head[2] === 0xfe && head[3] === 0xff)) return 'utf-32';
+  if (
+    (head[0] === 0xff && head[1] === 0xfe && head[2] === 0 && head[3] === 0) ||
+    (head[0] === 0 && head[1] === 0 && head[2] === 0xfe && head[3] === 0xff)
+  )
+    return 'utf-32';
   if (head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf) return { encoding: 'utf-8', bom: true };
   if (head[0] === 0xff && head[1] === 0xfe) return { encoding: 'utf-16le', bom: true };
   if (head[0] === 0xfe && head[1] === 0xff) return { encoding: 'utf-16be', bom: true };

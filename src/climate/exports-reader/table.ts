@@ -2,9 +2,7 @@
 // .xlsx read within limits. Everything after this sees rows of text cells.
 import { readFile, stat } from 'node:fs/promises';
 import { detectDelimiter, parseBlock, DELIMITERS } from './layout.js';
-import {
-  detectEncoding, garbageShare, headBytes, ReaderError, recordBlocks, sniffKind, textChunks, type Encoding,
-} from './source.js';
+import { detectEncoding, garbageShare, headBytes, ReaderError, recordBlocks, sniffKind, textChunks, type Encoding } from './source.js';
 import type { ExportInput, ReaderLimits } from './types.js';
 import { readXlsx } from './xlsx.js';
 
@@ -58,9 +56,10 @@ export async function openTable(input: ExportInput, limits: ReaderLimits): Promi
   if (kind === 'ole') throw new ReaderError('unsupported_format', 'an old binary Excel file (.xls): save it as .xlsx or CSV');
   const enc = detectEncoding(head);
   if (enc === 'utf-32') throw new ReaderError('unsupported_encoding', 'UTF-32 text: save the export as UTF-8, UTF-16 or Windows-1252');
-  if (!enc) throw new ReaderError('not_a_table', 'the file is not text: it holds zero bytes in no text encoding\'s pattern');
+  if (!enc) throw new ReaderError('not_a_table', "the file is not text: it holds zero bytes in no text encoding's pattern");
   const headText = new TextDecoder(enc.encoding).decode(head, { stream: true });
-  if (garbageShare(headText) > 0.01) throw new ReaderError('not_a_table', 'the file is not text: it holds control characters or bytes that decode to nothing');
+  if (garbageShare(headText) > 0.01)
+    throw new ReaderError('not_a_table', 'the file is not text: it holds control characters or bytes that decode to nothing');
   // A first line with more delimiters than columns allowed is refused before it is read to its end.
   const firstLineEnd = headText.indexOf('\n');
   const firstLine = firstLineEnd === -1 ? headText : headText.slice(0, firstLineEnd);
@@ -70,14 +69,19 @@ export async function openTable(input: ExportInput, limits: ReaderLimits): Promi
   }
 
   let bytes = 0;
-  const onBytes = (n: number) => { bytes += n; };
+  const onBytes = (n: number) => {
+    bytes += n;
+  };
   // The head: whole records up to about HEAD_BYTES; reading stops there.
   let headTextWhole = '';
   let ended = true;
   try {
     for await (const block of recordBlocks(textChunks(input, enc, onBytes), { maxLineChars: limits.maxLineChars })) {
       headTextWhole += block;
-      if (headTextWhole.length >= HEAD_BYTES) { ended = false; break; }
+      if (headTextWhole.length >= HEAD_BYTES) {
+        ended = false;
+        break;
+      }
     }
   } catch (err) {
     if (err instanceof ReaderError) err.bytesRead = bytes;
@@ -87,7 +91,10 @@ export async function openTable(input: ExportInput, limits: ReaderLimits): Promi
   let text = headTextWhole;
   let sepHint: string | null = null;
   const sepLine = /^sep=(.)\r?\n/.exec(text);
-  if (sepLine) { sepHint = sepLine[1]!; text = text.slice(sepLine[0].length); }
+  if (sepLine) {
+    sepHint = sepLine[1]!;
+    text = text.slice(sepLine[0].length);
+  }
   const delimiter = sepHint ?? detectDelimiter(text);
   if (!delimiter) throw new ReaderError('not_a_table', 'no delimiter (, ; tab |) splits the lines into columns');
   const allHeadRows = toRows(text, delimiter);
@@ -99,7 +106,13 @@ export async function openTable(input: ExportInput, limits: ReaderLimits): Promi
   const textEnc: Encoding = enc;
   const delim: string = delimiter;
   return {
-    kind: 'csv', encoding: enc, delimiter, quoted, sheet: null, head: headRows, headIsAll,
+    kind: 'csv',
+    encoding: enc,
+    delimiter,
+    quoted,
+    sheet: null,
+    head: headRows,
+    headIsAll,
     bytesRead: () => bytes,
     blocks,
     scanBlocks,
@@ -186,23 +199,38 @@ function toRows(block: string, delimiter: string): string[][] {
 
 function checkColumns(rows: string[][], limits: ReaderLimits): void {
   for (const r of rows) {
-    if (r.length > limits.maxColumns) throw new ReaderError('too_many_columns', `a row has ${r.length} columns; at most ${limits.maxColumns} are read`);
+    if (r.length > limits.maxColumns)
+      throw new ReaderError('too_many_columns', `a row has ${r.length} columns; at most ${limits.maxColumns} are read`);
   }
 }
 
 async function openXlsx(input: ExportInput, limits: ReaderLimits): Promise<Table> {
   const size = await inputSize(input);
   if (size > limits.maxXlsxBytes) {
-    throw new ReaderError('xlsx_too_large', `the workbook is ${Math.round(size / 1048576)} MiB; at most ${Math.round(limits.maxXlsxBytes / 1048576)} MiB is read`);
+    throw new ReaderError(
+      'xlsx_too_large',
+      `the workbook is ${Math.round(size / 1048576)} MiB; at most ${Math.round(limits.maxXlsxBytes / 1048576)} MiB is read`,
+    );
   }
   const buf = 'bytes' in input ? input.bytes : await readFile(input.path);
   const sheet = await readXlsx(buf, limits);
   return {
-    kind: 'xlsx', encoding: null, delimiter: null, quoted: false, sheet: sheet.sheet,
-    head: sheet.rows.slice(0, HEAD_ROWS), headIsAll: sheet.rows.length <= HEAD_ROWS,
+    kind: 'xlsx',
+    encoding: null,
+    delimiter: null,
+    quoted: false,
+    sheet: sheet.sheet,
+    head: sheet.rows.slice(0, HEAD_ROWS),
+    headIsAll: sheet.rows.length <= HEAD_ROWS,
     bytesRead: () => buf.length,
-    async *rows() { yield* sheet.rows; },
-    async *blocks() { yield { rows: sheet.rows, decimal: '.' }; },
-    async *scanBlocks() { yield { kind: 'rows', rows: sheet.rows, decimal: '.' }; },
+    async *rows() {
+      yield* sheet.rows;
+    },
+    async *blocks() {
+      yield { rows: sheet.rows, decimal: '.' };
+    },
+    async *scanBlocks() {
+      yield { kind: 'rows', rows: sheet.rows, decimal: '.' };
+    },
   };
 }

@@ -2,9 +2,7 @@
 import type { HourlyValue } from './hourly.js';
 
 /** A file to read: its bytes, or a path to stream it from. fileName decides nothing by itself (content does) but is reported. */
-export type ExportInput =
-  | { bytes: Uint8Array; fileName?: string }
-  | { path: string; fileName?: string };
+export type ExportInput = { bytes: Uint8Array; fileName?: string } | { path: string; fileName?: string };
 
 export type DateOrder = 'dmy' | 'mdy';
 

@@ -60,42 +60,112 @@ const NAMES: NameRule[] = [
   R(/\bluftfeucht\w*|\brel ?feuchte\b|\brelative feuchte\b/, 'relative_humidity', 0.9, 'German name for relative humidity'),
   R(/\bluftfugtighed\b|\brelativ fugtighed\b|\bfugtighed\b/, 'relative_humidity', 0.85, 'Danish name for relative humidity'),
   R(/\bhumidity\b|\bvochtigheid\b/, 'relative_humidity', 0.55, 'a humidity without saying which'),
-  R(/\bvocht ?deficit\b|\bvocht ?tekort\b|\bvochtdeficit\b|\bhumidity deficit\b|\bfeuchte ?defizit\b|\bfugt ?underskud\b|\bfugtunderskud\b|\bhd\b|\bvd\b/, 'humidity_deficit', 0.95, 'humidity deficit (g/m³)'),
-  R(/\bvpd\b|\bvapou?r pressure deficit\b|\bdampdruk ?deficit\b|\bdampfdruck ?defizit\b|\bdamptryk ?underskud\b/, 'vpd', 0.95, 'vapour pressure deficit'),
-  R(/\babs(?:olute?)? hum\w*|\babsolu(?:u)?te? vocht\w*|\babsolute feuchte\b|\babsolut fugtighed\b|\bah\b/, 'absolute_humidity', 0.9, 'absolute humidity'),
+  R(
+    /\bvocht ?deficit\b|\bvocht ?tekort\b|\bvochtdeficit\b|\bhumidity deficit\b|\bfeuchte ?defizit\b|\bfugt ?underskud\b|\bfugtunderskud\b|\bhd\b|\bvd\b/,
+    'humidity_deficit',
+    0.95,
+    'humidity deficit (g/m³)',
+  ),
+  R(
+    /\bvpd\b|\bvapou?r pressure deficit\b|\bdampdruk ?deficit\b|\bdampfdruck ?defizit\b|\bdamptryk ?underskud\b/,
+    'vpd',
+    0.95,
+    'vapour pressure deficit',
+  ),
+  R(
+    /\babs(?:olute?)? hum\w*|\babsolu(?:u)?te? vocht\w*|\babsolute feuchte\b|\babsolut fugtighed\b|\bah\b/,
+    'absolute_humidity',
+    0.9,
+    'absolute humidity',
+  ),
   R(/\bdew ?point\b|\bdauwpunt\b|\btaupunkt\b|\bdugpunkt\b/, 'dew_point', 0.9, 'dew point'),
   // CO2
   R(/\bco2\b|\bkooldioxide\b|\bcarbon dioxide\b|\bkohlendioxid\b|\bkuldioxid\b/, 'co2', 0.9, 'CO₂'),
   R(/\bco2 ?dos\w*|\bco2 ?doseer\w*|\bco2 ?dosier\w*/, 'co2_dosing', 0.93, 'CO₂ dosing'),
   // light
   R(/\bglobal radiation\b|\bglobale? straling\b|\bglobalstrahlung\b|\bglobal ?straling\b/, 'global_radiation', 0.95, 'global radiation'),
-  R(/\bstraling\b|\binstraling\b|\bsolar radiation\b|\bpyranometer\b|\bsolindstraling\b|\bindstraling\b|\bsolstraling\b|\bstrahlung\b|\bbuiten ?straling\b/, 'global_radiation', 0.88, 'solar radiation'),
+  R(
+    /\bstraling\b|\binstraling\b|\bsolar radiation\b|\bpyranometer\b|\bsolindstraling\b|\bindstraling\b|\bsolstraling\b|\bstrahlung\b|\bbuiten ?straling\b/,
+    'global_radiation',
+    0.88,
+    'solar radiation',
+  ),
   R(/\bradiation\b|\bsolar\b/, 'global_radiation', 0.55, 'a radiation without saying which'),
-  R(/\bstralings ?som\b|\blichtsom\b|\bradiation sum\b|\bstrahlungssumme\b|\blyssum\b|\bstraling ?som\b|\bindstraling ?sum\b/, 'radiation_sum', 0.95, 'radiation sum'),
+  R(
+    /\bstralings ?som\b|\blichtsom\b|\bradiation sum\b|\bstrahlungssumme\b|\blyssum\b|\bstraling ?som\b|\bindstraling ?sum\b/,
+    'radiation_sum',
+    0.95,
+    'radiation sum',
+  ),
   R(/\bppfd\b|\bphotosynthetically\b|\bpar licht\b/, 'par', 0.9, 'PAR'),
   // pipes
-  R(/\bbuis ?temp\w*|\bboven ?buis\b|\bonder ?buis\b|\btafel ?buis\b|\bgroei ?buis\b|\bbuis\b|\bbuisrail\b/, 'pipe_temperature', 0.9, 'Dutch name for heating pipe'),
+  R(
+    /\bbuis ?temp\w*|\bboven ?buis\b|\bonder ?buis\b|\btafel ?buis\b|\bgroei ?buis\b|\bbuis\b|\bbuisrail\b/,
+    'pipe_temperature',
+    0.9,
+    'Dutch name for heating pipe',
+  ),
   R(/\brohr ?temp\w*|\bheiz ?rohr\w*|\bvorlauf ?temp\w*|\bvorlauf\b/, 'pipe_temperature', 0.9, 'German name for heating pipe'),
   R(/\bpipe ?temp\w*|\bheating pipe\b|\bpipe\b|\bflow temp\w*/, 'pipe_temperature', 0.9, 'heating pipe / flow temperature'),
   R(/\brør ?temp\w*|\bfremløb\w*|\bfremlob\w*/, 'pipe_temperature', 0.9, 'Danish name for heating pipe'),
   // vents and screens
-  R(/\braam ?stand\w*|\braam\b|\bluchting\b|\bluchtraam\w*|\blij ?zijde\b|\bluwe ?zijde\b|\bwind ?zijde\b/, 'vent_opening', 0.9, 'Dutch name for vent opening'),
+  R(
+    /\braam ?stand\w*|\braam\b|\bluchting\b|\bluchtraam\w*|\blij ?zijde\b|\bluwe ?zijde\b|\bwind ?zijde\b/,
+    'vent_opening',
+    0.9,
+    'Dutch name for vent opening',
+  ),
   R(/\bvent ?position\b|\bvent ?opening\b|\bvent ?pos\b|\bwindow\w*|\bvents?\b/, 'vent_opening', 0.85, 'vent opening'),
   R(/\bluftung\w*|\bfenster\w*|\bvindue\w*|\blem ?position\b/, 'vent_opening', 0.85, 'German/Danish name for vent opening'),
   R(/(?:scherm|schirm|screen)\w*|\bdoek\b|\bgardin\w*|\bcurtain\w*/, 'screen_position', 0.9, 'screen'),
   // root zone and crop
-  R(/\bsubstra(?:a)?t ?temp\w*|\bmat ?temp\w*|\bslab ?temp\w*|\bsubstrate ?temp\w*|\bwortel ?temp\w*|\broot ?temp\w*|\bsubstrat ?temp\w*/, 'substrate_temperature', 0.9, 'substrate temperature'),
-  R(/\bec ?mat\b|\bmat ?ec\b|\bsubstra(?:a|te)?t? ?ec\b|\bec ?substra\w*|\becb\b|\becw\b|\bec\b/, 'substrate_ec', 0.7, 'electrical conductivity (taken as substrate EC)'),
-  R(/\bvwc\b|\bwater ?content\b|\bwater ?gehalte\b|\bwassergehalt\b|\bvandindhold\b|\bwc\b/, 'substrate_water_content', 0.8, 'substrate water content'),
-  R(/\bblad ?temp\w*|\bleaf ?temp\w*|\bblatt ?temp\w*|\bplant ?temp\w*|\bgewas ?temp\w*|\bcrop ?temp\w*|\bcanopy ?temp\w*/, 'leaf_temperature', 0.9, 'leaf temperature'),
+  R(
+    /\bsubstra(?:a)?t ?temp\w*|\bmat ?temp\w*|\bslab ?temp\w*|\bsubstrate ?temp\w*|\bwortel ?temp\w*|\broot ?temp\w*|\bsubstrat ?temp\w*/,
+    'substrate_temperature',
+    0.9,
+    'substrate temperature',
+  ),
+  R(
+    /\bec ?mat\b|\bmat ?ec\b|\bsubstra(?:a|te)?t? ?ec\b|\bec ?substra\w*|\becb\b|\becw\b|\bec\b/,
+    'substrate_ec',
+    0.7,
+    'electrical conductivity (taken as substrate EC)',
+  ),
+  R(
+    /\bvwc\b|\bwater ?content\b|\bwater ?gehalte\b|\bwassergehalt\b|\bvandindhold\b|\bwc\b/,
+    'substrate_water_content',
+    0.8,
+    'substrate water content',
+  ),
+  R(
+    /\bblad ?temp\w*|\bleaf ?temp\w*|\bblatt ?temp\w*|\bplant ?temp\w*|\bgewas ?temp\w*|\bcrop ?temp\w*|\bcanopy ?temp\w*/,
+    'leaf_temperature',
+    0.9,
+    'leaf temperature',
+  ),
   R(/\bsurface ?temp\w*/, 'leaf_temperature', 0.6, 'a surface temperature (taken as leaf temperature)'),
   // outside
-  R(/\bbuiten ?temp\w*|\boutside ?temp\w*|\boutdoor ?temp\w*|\bau(?:ss|ß)en ?temp\w*|\bude ?temp\w*/, 'outside_temperature', 0.95, 'outside temperature'),
-  R(/\bbuiten ?(?:rv|vocht\w*)|\boutside (?:rh|humidity)\b|\bau(?:ss|ß)en ?feuchte\b|\bude ?fugt\w*/, 'outside_relative_humidity', 0.95, 'outside relative humidity'),
+  R(
+    /\bbuiten ?temp\w*|\boutside ?temp\w*|\boutdoor ?temp\w*|\bau(?:ss|ß)en ?temp\w*|\bude ?temp\w*/,
+    'outside_temperature',
+    0.95,
+    'outside temperature',
+  ),
+  R(
+    /\bbuiten ?(?:rv|vocht\w*)|\boutside (?:rh|humidity)\b|\bau(?:ss|ß)en ?feuchte\b|\bude ?fugt\w*/,
+    'outside_relative_humidity',
+    0.95,
+    'outside relative humidity',
+  ),
   R(/\bwind ?speed\b|\bwind ?snelheid\b|\bwind ?geschwindigkeit\b|\bvind ?hastighed\b/, 'wind_speed', 0.95, 'wind speed'),
   R(/\bwind ?direction\b|\bwind ?richting\b|\bwind ?richtung\b|\bvind ?retning\b/, 'wind_direction', 0.95, 'wind direction'),
   R(/\brain\b|\bregen\b|\bneerslag\b|\bniederschlag\b|\bnedbør\b|\bnedbor\b|\bregn\b|\bprecipitation\b/, 'rain', 0.9, 'rain'),
-  R(/\bair ?pressure\b|\bluchtdruk\b|\bluftdruck\b|\blufttryk\b|\bbarometer\w*|\batmospheric pressure\b/, 'air_pressure', 0.9, 'air pressure'),
+  R(
+    /\bair ?pressure\b|\bluchtdruk\b|\bluftdruck\b|\blufttryk\b|\bbarometer\w*|\batmospheric pressure\b/,
+    'air_pressure',
+    0.9,
+    'air pressure',
+  ),
   R(/\bpressure\b|\bdruk\b|\bdruck\b|\btryk\b/, 'air_pressure', 0.5, 'a pressure without saying which'),
 ];
 
@@ -120,9 +190,11 @@ export const OUTSIDE = /\bbuiten\w*|\boutside\b|\boutdoor\w*|\bweather\b|\bweer\
 
 /** Headers of time columns. */
 export const TIME_HEADER = {
-  datetime: /^(?:date ?time|datetime|timestamp|tijdstip|datum ?tijd|datum ?zeit|zeitstempel|tidspunkt|dato ?tid|time stamp|tijd|time|zeit|tid|datum|date|dato)$/,
+  datetime:
+    /^(?:date ?time|datetime|timestamp|tijdstip|datum ?tijd|datum ?zeit|zeitstempel|tidspunkt|dato ?tid|time stamp|tijd|time|zeit|tid|datum|date|dato)$/,
   date: /^(?:datum|date|dato|dag|day|tag)$/,
   time: /^(?:tijd|time|zeit|tid|klokkeslæt|uur|hour|uhrzeit)$/,
-  start: /(?:^|\s)(?:van|vanaf|begin|start|from|von|fra|begintijd|starttijd|start ?time|periode? start|period start)$|^(?:start|begin|van)\s/,
+  start:
+    /(?:^|\s)(?:van|vanaf|begin|start|from|von|fra|begintijd|starttijd|start ?time|periode? start|period start)$|^(?:start|begin|van)\s/,
   end: /(?:^|\s)(?:tot|tot en met|eind|einde|end|to|bis|til|eindtijd|end ?time|periode? end|period end)$|^(?:end|eind|tot)\s/,
 };

@@ -29,23 +29,36 @@ function cellText(cell: XLSX.CellObject | undefined, date1904: boolean): string 
       }
       return String(v);
     }
-    case 's': return String(cell.v);
-    case 'b': return cell.v ? 'TRUE' : 'FALSE';
-    case 'e': return '';
-    default: return String(cell.v);
+    case 's':
+      return String(cell.v);
+    case 'b':
+      return cell.v ? 'TRUE' : 'FALSE';
+    case 'e':
+      return '';
+    default:
+      return String(cell.v);
   }
 }
 
 export async function readXlsx(buf: Uint8Array, limits: ReaderLimits): Promise<SheetRows> {
   if (buf.length > limits.maxXlsxBytes) {
-    throw new ReaderError('xlsx_too_large', `the workbook is ${Math.round(buf.length / 1048576)} MiB; at most ${Math.round(limits.maxXlsxBytes / 1048576)} MiB is read`);
+    throw new ReaderError(
+      'xlsx_too_large',
+      `the workbook is ${Math.round(buf.length / 1048576)} MiB; at most ${Math.round(limits.maxXlsxBytes / 1048576)} MiB is read`,
+    );
   }
   await checkZip(buf, limits.maxXlsxInflatedBytes);
   let wb: XLSX.WorkBook;
   try {
     wb = XLSX.read(buf, {
-      type: 'buffer', dense: true, cellDates: false, cellNF: true, cellHTML: false, cellFormula: false,
-      sheetRows: limits.maxXlsxRows, WTF: false,
+      type: 'buffer',
+      dense: true,
+      cellDates: false,
+      cellNF: true,
+      cellHTML: false,
+      cellFormula: false,
+      sheetRows: limits.maxXlsxRows,
+      WTF: false,
     });
   } catch (err) {
     throw new ReaderError('not_a_table', `the workbook cannot be read: ${(err as Error).message}`);

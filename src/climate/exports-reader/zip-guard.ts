@@ -22,7 +22,10 @@ export function zipEntries(buf: Uint8Array): ZipEntry[] {
   const min = Math.max(0, view.length - 22 - 0xffff);
   let eocd = -1;
   for (let i = view.length - 22; i >= min; i--) {
-    if (view.readUInt32LE(i) === EOCD_SIG) { eocd = i; break; }
+    if (view.readUInt32LE(i) === EOCD_SIG) {
+      eocd = i;
+      break;
+    }
   }
   if (eocd === -1) throw new ReaderError('not_a_table', 'the file starts like a zip archive (.xlsx) but has no zip directory');
   const count = view.readUInt16LE(eocd + 10);
@@ -59,7 +62,10 @@ export async function checkZip(buf: Uint8Array, maxInflated: number): Promise<Zi
   const entries = zipEntries(buf);
   const declared = entries.reduce((s, e) => s + e.uncompressedSize, 0);
   if (declared > maxInflated) {
-    throw new ReaderError('xlsx_too_large', `the workbook declares ${mib(declared)} MiB uncompressed; at most ${mib(maxInflated)} MiB is read`);
+    throw new ReaderError(
+      'xlsx_too_large',
+      `the workbook declares ${mib(declared)} MiB uncompressed; at most ${mib(maxInflated)} MiB is read`,
+    );
   }
   const view = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
   let total = 0;
@@ -96,9 +102,17 @@ function inflatedSize(data: Uint8Array, cap: number, name: string): Promise<numb
       }
     });
     inflate.on('error', (err) => {
-      if (!done) { done = true; reject(new ReaderError('not_a_table', `zip entry ${name} is damaged: ${err.message}`)); }
+      if (!done) {
+        done = true;
+        reject(new ReaderError('not_a_table', `zip entry ${name} is damaged: ${err.message}`));
+      }
     });
-    inflate.on('end', () => { if (!done) { done = true; resolve(n); } });
+    inflate.on('end', () => {
+      if (!done) {
+        done = true;
+        resolve(n);
+      }
+    });
     inflate.end(data);
   });
 }

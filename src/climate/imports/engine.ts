@@ -165,7 +165,10 @@ function metricCodes(sqlite: SQLite.Database): ((metric: string) => number) & { 
 
 /** The next import number (climate_imports.seq); called inside the write transaction, so two imports cannot take the same. */
 async function nextImportSeq(w: Writer): Promise<number> {
-  const r = await w.trx.selectFrom('climate_imports').select((eb) => eb.fn.max('seq').as('seq')).executeTakeFirst();
+  const r = await w.trx
+    .selectFrom('climate_imports')
+    .select((eb) => eb.fn.max('seq').as('seq'))
+    .executeTakeFirst();
   return Number(r?.seq ?? 0) + 1;
 }
 
@@ -209,9 +212,13 @@ export async function storeImport(
   const cycleKey = await ensureCycleKey(w.trx, cycle.id);
   const points = new RowBuffer(sqlite, POINT_SQL, POINT_ROW, POINT_WIDTH, { cycle: cycleKey, seq: importSeq, created: Date.parse(w.now) });
   const undo = new UndoLog();
-  const update = sqlite.prepare('UPDATE climate_points SET value = ?, import_seq = ?, changed_ms = NULL, version = NULL WHERE cycle_key = ? AND at_ms = ? AND metric_code = ?');
+  const update = sqlite.prepare(
+    'UPDATE climate_points SET value = ?, import_seq = ?, changed_ms = NULL, version = NULL WHERE cycle_key = ? AND at_ms = ? AND metric_code = ?',
+  );
   const find = sqlite.prepare('SELECT value, import_seq FROM climate_points WHERE cycle_key = ? AND at_ms = ? AND metric_code = ?');
-  const inRange = sqlite.prepare(`SELECT at_ms, metric_code, value, import_seq FROM climate_points WHERE cycle_key = ? AND at_ms >= ? AND at_ms <= ? LIMIT ${prefetchMax + 1}`);
+  const inRange = sqlite.prepare(
+    `SELECT at_ms, metric_code, value, import_seq FROM climate_points WHERE cycle_key = ? AND at_ms >= ? AND at_ms <= ? LIMIT ${prefetchMax + 1}`,
+  );
   const codeOf = metricCodes(sqlite);
 
   const totals: ImportTotals = { added: 0, updated: 0, skipped: 0, duplicates: 0 };
@@ -255,7 +262,8 @@ export async function storeImport(
     for (let i = 0; i < n; i++) {
       const ms = cols.ms[i]!;
       if (!Number.isFinite(ms)) throw new Error(`reading without a valid instant: ${Array.isArray(batch) ? String(batch[i]!.at) : ms}`);
-      if (!(ms >= EARLIEST && ms < LATEST)) throw new Error(`reading at ${new Date(ms).toISOString()}: instants before 1970 or after 2199 are not stored`);
+      if (!(ms >= EARLIEST && ms < LATEST))
+        throw new Error(`reading at ${new Date(ms).toISOString()}: instants before 1970 or after 2199 are not stored`);
       if (ms < lo) lo = ms;
       if (ms > hi) hi = ms;
       if (i > 0) {
@@ -280,14 +288,25 @@ export async function storeImport(
         const metric = cols.metric[i]!;
         const code = codeOf(metric);
         const value = cols.value[i]!;
-        if (ms !== lastInstant) { lastInstant = ms; instants++; }
-        if (ms !== groupMs) { groupMs = ms; sameInstant.clear(); }
+        if (ms !== lastInstant) {
+          lastInstant = ms;
+          instants++;
+        }
+        if (ms !== groupMs) {
+          groupMs = ms;
+          sameInstant.clear();
+        }
         const seq = sameInstant.get(code);
         if (seq === undefined) sameInstant.set(code, add(metric, code, ms, value));
         else repeat(seq, code, ms, value);
       }
     } else {
-      const known = existing.length <= prefetchMax ? new Map<string, Known>(existing.map((e) => [`${e.metric_code}|${e.at_ms}`, { value: e.value, import_seq: e.import_seq, seq: -1 }])) : null;
+      const known =
+        existing.length <= prefetchMax
+          ? new Map<string, Known>(
+              existing.map((e) => [`${e.metric_code}|${e.at_ms}`, { value: e.value, import_seq: e.import_seq, seq: -1 }]),
+            )
+          : null;
       // Readings of this batch not yet inserted, when `known` does not hold them.
       const batchKnown = new Map<string, Known>();
       for (let i = 0; i < n; i++) {
@@ -295,7 +314,10 @@ export async function storeImport(
         const metric = cols.metric[i]!;
         const code = codeOf(metric);
         const value = cols.value[i]!;
-        if (ms !== lastInstant) { lastInstant = ms; instants++; }
+        if (ms !== lastInstant) {
+          lastInstant = ms;
+          instants++;
+        }
         const key = `${code}|${ms}`;
         let seen = known ? known.get(key) : batchKnown.get(key);
         if (!seen && !known) {
@@ -370,7 +392,10 @@ function columnsOf(batch: IncomingReading[]): ReadingColumns {
   let lastMs = Number.NaN;
   for (let i = 0; i < batch.length; i++) {
     const r = batch[i]!;
-    if (r.at !== lastAt) { lastAt = r.at; lastMs = typeof r.at === 'number' ? r.at : Date.parse(r.at); }
+    if (r.at !== lastAt) {
+      lastAt = r.at;
+      lastMs = typeof r.at === 'number' ? r.at : Date.parse(r.at);
+    }
     ms[i] = lastMs;
     metric[i] = r.metric;
     value[i] = r.value;
@@ -379,7 +404,12 @@ function columnsOf(batch: IncomingReading[]): ReadingColumns {
 }
 
 /** Records an import that could not run (watched folder), with its reason; stores no reading. */
-export async function recordFailedImport(w: Writer, cycle: CycleTable, meta: Omit<ImportMeta, 'rowsRead'>, reason: string): Promise<ClimateImportTable> {
+export async function recordFailedImport(
+  w: Writer,
+  cycle: CycleTable,
+  meta: Omit<ImportMeta, 'rowsRead'>,
+  reason: string,
+): Promise<ClimateImportTable> {
   return w.insert<ClimateImportTable>('climate_imports', {
     seq: await nextImportSeq(w),
     organization_id: cycle.organization_id,

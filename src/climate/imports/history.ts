@@ -3,7 +3,11 @@ import type { ClimateImportTable } from './tables.js';
 import './tables.js';
 
 /** A cycle's imports, newest first. */
-export async function listImports(db: Db, cycleId: string, page: { limit: number; offset: number }): Promise<{ rows: ClimateImportTable[]; total: number }> {
+export async function listImports(
+  db: Db,
+  cycleId: string,
+  page: { limit: number; offset: number },
+): Promise<{ rows: ClimateImportTable[]; total: number }> {
   const base = db.selectFrom('climate_imports').where('cycle_id', '=', cycleId);
   const total = await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
   const rows = await base.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset).execute();

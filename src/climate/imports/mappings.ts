@@ -9,11 +9,20 @@ export async function savedMapping(db: Db, greenhouseId: string): Promise<Climat
 }
 
 /** Saves (or replaces) a greenhouse's column choices; one per greenhouse. */
-export async function saveMapping(w: Writer, greenhouse: { id: string; organization_id: string }, mapping: unknown, sourceFileName: string): Promise<ClimateFileMappingTable> {
+export async function saveMapping(
+  w: Writer,
+  greenhouse: { id: string; organization_id: string },
+  mapping: unknown,
+  sourceFileName: string,
+): Promise<ClimateFileMappingTable> {
   const existing = await savedMapping(w.trx as unknown as Db, greenhouse.id);
   const values = { mapping: JSON.stringify(mapping), source_file_name: sourceFileName };
   if (existing) return (await w.update<ClimateFileMappingTable>('climate_file_mappings', existing.id, values)).after;
-  return w.insert<ClimateFileMappingTable>('climate_file_mappings', { organization_id: greenhouse.organization_id, greenhouse_id: greenhouse.id, ...values });
+  return w.insert<ClimateFileMappingTable>('climate_file_mappings', {
+    organization_id: greenhouse.organization_id,
+    greenhouse_id: greenhouse.id,
+    ...values,
+  });
 }
 
 /** Forgets them; answers what was forgotten, or undefined when nothing was saved. */

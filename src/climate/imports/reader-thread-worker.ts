@@ -10,7 +10,8 @@ const BATCH_HOURS = 200;
 const port = parentPort!;
 const send = (m: ReaderMessage, transfer: ArrayBuffer[] = []) => port.postMessage(m, transfer);
 const sendHours = (id: number, c: IndexedColumns) => {
-  if (c.length > 0) send({ id, type: 'hours', columns: c }, [c.ms.buffer as ArrayBuffer, c.metric.buffer as ArrayBuffer, c.value.buffer as ArrayBuffer]);
+  if (c.length > 0)
+    send({ id, type: 'hours', columns: c }, [c.ms.buffer as ArrayBuffer, c.metric.buffer as ArrayBuffer, c.value.buffer as ArrayBuffer]);
 };
 
 port.on('message', async (req: ReaderRequest) => {

@@ -1,8 +1,16 @@
 import { Worker } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import {
-  ExportRefused, namedColumns,
-  type AnalyseOptions, type ConfirmedMapping, type ExportInput, type IndexedColumns, type Problem, type ReadingColumns, type ReadOutcome, type ReadStats,
+  ExportRefused,
+  namedColumns,
+  type AnalyseOptions,
+  type ConfirmedMapping,
+  type ExportInput,
+  type IndexedColumns,
+  type Problem,
+  type ReadingColumns,
+  type ReadOutcome,
+  type ReadStats,
 } from '../exports-reader/index.js';
 
 /**
@@ -51,7 +59,10 @@ function start() {
   const worker = new Worker(BOOT, { workerData: { entry: ENTRY }, resourceLimits: { maxYoungGenerationSizeMb: 8 } });
   let resolveReady!: () => void;
   let rejectReady!: (e: Error) => void;
-  const ready = new Promise<void>((res, rej) => { resolveReady = res; rejectReady = rej; });
+  const ready = new Promise<void>((res, rej) => {
+    resolveReady = res;
+    rejectReady = rej;
+  });
   ready.catch(() => undefined);
   const t = { worker, ready, handlers };
   worker.on('message', (m: ReaderMessage) => {

@@ -9,13 +9,29 @@ import { CYCLE, CYCLE_PARAMS, GREENHOUSE, GREENHOUSE_PARAMS } from '../../regist
 import { resolveCycle, resolveGreenhouse, type CyclePath, type GreenhousePath } from '../../registry/scope.js';
 import type { Principal } from '../../auth/principal.js';
 import type { ColumnChoice, ConfirmedMapping } from '../exports-reader/index.js';
-import { importExport, previewCsv, previewFile, requireSavedMapping, type ClimateDeps, type ExportChoices, type ExportFile } from './service.js';
+import {
+  importExport,
+  previewCsv,
+  previewFile,
+  requireSavedMapping,
+  type ClimateDeps,
+  type ExportChoices,
+  type ExportFile,
+} from './service.js';
 import { undoImport } from './undo.js';
 import { findImport, listImports } from './history.js';
 import type { Db } from '../../db/database.js';
 import { forgetMapping, savedMapping } from './mappings.js';
 import { importSchema, presentImport, presentSavedMapping, savedMappingSchema } from './presenters.js';
-import { columnChoicesSchema, confirmedMappingSchema, csvFormSchema, csvPreviewSchema, fileFormSchema, filePreviewSchema, importResultSchema } from './schemas.js';
+import {
+  columnChoicesSchema,
+  confirmedMappingSchema,
+  csvFormSchema,
+  csvPreviewSchema,
+  fileFormSchema,
+  filePreviewSchema,
+  importResultSchema,
+} from './schemas.js';
 
 const TAG = 'Climate imports';
 const validateColumns = bodyAjv.compile(columnChoicesSchema);
@@ -48,7 +64,10 @@ function actorLabel(principal: Principal | undefined): string {
 
 /** A name to show, never a path: the client's name is kept for the record only. */
 export function displayName(raw: string | undefined, fallback: string): string {
-  const base = path.basename(String(raw ?? '').replace(/\\/g, '/')).replace(/[\u0000-\u001f\u007f]/g, '').slice(0, 255);
+  const base = path
+    .basename(String(raw ?? '').replace(/\\/g, '/')) // eslint-disable-next-line no-control-regex -- control characters are what is being removed
+    .replace(/[\u0000-\u001f\u007f]/g, '')
+    .slice(0, 255);
   return base || fallback;
 }
 
@@ -62,7 +81,9 @@ function jsonField<T>(name: string, text: string | undefined, validate: typeof v
   }
   if (!validate(parsed)) {
     return {
-      errors: (validate.errors ?? []).slice(0, 20).map((e) => ({ in: 'body' as const, name: `${name}${e.instancePath.replace(/\//g, '.')}`, message: e.message ?? 'is invalid' })),
+      errors: (validate.errors ?? [])
+        .slice(0, 20)
+        .map((e) => ({ in: 'body' as const, name: `${name}${e.instancePath.replace(/\//g, '.')}`, message: e.message ?? 'is invalid' })),
     };
   }
   return { value: parsed as T, errors: [] };
@@ -92,7 +113,7 @@ export const importRoutes: RouteSpec[] = [
     operationId: 'preview_climate_csv',
     summary: 'Preview a climate CSV upload (writes nothing)',
     description:
-      'multipart/form-data with `file` and the same optional fields as the upload. Answers what the upload would store: the detected layout, per column the metric, unit, conversion and confidence, the time zone (the greenhouse\'s) and time range, the first rows, warnings, blocking problems, and the `mapping` to confirm. A file with blocking problems still answers 200 here, listing them.',
+      "multipart/form-data with `file` and the same optional fields as the upload. Answers what the upload would store: the detected layout, per column the metric, unit, conversion and confidence, the time zone (the greenhouse's) and time range, the first rows, warnings, blocking problems, and the `mapping` to confirm. A file with blocking problems still answers 200 here, listing them.",
     tags: [TAG],
     auth: 'key',
     params: cycleParams,
@@ -110,7 +131,7 @@ export const importRoutes: RouteSpec[] = [
     operationId: 'import_climate_csv',
     summary: 'Import a climate CSV (readings as read)',
     description:
-      'multipart/form-data. Precedence: `columns` (you name them) wins; else a confirmed preview `mapping` (columns outside it are not imported); else the layout is detected. Each row\'s values are stored as readings at the row\'s instant, converted to canonical units; a reading that exists is updated, never doubled. 400 `climate_file_blocked` (with `blocking`) while the file has blocking problems; 413 above the upload cap (`CLIMATE_UPLOAD_LIMIT`, checked while streaming). All or nothing: one transaction. Answers the import record.',
+      "multipart/form-data. Precedence: `columns` (you name them) wins; else a confirmed preview `mapping` (columns outside it are not imported); else the layout is detected. Each row's values are stored as readings at the row's instant, converted to canonical units; a reading that exists is updated, never doubled. 400 `climate_file_blocked` (with `blocking`) while the file has blocking problems; 413 above the upload cap (`CLIMATE_UPLOAD_LIMIT`, checked while streaming). All or nothing: one transaction. Answers the import record.",
     tags: [TAG],
     auth: 'key',
     params: cycleParams,
@@ -120,7 +141,13 @@ export const importRoutes: RouteSpec[] = [
     handler: async (ctx, { params, body, files }) => {
       const scope = await resolveCycle(ctx.services.db, params);
       const choices = choicesOf(body);
-      const row = await importExport(depsOf(ctx), scope, exportFile(files[0], 'upload.csv'), { kind: 'csv', actor: actorOf(ctx.state.principal), actorLabel: actorLabel(ctx.state.principal), hourly: false, choices });
+      const row = await importExport(depsOf(ctx), scope, exportFile(files[0], 'upload.csv'), {
+        kind: 'csv',
+        actor: actorOf(ctx.state.principal),
+        actorLabel: actorLabel(ctx.state.principal),
+        hourly: false,
+        choices,
+      });
       return { ...presentImport(row, scope.zone), remembered: row.remembered };
     },
   }),
@@ -130,7 +157,7 @@ export const importRoutes: RouteSpec[] = [
     operationId: 'preview_climate_file',
     summary: 'Preview a climate-computer export (CSV, text or .xlsx; writes nothing)',
     description:
-      'multipart/form-data with `file` and optionally `mapping`, `columns`, `compartment`, `date_order`. Answers the file, the clock it is read on (`time_zone`), each column with metric and unit, setpoints, the first 24 hours as hourly values, what the cycle already stores in the file\'s time range, warnings, blocking problems and the `mapping` to confirm.',
+      "multipart/form-data with `file` and optionally `mapping`, `columns`, `compartment`, `date_order`. Answers the file, the clock it is read on (`time_zone`), each column with metric and unit, setpoints, the first 24 hours as hourly values, what the cycle already stores in the file's time range, warnings, blocking problems and the `mapping` to confirm.",
     tags: [TAG],
     auth: 'key',
     params: cycleParams,
@@ -148,7 +175,7 @@ export const importRoutes: RouteSpec[] = [
     operationId: 'import_climate_file',
     summary: 'Import a climate-computer export as hourly values',
     description:
-      'multipart/form-data. Uses the confirmed `mapping` (or `columns`, or detection when both are absent). Finer readings become hourly values (means for states such as temperature, sums for amounts such as rain or radiation sums, circular means for wind direction); hours already stored are updated, never doubled. `remember=true` saves the mapping as the greenhouse\'s column choices (used by ingest and the watched folder). 400 `climate_file_blocked` while the file has blocking problems; 413 above the upload cap.',
+      "multipart/form-data. Uses the confirmed `mapping` (or `columns`, or detection when both are absent). Finer readings become hourly values (means for states such as temperature, sums for amounts such as rain or radiation sums, circular means for wind direction); hours already stored are updated, never doubled. `remember=true` saves the mapping as the greenhouse's column choices (used by ingest and the watched folder). 400 `climate_file_blocked` while the file has blocking problems; 413 above the upload cap.",
     tags: [TAG],
     auth: 'key',
     params: cycleParams,
@@ -159,7 +186,12 @@ export const importRoutes: RouteSpec[] = [
       const scope = await resolveCycle(ctx.services.db, params);
       const choices = choicesOf(body);
       const row = await importExport(depsOf(ctx), scope, exportFile(files[0], 'export'), {
-        kind: 'file', actor: actorOf(ctx.state.principal), actorLabel: actorLabel(ctx.state.principal), hourly: true, choices, remember: body.remember === true,
+        kind: 'file',
+        actor: actorOf(ctx.state.principal),
+        actorLabel: actorLabel(ctx.state.principal),
+        hourly: true,
+        choices,
+        remember: body.remember === true,
       });
       return { ...presentImport(row, scope.zone), remembered: row.remembered };
     },
@@ -170,13 +202,29 @@ export const importRoutes: RouteSpec[] = [
     operationId: 'ingest_climate_file',
     summary: 'Import a climate-computer export posted by a script (body = the file)',
     description:
-      'The request body is the file itself (CSV, text or .xlsx); its name comes from header `X-File-Name` or query `filename`. The key is taken from a header only (X-API-Key or Authorization: Bearer); a cookie or a key in the query is refused with 401. The greenhouse\'s saved column choices are used: 409 `no_saved_mapping` when none are saved, 422 `mapping_mismatch` when the file does not have their columns. Same import as POST {cycle}/climate/file (hourly values, updated never doubled).',
+      "The request body is the file itself (CSV, text or .xlsx); its name comes from header `X-File-Name` or query `filename`. The key is taken from a header only (X-API-Key or Authorization: Bearer); a cookie or a key in the query is refused with 401. The greenhouse's saved column choices are used: 409 `no_saved_mapping` when none are saved, 422 `mapping_mismatch` when the file does not have their columns. Same import as POST {cycle}/climate/file (hourly values, updated never doubled).",
     tags: [TAG],
     auth: 'header-key',
     params: cycleParams,
-    query: { type: 'object', additionalProperties: false, properties: { filename: { type: 'string', minLength: 1, maxLength: 255, description: 'Name of the file, when the X-File-Name header is not sent.' } } },
+    query: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        filename: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 255,
+          description: 'Name of the file, when the X-File-Name header is not sent.',
+        },
+      },
+    },
     rawBody: {
-      contentTypes: ['text/csv', 'text/plain', 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', 'application/octet-stream'],
+      contentTypes: [
+        'text/csv',
+        'text/plain',
+        'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+        'application/octet-stream',
+      ],
       description: 'The export file, as is.',
       limitBytes: fileLimit,
     },
@@ -188,7 +236,12 @@ export const importRoutes: RouteSpec[] = [
       const file = exportFile(rawFile, 'ingest');
       if (!ctx.get('x-file-name')) file.fileName = displayName(query.filename, 'ingest');
       const row = await importExport(depsOf(ctx), scope, file, {
-        kind: 'ingest', actor: actorOf(ctx.state.principal), actorLabel: actorLabel(ctx.state.principal), hourly: true, choices: { mapping }, mappingMustFit: true,
+        kind: 'ingest',
+        actor: actorOf(ctx.state.principal),
+        actorLabel: actorLabel(ctx.state.principal),
+        hourly: true,
+        choices: { mapping },
+        mappingMustFit: true,
       });
       return { ...presentImport(row, scope.zone), remembered: false };
     },
@@ -197,7 +250,7 @@ export const importRoutes: RouteSpec[] = [
     method: 'get',
     path: `${GREENHOUSE}/climate/file-mapping`,
     operationId: 'get_climate_file_mapping',
-    summary: 'The greenhouse\'s saved climate-file column choices',
+    summary: "The greenhouse's saved climate-file column choices",
     description: 'Saved by POST {cycle}/climate/file with remember=true; used by ingest and the watched folder. 404 when none are saved.',
     tags: [TAG],
     auth: 'key',
@@ -215,15 +268,21 @@ export const importRoutes: RouteSpec[] = [
     method: 'delete',
     path: `${GREENHOUSE}/climate/file-mapping`,
     operationId: 'delete_climate_file_mapping',
-    summary: 'Forget the greenhouse\'s saved column choices',
-    description: 'Ingest answers 409 and the watched folder records failed imports until choices are saved again. Answers 200 with `deleted: false` when none were saved.',
+    summary: "Forget the greenhouse's saved column choices",
+    description:
+      'Ingest answers 409 and the watched folder records failed imports until choices are saved again. Answers 200 with `deleted: false` when none were saved.',
     tags: [TAG],
     auth: 'key',
     params: pathParams(...GREENHOUSE_PARAMS),
     responses: {
       200: {
         description: 'Whether choices were forgotten.',
-        schema: { type: 'object', required: ['deleted'], additionalProperties: false, properties: { deleted: { type: 'boolean' }, mapping: savedMappingSchema } },
+        schema: {
+          type: 'object',
+          required: ['deleted'],
+          additionalProperties: false,
+          properties: { deleted: { type: 'boolean' }, mapping: savedMappingSchema },
+        },
       },
     },
     errors: [404],
@@ -237,8 +296,8 @@ export const importRoutes: RouteSpec[] = [
     method: 'get',
     path: `${CYCLE}/climate/imports`,
     operationId: 'list_climate_imports',
-    summary: 'The cycle\'s climate imports, newest first',
-    description: 'Every import: uploads, ingests and the watched folder\'s, done, failed (with the reason) or undone.',
+    summary: "The cycle's climate imports, newest first",
+    description: "Every import: uploads, ingests and the watched folder's, done, failed (with the reason) or undone.",
     tags: [TAG],
     auth: 'key',
     params: cycleParams,
@@ -261,7 +320,17 @@ export const importRoutes: RouteSpec[] = [
     tags: [TAG],
     auth: 'key',
     params: pathParams(...CYCLE_PARAMS, 'import_id'),
-    body: { type: 'object', additionalProperties: false, properties: { confirm: { type: 'boolean', default: false, description: 'Undo even though later imports or hand edits changed the same readings.' } } },
+    body: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        confirm: {
+          type: 'boolean',
+          default: false,
+          description: 'Undo even though later imports or hand edits changed the same readings.',
+        },
+      },
+    },
     responses: {
       200: {
         description: 'What the undo did.',
@@ -293,7 +362,13 @@ export const importRoutes: RouteSpec[] = [
         if (!imp) throw notFound('climate import');
         return undoImport(w, sqlite, imp, body.confirm === true);
       });
-      return { import: presentImport(r.import, scope.zone), removed: r.removed, restored: r.restored, missing: r.missing, overridden: r.overridden };
+      return {
+        import: presentImport(r.import, scope.zone),
+        removed: r.removed,
+        restored: r.restored,
+        missing: r.missing,
+        overridden: r.overridden,
+      };
     },
   }),
 ];

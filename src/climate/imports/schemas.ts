@@ -12,7 +12,10 @@ const problemList = (what: string): JsonSchema => ({
     type: 'object',
     required: ['code', 'message'],
     properties: {
-      code: { type: 'string', description: 'Stable snake_case code, e.g. line_too_long, too_many_columns, no_time_column, mapping_mismatch, dst_repeated_hour.' },
+      code: {
+        type: 'string',
+        description: 'Stable snake_case code, e.g. line_too_long, too_many_columns, no_time_column, mapping_mismatch, dst_repeated_hour.',
+      },
       message: { type: 'string' },
       count: { type: 'integer' },
       rows: { type: 'array', items: { type: 'integer' }, description: '1-based file rows.' },
@@ -30,9 +33,21 @@ export const columnChoicesSchema: JsonSchema = {
     required: ['column', 'metric'],
     additionalProperties: false,
     properties: {
-      column: { anyOf: [{ type: 'string', minLength: 1, maxLength: 1000 }, { type: 'integer', minimum: 0, maximum: 100_000 }], description: 'The column: its header text as the preview reports it, or its 0-based index.' },
+      column: {
+        anyOf: [
+          { type: 'string', minLength: 1, maxLength: 1000 },
+          { type: 'integer', minimum: 0, maximum: 100_000 },
+        ],
+        description: 'The column: its header text as the preview reports it, or its 0-based index.',
+      },
       metric: { enum: metricNames, description: 'Metric the column holds.' },
-      unit: { type: 'string', minLength: 1, maxLength: 32, description: 'Unit of the file\'s values (°F, K, µS/cm, klux, ...); left out, the unit in the header, else the metric\'s canonical unit.' },
+      unit: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 32,
+        description:
+          "Unit of the file's values (°F, K, µS/cm, klux, ...); left out, the unit in the header, else the metric's canonical unit.",
+      },
     },
   },
 };
@@ -43,7 +58,11 @@ export const confirmedMappingSchema: JsonSchema = {
   additionalProperties: false,
   properties: {
     version: { const: 1 },
-    fingerprint: { type: 'string', maxLength: 200, description: 'Identifies the header rows the mapping was made for; a file with other headers does not fit.' },
+    fingerprint: {
+      type: 'string',
+      maxLength: 200,
+      description: 'Identifies the header rows the mapping was made for; a file with other headers does not fit.',
+    },
     time: {
       type: 'object',
       required: ['kind'],
@@ -79,10 +98,24 @@ export const confirmedMappingSchema: JsonSchema = {
 };
 
 const formFields = {
-  compartment: { type: 'string', minLength: 1, maxLength: 200, description: 'Compartment to read when the file holds several (e.g. "afd 4"); detection only.' },
+  compartment: {
+    type: 'string',
+    minLength: 1,
+    maxLength: 200,
+    description: 'Compartment to read when the file holds several (e.g. "afd 4"); detection only.',
+  },
   date_order: { enum: ['dmy', 'mdy'], description: 'Order of day and month in dates like 03/04/2026 when the file does not settle it.' },
-  columns: { type: 'string', maxLength: 200_000, description: `JSON text: the columns you name, [{"column": "<header or 0-based index>", "metric": "air_temperature", "unit": "°F"}], at most ${MAX_COLUMN_CHOICES}. Wins over mapping and detection; only these columns are read.` },
-  mapping: { type: 'string', maxLength: 250_000, description: 'JSON text: the `mapping` a preview answered, as confirmed. Used when `columns` is absent; columns outside it are not imported. A file with other header rows does not fit it (400).' },
+  columns: {
+    type: 'string',
+    maxLength: 200_000,
+    description: `JSON text: the columns you name, [{"column": "<header or 0-based index>", "metric": "air_temperature", "unit": "°F"}], at most ${MAX_COLUMN_CHOICES}. Wins over mapping and detection; only these columns are read.`,
+  },
+  mapping: {
+    type: 'string',
+    maxLength: 250_000,
+    description:
+      'JSON text: the `mapping` a preview answered, as confirmed. Used when `columns` is absent; columns outside it are not imported. A file with other header rows does not fit it (400).',
+  },
 };
 
 export const csvFormSchema: ObjectSchema = { type: 'object', additionalProperties: false, properties: { ...formFields } };
@@ -91,16 +124,26 @@ export const fileFormSchema: ObjectSchema = {
   additionalProperties: false,
   properties: {
     ...formFields,
-    remember: { type: 'boolean', default: false, description: 'true: save the mapping used as the greenhouse\'s column choices (for ingest and the watched folder), replacing any saved before.' },
+    remember: {
+      type: 'boolean',
+      default: false,
+      description:
+        "true: save the mapping used as the greenhouse's column choices (for ingest and the watched folder), replacing any saved before.",
+    },
   },
 };
 
 const analysisProperties = {
   file_name: { type: ['string', 'null'] },
-  layout: { type: 'object', description: 'What the reader found: kind (csv or xlsx), encoding, delimiter, decimal mark, header rows and their roles, how time is read (`time`), date format and order, data rows, trailing rows dropped, compartments.' },
+  layout: {
+    type: 'object',
+    description:
+      'What the reader found: kind (csv or xlsx), encoding, delimiter, decimal mark, header rows and their roles, how time is read (`time`), date format and order, data rows, trailing rows dropped, compartments.',
+  },
   columns: {
     type: 'array',
-    description: 'Every column: header, compartment, the metric it reads as, the unit of its values, the canonical unit, the conversion applied, a confidence from 0 to 1 with the reason, whether it is a setpoint, and whether it is imported (`selected`).',
+    description:
+      'Every column: header, compartment, the metric it reads as, the unit of its values, the canonical unit, the conversion applied, a confidence from 0 to 1 with the reason, whether it is a setpoint, and whether it is imported (`selected`).',
     items: {
       type: 'object',
       required: ['index', 'header', 'metric', 'unit', 'conversion', 'confidence', 'selected'],
@@ -108,9 +151,12 @@ const analysisProperties = {
         index: { type: 'integer', description: '0-based column index.' },
         header: { type: 'string', description: 'Header text (name, compartment and unit cells joined).' },
         metric: { type: ['string', 'null'], description: 'Metric the column reads as; null when not recognised.' },
-        unit: { type: ['string', 'null'], description: 'Unit of the file\'s values.' },
-        canonical_unit: { type: ['string', 'null'], description: 'The metric\'s canonical unit, what is stored.' },
-        conversion: { type: ['string', 'null'], description: 'Conversion applied to reach the canonical unit, e.g. "°F → °C"; null when none.' },
+        unit: { type: ['string', 'null'], description: "Unit of the file's values." },
+        canonical_unit: { type: ['string', 'null'], description: "The metric's canonical unit, what is stored." },
+        conversion: {
+          type: ['string', 'null'],
+          description: 'Conversion applied to reach the canonical unit, e.g. "°F → °C"; null when none.',
+        },
         confidence: { type: 'number', minimum: 0, maximum: 1, description: 'How sure the detection is, 0 to 1.' },
         reason: { type: 'string' },
         setpoint: { type: 'boolean', description: 'A value the climate computer aimed for, not one it measured.' },
@@ -119,13 +165,37 @@ const analysisProperties = {
       },
     },
   },
-  time_zone: { type: 'string', description: 'The clock the file is read on: the greenhouse time zone. Times without an offset are wall-clock times there; repeated autumn hours and missing spring hours are reported in warnings.' },
-  time_range: { type: ['object', 'null'], description: 'First and last instant in the file, ISO 8601 with offset.', properties: { from: { type: 'string' }, to: { type: 'string' } } },
-  first_rows: { type: 'array', description: 'The first rows as they would be stored: `at` (ISO with offset) and `values` per metric in canonical units.', items: { type: 'object' } },
-  warnings: problemList('Things the import handles but you should know (rows skipped and why, columns not recognised, daylight-saving hours).'),
-  blocking: problemList('Problems that stop the import (400 on upload) until fixed: no time column, a line too long, too many columns, a mapping that does not fit...'),
-  mapping: { type: ['object', 'null'], description: 'The mapping to confirm: send it back as the `mapping` field (or save it with remember=true). Null while there are blocking problems.' },
-  stats: { type: 'object', description: 'Rows read, data rows, values, skipped values by reason and column, rows without a time, daylight-saving repeats and gaps.' },
+  time_zone: {
+    type: 'string',
+    description:
+      'The clock the file is read on: the greenhouse time zone. Times without an offset are wall-clock times there; repeated autumn hours and missing spring hours are reported in warnings.',
+  },
+  time_range: {
+    type: ['object', 'null'],
+    description: 'First and last instant in the file, ISO 8601 with offset.',
+    properties: { from: { type: 'string' }, to: { type: 'string' } },
+  },
+  first_rows: {
+    type: 'array',
+    description: 'The first rows as they would be stored: `at` (ISO with offset) and `values` per metric in canonical units.',
+    items: { type: 'object' },
+  },
+  warnings: problemList(
+    'Things the import handles but you should know (rows skipped and why, columns not recognised, daylight-saving hours).',
+  ),
+  blocking: problemList(
+    'Problems that stop the import (400 on upload) until fixed: no time column, a line too long, too many columns, a mapping that does not fit...',
+  ),
+  mapping: {
+    type: ['object', 'null'],
+    description:
+      'The mapping to confirm: send it back as the `mapping` field (or save it with remember=true). Null while there are blocking problems.',
+  },
+  stats: {
+    type: 'object',
+    description:
+      'Rows read, data rows, values, skipped values by reason and column, rows without a time, daylight-saving repeats and gaps.',
+  },
 };
 
 export const csvPreviewSchema: JsonSchema = {
@@ -141,13 +211,23 @@ export const filePreviewSchema: JsonSchema = {
     ...analysisProperties,
     first_hours: {
       type: 'array',
-      description: 'The first 24 hours as the import would store them: `hour` (start of the hour, ISO with offset) and `values` per metric (means for states, sums for amounts, circular means for directions) in canonical units.',
-      items: { type: 'object', required: ['hour', 'values'], properties: { hour: { type: 'string' }, values: { type: 'object', additionalProperties: { type: 'number' } } } },
+      description:
+        'The first 24 hours as the import would store them: `hour` (start of the hour, ISO with offset) and `values` per metric (means for states, sums for amounts, circular means for directions) in canonical units.',
+      items: {
+        type: 'object',
+        required: ['hour', 'values'],
+        properties: { hour: { type: 'string' }, values: { type: 'object', additionalProperties: { type: 'number' } } },
+      },
     },
     already_stored: {
       type: 'array',
-      description: 'Readings this cycle already holds in the file\'s time range, per metric: the import updates those hours, never doubles them.',
-      items: { type: 'object', required: ['metric', 'readings'], properties: { metric: { type: 'string' }, readings: { type: 'integer' } } },
+      description:
+        "Readings this cycle already holds in the file's time range, per metric: the import updates those hours, never doubles them.",
+      items: {
+        type: 'object',
+        required: ['metric', 'readings'],
+        properties: { metric: { type: 'string' }, readings: { type: 'integer' } },
+      },
     },
   },
 };
@@ -155,5 +235,8 @@ export const filePreviewSchema: JsonSchema = {
 export const importResultSchema: JsonSchema = {
   ...importSchema,
   required: [...importSchema.required, 'remembered'],
-  properties: { ...importSchema.properties, remembered: { type: 'boolean', description: 'Whether the mapping was saved as the greenhouse\'s column choices.' } },
+  properties: {
+    ...importSchema.properties,
+    remembered: { type: 'boolean', description: "Whether the mapping was saved as the greenhouse's column choices." },
+  },
 };

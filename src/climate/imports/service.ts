@@ -7,8 +7,15 @@ import type { HybridLogicalClock } from '../../db/hlc.js';
 import type { CycleScope } from '../../registry/scope.js';
 import { HttpProblem, badRequest } from '../../http/problem.js';
 import {
-  analyseExport, readColumns, readHourly, ExportRefused,
-  type Analysis, type AnalyseOptions, type ConfirmedMapping, type Problem, type ReadOutcome,
+  analyseExport,
+  readColumns,
+  readHourly,
+  ExportRefused,
+  type Analysis,
+  type AnalyseOptions,
+  type ConfirmedMapping,
+  type Problem,
+  type ReadOutcome,
 } from '../exports-reader/index.js';
 import { storeImport } from './engine.js';
 import { NotInTimeOrder, readHourlyOnThread } from './reader-thread.js';
@@ -57,7 +64,11 @@ function optionsFor(scope: CycleScope, choices: ExportChoices, previewRows?: num
 
 /** 400 `climate_file_blocked` listing the file's blocking problems. */
 export function fileBlocked(blocking: Problem[]): HttpProblem {
-  return badRequest('climate_file_blocked', `The file cannot be imported: ${blocking.map((b) => b.message).join('; ')}. Nothing was stored.`, { blocking });
+  return badRequest(
+    'climate_file_blocked',
+    `The file cannot be imported: ${blocking.map((b) => b.message).join('; ')}. Nothing was stored.`,
+    { blocking },
+  );
 }
 
 const MAPPING_CODES = new Set(['mapping_mismatch', 'unknown_column']);
@@ -107,8 +118,16 @@ export interface HourPreview {
  * readings the cycle already holds in the file's time range (those hours would
  * be updated, not doubled).
  */
-export async function previewFile(db: Db, scope: CycleScope, file: ExportFile, choices: ExportChoices): Promise<Omit<Analysis, 'first_hours'> & { first_hours: HourPreview[]; already_stored: StoredCount[] }> {
-  const { first_hours: hours = [], ...analysis } = await analyseExport({ path: file.path, fileName: file.fileName }, { ...optionsFor(scope, choices, 20), firstHours: PREVIEW_HOURS });
+export async function previewFile(
+  db: Db,
+  scope: CycleScope,
+  file: ExportFile,
+  choices: ExportChoices,
+): Promise<Omit<Analysis, 'first_hours'> & { first_hours: HourPreview[]; already_stored: StoredCount[] }> {
+  const { first_hours: hours = [], ...analysis } = await analyseExport(
+    { path: file.path, fileName: file.fileName },
+    { ...optionsFor(scope, choices, 20), firstHours: PREVIEW_HOURS },
+  );
   const firstHours: HourPreview[] = [];
   if (analysis.blocking.length === 0 && analysis.mapping) {
     const byHour = new Map<string, HourPreview>();
@@ -119,7 +138,9 @@ export async function previewFile(db: Db, scope: CycleScope, file: ExportFile, c
     }
     firstHours.push(...[...byHour.values()].slice(0, PREVIEW_HOURS));
   }
-  const alreadyStored = analysis.time_range ? await storedInRange(db, scope.cycle.id, analysis.time_range.from, analysis.time_range.to) : [];
+  const alreadyStored = analysis.time_range
+    ? await storedInRange(db, scope.cycle.id, analysis.time_range.from, analysis.time_range.to)
+    : [];
   return { ...analysis, first_hours: firstHours, already_stored: alreadyStored };
 }
 
@@ -144,7 +165,12 @@ export interface ImportRequest {
  * written; a problem found later in the file (a line too long) rolls everything back.
  * Hourly values are read on the reader thread and written as its hours are finished.
  */
-export async function importExport(deps: ClimateDeps, scope: CycleScope, file: ExportFile, req: ImportRequest): Promise<ClimateImportTable & { duplicates: number; remembered: boolean }> {
+export async function importExport(
+  deps: ClimateDeps,
+  scope: CycleScope,
+  file: ExportFile,
+  req: ImportRequest,
+): Promise<ClimateImportTable & { duplicates: number; remembered: boolean }> {
   const input = { path: file.path, fileName: file.fileName };
   const options = optionsFor(scope, req.choices);
   // A confirmed mapping is recorded as sent; detection and named columns record what they settled on.
@@ -164,12 +190,19 @@ export async function importExport(deps: ClimateDeps, scope: CycleScope, file: E
   const warnings = (reader: ReadOutcome) => () => reader.warnings.map((w) => w.message);
   // The analysis refuses a file without a readable time in any row; a confirmed mapping's import records it as empty.
   const checkRows = (reader: ReadOutcome) => {
-    if (!given && (reader.stats?.data_rows ?? 0) === 0) throw new ExportRefused([{ code: 'no_data_rows', message: 'no row holds a readable time' }]);
+    if (!given && (reader.stats?.data_rows ?? 0) === 0)
+      throw new ExportRefused([{ code: 'no_data_rows', message: 'no row holds a readable time' }]);
   };
 
   const store = (reader: ReadOutcome, mapping: () => ConfirmedMapping, batches: Parameters<typeof storeImport>[4]) =>
     deps.store.write(req.actor, async (w) => {
-      const row = await storeImport(w, deps.sqlite, scope.cycle, { ...meta, mapping, warnings: warnings(reader), rowsRead: rowsRead(reader) }, batches);
+      const row = await storeImport(
+        w,
+        deps.sqlite,
+        scope.cycle,
+        { ...meta, mapping, warnings: warnings(reader), rowsRead: rowsRead(reader) },
+        batches,
+      );
       checkRows(reader);
       if (req.remember) await saveMapping(w, scope.greenhouse, mapping(), file.fileName);
       return { ...row, remembered: req.remember === true };
@@ -200,10 +233,15 @@ export async function importExport(deps: ClimateDeps, scope: CycleScope, file: E
 
 function refusal(blocking: Problem[], req: ImportRequest): HttpProblem {
   if (req.mappingMustFit && mappingDoesNotFit(blocking)) {
-    return new HttpProblem(422, 'mapping_mismatch', `The file does not match the greenhouse's saved column choices: ${blocking.map((b) => b.message).join('; ')}. Nothing was stored.`, {
-      errors: [{ in: 'body', name: '(body)', message: 'does not have the columns of the saved column choices' }],
-      blocking,
-    });
+    return new HttpProblem(
+      422,
+      'mapping_mismatch',
+      `The file does not match the greenhouse's saved column choices: ${blocking.map((b) => b.message).join('; ')}. Nothing was stored.`,
+      {
+        errors: [{ in: 'body', name: '(body)', message: 'does not have the columns of the saved column choices' }],
+        blocking,
+      },
+    );
   }
   return fileBlocked(blocking);
 }
@@ -212,7 +250,11 @@ function refusal(blocking: Problem[], req: ImportRequest): HttpProblem {
 export async function requireSavedMapping(db: Db, greenhouseId: string): Promise<ConfirmedMapping> {
   const saved = await savedMapping(db, greenhouseId);
   if (!saved) {
-    throw new HttpProblem(409, 'no_saved_mapping', 'This greenhouse has no saved column choices: preview a file with POST {cycle}/climate/file/preview and import it with remember=true first.');
+    throw new HttpProblem(
+      409,
+      'no_saved_mapping',
+      'This greenhouse has no saved column choices: preview a file with POST {cycle}/climate/file/preview and import it with remember=true first.',
+    );
   }
   return JSON.parse(saved.mapping) as ConfirmedMapping;
 }

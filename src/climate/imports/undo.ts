@@ -19,7 +19,11 @@ interface UndoRecord {
 }
 
 function undoRecords(sqlite: SQLite.Database, imp: ClimateImportTable): UndoRecord[] {
-  const rows = sqlite.prepare('SELECT metric, added, updated FROM climate_import_undo WHERE import_seq = ?').all(imp.seq) as { metric: string; added: Buffer; updated: Buffer }[];
+  const rows = sqlite.prepare('SELECT metric, added, updated FROM climate_import_undo WHERE import_seq = ?').all(imp.seq) as {
+    metric: string;
+    added: Buffer;
+    updated: Buffer;
+  }[];
   return rows.map((r) => ({ metric: r.metric, added: unpackFloats(r.added), updated: unpackFloats(r.updated) }));
 }
 
@@ -50,7 +54,9 @@ export function laterChanges(sqlite: SQLite.Database, imp: ClimateImportTable, r
   const touched = touchedKeys(records);
   // Readings in the import's time span that something else set; only those it touched count.
   const others = sqlite
-    .prepare('SELECT p.at_ms AS at_ms, m.metric AS metric, i.id AS import_id FROM climate_points p JOIN climate_metric_codes m ON m.code = p.metric_code LEFT JOIN climate_imports i ON i.seq = p.import_seq WHERE p.cycle_key = ? AND p.at_ms >= ? AND p.at_ms <= ? AND p.import_seq IS NOT ?')
+    .prepare(
+      'SELECT p.at_ms AS at_ms, m.metric AS metric, i.id AS import_id FROM climate_points p JOIN climate_metric_codes m ON m.code = p.metric_code LEFT JOIN climate_imports i ON i.seq = p.import_seq WHERE p.cycle_key = ? AND p.at_ms >= ? AND p.at_ms <= ? AND p.import_seq IS NOT ?',
+    )
     .all(key, Date.parse(imp.from_utc), Date.parse(imp.to_utc), imp.seq) as { at_ms: number; metric: string; import_id: string | null }[];
   const later = new Set<string>();
   let manual = 0;
@@ -79,8 +85,13 @@ export interface UndoResult {
  * those later values go too, as the caller asked.
  */
 export async function undoImport(w: Writer, sqlite: SQLite.Database, imp: ClimateImportTable, confirm: boolean): Promise<UndoResult> {
-  if (imp.status === 'undone') throw new HttpProblem(409, 'conflict', `This import was undone already (${imp.undone_at}).`, { import_id: imp.id, later_imports: [] });
-  if (imp.status === 'failed') throw new HttpProblem(409, 'conflict', 'This import failed and stored nothing; there is nothing to undo.', { import_id: imp.id, later_imports: [] });
+  if (imp.status === 'undone')
+    throw new HttpProblem(409, 'conflict', `This import was undone already (${imp.undone_at}).`, { import_id: imp.id, later_imports: [] });
+  if (imp.status === 'failed')
+    throw new HttpProblem(409, 'conflict', 'This import failed and stored nothing; there is nothing to undo.', {
+      import_id: imp.id,
+      later_imports: [],
+    });
   const records = undoRecords(sqlite, imp);
   const later = laterChanges(sqlite, imp, records);
   if (!confirm && (later.later_imports.length > 0 || later.manual_edits > 0)) {
@@ -88,10 +99,15 @@ export async function undoImport(w: Writer, sqlite: SQLite.Database, imp: Climat
       later.later_imports.length ? `${later.later_imports.length} later import(s) changed readings it wrote` : '',
       later.manual_edits ? `${later.manual_edits} of its readings were edited by hand since` : '',
     ].filter(Boolean);
-    throw new HttpProblem(409, 'conflict', `Undoing this import would also throw away later changes: ${parts.join('; ')}. Send {"confirm": true} to undo it anyway.`, {
-      import_id: imp.id,
-      ...later,
-    });
+    throw new HttpProblem(
+      409,
+      'conflict',
+      `Undoing this import would also throw away later changes: ${parts.join('; ')}. Send {"confirm": true} to undo it anyway.`,
+      {
+        import_id: imp.id,
+        ...later,
+      },
+    );
   }
   const key = cycleKey(sqlite, imp.cycle_id);
   let removed = 0;
@@ -101,7 +117,9 @@ export async function undoImport(w: Writer, sqlite: SQLite.Database, imp: Climat
     const version = w.stamp();
     const changed = Date.parse(w.now);
     const remove = sqlite.prepare('DELETE FROM climate_points WHERE cycle_key = ? AND at_ms = ? AND metric_code = ?');
-    const restore = sqlite.prepare('UPDATE climate_points SET value = ?, import_seq = ?, changed_ms = ?, version = ? WHERE cycle_key = ? AND at_ms = ? AND metric_code = ?');
+    const restore = sqlite.prepare(
+      'UPDATE climate_points SET value = ?, import_seq = ?, changed_ms = ?, version = ? WHERE cycle_key = ? AND at_ms = ? AND metric_code = ?',
+    );
     const codeOf = sqlite.prepare('SELECT code FROM climate_metric_codes WHERE metric = ?');
     for (const r of records) {
       const code = (codeOf.get(r.metric) as { code: number } | undefined)?.code;

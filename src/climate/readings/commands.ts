@@ -32,8 +32,10 @@ export function canonicalValue(metric: string, value: number, unit: string | und
   if (!m) return { ok: false, field: 'metric', message: `is not a known climate metric` };
   if (unit !== undefined && unit !== '') {
     const from = unitBySymbol(unit) ?? parseUnit(unit);
-    if (!from) return { ok: false, field: 'unit', message: `'${unit}' is not a unit this box knows (canonical unit of ${metric}: ${m.unit})` };
-    if (!conversion(from, m.unit)) return { ok: false, field: 'unit', message: `'${unit}' cannot be converted to ${m.unit}, the unit of ${metric}` };
+    if (!from)
+      return { ok: false, field: 'unit', message: `'${unit}' is not a unit this box knows (canonical unit of ${metric}: ${m.unit})` };
+    if (!conversion(from, m.unit))
+      return { ok: false, field: 'unit', message: `'${unit}' cannot be converted to ${m.unit}, the unit of ${metric}` };
   }
   const r = toCanonical(metric, value, unit === '' ? undefined : unit);
   if (!r.ok) return { ok: false, field: 'value', message: r.message };
@@ -54,7 +56,11 @@ export function checkPoints(points: PointInput[], zone: string): CanonicalPoint[
     if (!v.ok) errors.push({ in: 'body', name: `points.${i}.${v.field}`, message: v.message });
     if (at.ok && v.ok) out.push({ metric: p.metric, value: v.value, at_utc: at.utc });
   });
-  if (errors.length) throw validationFailed(errors, `${new Set(errors.map((e) => e.name.split('.')[1])).size} of ${points.length} points are invalid; nothing was stored.`);
+  if (errors.length)
+    throw validationFailed(
+      errors,
+      `${new Set(errors.map((e) => e.name.split('.')[1])).size} of ${points.length} points are invalid; nothing was stored.`,
+    );
   return out;
 }
 
@@ -108,7 +114,8 @@ export async function updatePoint(w: Writer, scope: CycleScope, current: FoundPo
   const reading = current.reading;
   let value = reading.value;
   let atUtc = reading.at_utc;
-  if (patch.unit !== undefined && patch.value === undefined) errors.push({ in: 'body', name: 'unit', message: 'is the unit of value; send it with value' });
+  if (patch.unit !== undefined && patch.value === undefined)
+    errors.push({ in: 'body', name: 'unit', message: 'is the unit of value; send it with value' });
   if (patch.value !== undefined) {
     const v = canonicalValue(reading.metric, patch.value, patch.unit);
     if (v.ok) value = v.value;
@@ -123,7 +130,10 @@ export async function updatePoint(w: Writer, scope: CycleScope, current: FoundPo
   const atMs = Date.parse(atUtc);
   if (atMs !== current.key.at_ms) {
     const clash = await pointAt(w.trx, scope.cycle, reading.metric, atMs);
-    if (clash) throw conflict(`${reading.metric} already has a reading at that time; edit or delete that one instead.`, { point_id: clash.reading.id });
+    if (clash)
+      throw conflict(`${reading.metric} already has a reading at that time; edit or delete that one instead.`, {
+        point_id: clash.reading.id,
+      });
   }
   return setManualPoint(w, scope.cycle, current, value, atMs);
 }

@@ -35,7 +35,10 @@ export async function cycleKeyOf(db: Q, cycleId: string): Promise<number | undef
 export async function ensureCycleKey(trx: Transaction<Database>, cycleId: string): Promise<number> {
   const known = await cycleKeyOf(trx, cycleId);
   if (known !== undefined) return known;
-  await trx.insertInto('climate_cycle_keys').values({ cycle_id: cycleId } as never).execute();
+  await trx
+    .insertInto('climate_cycle_keys')
+    .values({ cycle_id: cycleId } as never)
+    .execute();
   return (await cycleKeyOf(trx, cycleId))!;
 }
 
@@ -47,7 +50,10 @@ export async function metricCodeOf(db: Q, metric: string): Promise<number | unde
 export async function ensureMetricCode(trx: Transaction<Database>, metric: string): Promise<number> {
   const known = await metricCodeOf(trx, metric);
   if (known !== undefined) return known;
-  await trx.insertInto('climate_metric_codes').values({ metric } as never).execute();
+  await trx
+    .insertInto('climate_metric_codes')
+    .values({ metric } as never)
+    .execute();
   return (await metricCodeOf(trx, metric))!;
 }
 
@@ -60,7 +66,21 @@ function rows(db: Q) {
     .selectFrom('climate_points as p')
     .innerJoin('climate_metric_codes as m', 'm.code', 'p.metric_code')
     .leftJoin('climate_imports as i', 'i.seq', 'p.import_seq')
-    .select(['p.cycle_key', 'p.at_ms', 'p.metric_code', 'm.metric', 'p.value', 'p.import_seq', 'p.created_ms', 'p.changed_ms', 'p.version', 'p.fixed_id', 'i.id as import_id', 'i.version as import_version', 'i.created_at as import_at']);
+    .select([
+      'p.cycle_key',
+      'p.at_ms',
+      'p.metric_code',
+      'm.metric',
+      'p.value',
+      'p.import_seq',
+      'p.created_ms',
+      'p.changed_ms',
+      'p.version',
+      'p.fixed_id',
+      'i.id as import_id',
+      'i.version as import_version',
+      'i.created_at as import_at',
+    ]);
 }
 
 /** The reading a stored row is. A value an import set carries that import's time and version. */
@@ -101,7 +121,10 @@ export async function listPoints(db: Q, owner: PointOwner, q: ListQuery): Promis
   if (code !== undefined) matching = matching.where('p.metric_code', '=', code);
   if (q.fromUtc) matching = matching.where('p.at_ms', '>=', Date.parse(q.fromUtc));
   if (q.toUtc) matching = matching.where('p.at_ms', '<=', Date.parse(q.toUtc));
-  const total = await matching.clearSelect().select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const total = await matching
+    .clearSelect()
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   const found = (await matching.orderBy('p.at_ms', 'desc').orderBy('m.metric').limit(q.limit).offset(q.offset).execute()) as StoredRow[];
   return { rows: found.map((r) => toReading(owner, r)), total: Number(total.n) };
 }
@@ -124,7 +147,11 @@ export async function findPoint(db: Q, owner: PointOwner, id: string): Promise<F
   const lower = id.toLowerCase();
   const fixed = (await rows(db).where('p.cycle_key', '=', key).where('p.fixed_id', '=', lower).executeTakeFirst()) as StoredRow | undefined;
   if (fixed) return found(owner, fixed);
-  const atInstant = (await rows(db).where('p.cycle_key', '=', key).where('p.at_ms', '=', at).where('p.fixed_id', 'is', null).execute()) as StoredRow[];
+  const atInstant = (await rows(db)
+    .where('p.cycle_key', '=', key)
+    .where('p.at_ms', '=', at)
+    .where('p.fixed_id', 'is', null)
+    .execute()) as StoredRow[];
   const hit = atInstant.find((r) => pointId(owner.id, r.metric, r.at_ms) === lower);
   return hit ? found(owner, hit) : undefined;
 }
@@ -134,25 +161,49 @@ export async function pointAt(db: Q, owner: PointOwner, metric: string, atMs: nu
   const key = await cycleKeyOf(db, owner.id);
   const code = await metricCodeOf(db, metric);
   if (key === undefined || code === undefined) return undefined;
-  const r = (await rows(db).where('p.cycle_key', '=', key).where('p.at_ms', '=', atMs).where('p.metric_code', '=', code).executeTakeFirst()) as StoredRow | undefined;
+  const r = (await rows(db)
+    .where('p.cycle_key', '=', key)
+    .where('p.at_ms', '=', atMs)
+    .where('p.metric_code', '=', code)
+    .executeTakeFirst()) as StoredRow | undefined;
   return r ? found(owner, r) : undefined;
 }
 
 async function reread(w: Writer, owner: PointOwner, k: PointKey): Promise<ClimateReading> {
-  const r = (await rows(w.trx).where('p.cycle_key', '=', k.cycle_key).where('p.at_ms', '=', k.at_ms).where('p.metric_code', '=', k.metric_code).executeTakeFirstOrThrow()) as StoredRow;
+  const r = (await rows(w.trx)
+    .where('p.cycle_key', '=', k.cycle_key)
+    .where('p.at_ms', '=', k.at_ms)
+    .where('p.metric_code', '=', k.metric_code)
+    .executeTakeFirstOrThrow()) as StoredRow;
   return toReading(owner, r);
 }
 
 const ENTITY = 'climate_readings';
 
 /** Stores a typed reading where none is (the caller checked), logged as an insert. */
-export async function insertManualPoint(w: Writer, owner: PointOwner, metric: string, atMs: number, value: number): Promise<ClimateReading> {
+export async function insertManualPoint(
+  w: Writer,
+  owner: PointOwner,
+  metric: string,
+  atMs: number,
+  value: number,
+): Promise<ClimateReading> {
   const cycle_key = await ensureCycleKey(w.trx, owner.id);
   const metric_code = await ensureMetricCode(w.trx, metric);
   const now = Date.parse(w.now);
   await w.trx
     .insertInto('climate_points')
-    .values({ cycle_key, at_ms: atMs, metric_code, value, import_seq: null, created_ms: now, changed_ms: now, version: w.stamp(), fixed_id: null })
+    .values({
+      cycle_key,
+      at_ms: atMs,
+      metric_code,
+      value,
+      import_seq: null,
+      created_ms: now,
+      changed_ms: now,
+      version: w.stamp(),
+      fixed_id: null,
+    })
     .execute();
   const after = await reread(w, owner, { cycle_key, at_ms: atMs, metric_code });
   await w.log({ organization_id: owner.organization_id, entity: ENTITY, entity_id: after.id, op: 'insert', after });
@@ -164,7 +215,13 @@ export async function insertManualPoint(w: Writer, owner: PointOwner, metric: st
  * another instant gives a derived id the id of the new instant, so it is logged as the
  * old reading deleted and the new one inserted.
  */
-export async function setManualPoint(w: Writer, owner: PointOwner, current: FoundPoint, value: number, atMs: number): Promise<ClimateReading> {
+export async function setManualPoint(
+  w: Writer,
+  owner: PointOwner,
+  current: FoundPoint,
+  value: number,
+  atMs: number,
+): Promise<ClimateReading> {
   const before = current.reading;
   const now = Date.parse(w.now);
   await w.trx
@@ -191,7 +248,13 @@ export async function deleteStoredPoint(w: Writer, owner: PointOwner, current: F
     .where('at_ms', '=', current.key.at_ms)
     .where('metric_code', '=', current.key.metric_code)
     .execute();
-  await w.log({ organization_id: owner.organization_id, entity: ENTITY, entity_id: current.reading.id, op: 'delete', before: current.reading });
+  await w.log({
+    organization_id: owner.organization_id,
+    entity: ENTITY,
+    entity_id: current.reading.id,
+    op: 'delete',
+    before: current.reading,
+  });
 }
 
 /** Readings held by these cycles (the registry's contents and cascade). */
@@ -219,13 +282,23 @@ export async function removePointsOf(w: Writer, cycleIds: readonly string[]): Pr
   let removed = 0;
   for (const cycleId of cycleIds) {
     const key = await cycleKeyOf(w.trx, cycleId);
-    await w.trx.deleteFrom('climate_import_undo').where('import_seq', 'in', w.trx.selectFrom('climate_imports').select('seq').where('cycle_id', '=', cycleId)).execute();
+    await w.trx
+      .deleteFrom('climate_import_undo')
+      .where('import_seq', 'in', w.trx.selectFrom('climate_imports').select('seq').where('cycle_id', '=', cycleId))
+      .execute();
     if (key === undefined) continue;
     const cycle = await w.trx.selectFrom('cycles').select('organization_id').where('id', '=', cycleId).executeTakeFirst();
     const r = await w.trx.deleteFrom('climate_points').where('cycle_key', '=', key).executeTakeFirst();
     const n = Number(r.numDeletedRows);
     await w.trx.deleteFrom('climate_cycle_keys').where('key', '=', key).execute();
-    if (n > 0) await w.log({ organization_id: cycle?.organization_id ?? null, entity: ENTITY, entity_id: cycleId, op: 'delete', before: { cycle_id: cycleId, readings: n } });
+    if (n > 0)
+      await w.log({
+        organization_id: cycle?.organization_id ?? null,
+        entity: ENTITY,
+        entity_id: cycleId,
+        op: 'delete',
+        before: { cycle_id: cycleId, readings: n },
+      });
     removed += n;
   }
   return removed;

@@ -26,9 +26,19 @@ const pointSchema = {
   additionalProperties: false,
   properties: {
     metric: { enum: metricNames, description: METRIC_DESCRIPTION },
-    value: { type: 'number', description: 'The reading, in `unit` when given, else in the canonical unit of the metric. Values outside the metric\'s plausible range (sensor faults, fill values) are refused.' },
+    value: {
+      type: 'number',
+      description:
+        "The reading, in `unit` when given, else in the canonical unit of the metric. Values outside the metric's plausible range (sensor faults, fill values) are refused.",
+    },
     at: { type: 'string', minLength: 1, maxLength: 64, description: AT_DESCRIPTION },
-    unit: { type: 'string', minLength: 1, maxLength: 32, description: 'Unit of `value` when it is not the canonical one, e.g. °F or K for temperatures, µS/cm for EC, hPa for VPD, kW/m² for radiation, klux or lux for par and global_radiation (a sunlight approximation, named in the conversion). Converted to the canonical unit; a unit that cannot be converted is refused (422).' },
+    unit: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 32,
+      description:
+        'Unit of `value` when it is not the canonical one, e.g. °F or K for temperatures, µS/cm for EC, hPa for VPD, kW/m² for radiation, klux or lux for par and global_radiation (a sunlight approximation, named in the conversion). Converted to the canonical unit; a unit that cannot be converted is refused (422).',
+    },
   },
 };
 
@@ -38,9 +48,16 @@ const addResultSchema = {
   additionalProperties: false,
   properties: {
     added: { type: 'integer', description: 'Readings that did not exist before.' },
-    updated: { type: 'integer', description: 'Readings of the same metric at the same instant that existed and now hold the new value (they become manual).' },
+    updated: {
+      type: 'integer',
+      description: 'Readings of the same metric at the same instant that existed and now hold the new value (they become manual).',
+    },
     unchanged: { type: 'integer', description: 'Points equal to the manual reading already stored.' },
-    items: { type: 'array', items: readingSchema, description: `The stored readings, when the request had at most ${ECHO_ITEMS_UP_TO} points.` },
+    items: {
+      type: 'array',
+      items: readingSchema,
+      description: `The stored readings, when the request had at most ${ECHO_ITEMS_UP_TO} points.`,
+    },
   },
 };
 
@@ -58,7 +75,9 @@ export const readingRoutes: RouteSpec[] = [
       type: 'object',
       required: ['points'],
       additionalProperties: false,
-      properties: { points: { type: 'array', minItems: 1, maxItems: MAX_POINTS, items: pointSchema, description: `Readings, 1 to ${MAX_POINTS}.` } },
+      properties: {
+        points: { type: 'array', minItems: 1, maxItems: MAX_POINTS, items: pointSchema, description: `Readings, 1 to ${MAX_POINTS}.` },
+      },
     },
     responses: { 200: { description: 'What was stored.', schema: addResultSchema } },
     errors: [404],
@@ -66,7 +85,12 @@ export const readingRoutes: RouteSpec[] = [
       const scope = await resolveCycle(ctx.services.db, params);
       const points = checkPoints(body.points, scope.zone);
       const r = await ctx.services.store.write(actorOf(ctx.state.principal), (w) => addPoints(w, scope, points));
-      return { added: r.added, updated: r.updated, unchanged: r.unchanged, ...(body.points.length <= ECHO_ITEMS_UP_TO ? { items: r.rows.map((x) => presentReading(x, scope.zone)) } : {}) };
+      return {
+        added: r.added,
+        updated: r.updated,
+        unchanged: r.unchanged,
+        ...(body.points.length <= ECHO_ITEMS_UP_TO ? { items: r.rows.map((x) => presentReading(x, scope.zone)) } : {}),
+      };
     },
   }),
   defineRoute<CyclePath, { metric?: string; from?: string; to?: string; limit: number; offset: number }>({
@@ -74,7 +98,8 @@ export const readingRoutes: RouteSpec[] = [
     path: `${CYCLE}/climate`,
     operationId: 'list_climate_readings',
     summary: 'Climate readings, newest first',
-    description: 'Filtered by metric and by a time range (`from` and `to` inclusive). Times are answered on the greenhouse clock with their offset.',
+    description:
+      'Filtered by metric and by a time range (`from` and `to` inclusive). Times are answered on the greenhouse clock with their offset.',
     tags: [TAG],
     auth: 'key',
     params: pathParams(...CYCLE_PARAMS),
@@ -85,7 +110,13 @@ export const readingRoutes: RouteSpec[] = [
         metric: { enum: metricNames, description: 'Only this metric.' },
         from: { type: 'string', minLength: 1, maxLength: 64, description: `Earliest instant, inclusive. ${AT_DESCRIPTION}` },
         to: { type: 'string', minLength: 1, maxLength: 64, description: `Latest instant, inclusive. ${AT_DESCRIPTION}` },
-        limit: { type: 'integer', minimum: 1, maximum: MAX_READINGS_LIMIT, default: 50, description: `Page size, 1 to ${MAX_READINGS_LIMIT} (422 above).` },
+        limit: {
+          type: 'integer',
+          minimum: 1,
+          maximum: MAX_READINGS_LIMIT,
+          default: 50,
+          description: `Page size, 1 to ${MAX_READINGS_LIMIT} (422 above).`,
+        },
         offset: { type: 'integer', minimum: 0, maximum: 100_000_000, default: 0, description: 'Readings to skip.' },
       },
     },
@@ -104,7 +135,13 @@ export const readingRoutes: RouteSpec[] = [
       const fromUtc = bound('from');
       const toUtc = bound('to');
       if (errors.length) throw validationFailed(errors);
-      const { rows, total } = await listPoints(ctx.services.db, scope.cycle, { metric: query.metric, fromUtc, toUtc, limit: query.limit, offset: query.offset });
+      const { rows, total } = await listPoints(ctx.services.db, scope.cycle, {
+        metric: query.metric,
+        fromUtc,
+        toUtc,
+        limit: query.limit,
+        offset: query.offset,
+      });
       return { items: rows.map((r) => presentReading(r, scope.zone)), total, limit: query.limit, offset: query.offset };
     },
   }),
@@ -113,7 +150,8 @@ export const readingRoutes: RouteSpec[] = [
     path: `${CYCLE}/climate/{point_id}`,
     operationId: 'update_climate_reading',
     summary: 'Edit one reading (value, unit, at)',
-    description: 'Fields left out keep their value. `unit` is the unit of `value` and comes with it. The reading becomes a manual one. Moving it onto an instant where the same metric already has a reading answers 409 with that reading\'s `point_id`. A point_id is made from the cycle, the metric and the instant, so a reading moved with `at` answers under the point_id of its new instant (readings stored by a release before this storage keep the ids they had); the old id then answers 404.',
+    description:
+      "Fields left out keep their value. `unit` is the unit of `value` and comes with it. The reading becomes a manual one. Moving it onto an instant where the same metric already has a reading answers 409 with that reading's `point_id`. A point_id is made from the cycle, the metric and the instant, so a reading moved with `at` answers under the point_id of its new instant (readings stored by a release before this storage keep the ids they had); the old id then answers 404.",
     tags: [TAG],
     auth: 'key',
     params: pathParams(...CYCLE_PARAMS, 'point_id'),
@@ -142,7 +180,17 @@ export const readingRoutes: RouteSpec[] = [
     tags: [TAG],
     auth: 'key',
     params: pathParams(...CYCLE_PARAMS, 'point_id'),
-    responses: { 200: { description: 'The reading as it was.', schema: { type: 'object', required: ['deleted', 'reading'], additionalProperties: false, properties: { deleted: { const: true }, reading: readingSchema } } } },
+    responses: {
+      200: {
+        description: 'The reading as it was.',
+        schema: {
+          type: 'object',
+          required: ['deleted', 'reading'],
+          additionalProperties: false,
+          properties: { deleted: { const: true }, reading: readingSchema },
+        },
+      },
+    },
     errors: [404],
     handler: async (ctx, { params }) => {
       const scope = await resolveCycle(ctx.services.db, params);

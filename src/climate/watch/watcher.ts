@@ -18,9 +18,7 @@ export const WATCHER_ACTOR: Actor = { keyId: null, label: 'watcher' };
 const UUID = new RegExp(UUID_PATTERN);
 
 export type Outcome =
-  | { kind: 'imported'; importId: string }
-  | { kind: 'failed'; importId: string; reason: string }
-  | { kind: 'skipped'; reason: string };
+  { kind: 'imported'; importId: string } | { kind: 'failed'; importId: string; reason: string } | { kind: 'skipped'; reason: string };
 
 export interface WatcherOptions {
   dir: string;
@@ -40,7 +38,11 @@ export interface WatcherOptions {
  * that has not ended, i.e. `ended_on` is empty or today or later on the
  * greenhouse's calendar.
  */
-export async function currentCycle(deps: ClimateDeps, greenhouse: GreenhouseTable, now: DateTime = DateTime.now()): Promise<CycleTable | undefined> {
+export async function currentCycle(
+  deps: ClimateDeps,
+  greenhouse: GreenhouseTable,
+  now: DateTime = DateTime.now(),
+): Promise<CycleTable | undefined> {
   const today = now.setZone(greenhouse.time_zone).toISODate()!;
   return deps.db
     .selectFrom('cycles')
@@ -75,7 +77,9 @@ export async function importWatchedFile(opts: Pick<WatcherOptions, 'dir' | 'deps
     log.warn('climate watch: not a plain file (a link?); ignored', { file: rel });
     return { kind: 'skipped', reason: 'not a plain file' };
   }
-  const greenhouse = UUID.test(folder) ? await deps.db.selectFrom('greenhouses').selectAll().where('id', '=', folder).executeTakeFirst() : undefined;
+  const greenhouse = UUID.test(folder)
+    ? await deps.db.selectFrom('greenhouses').selectAll().where('id', '=', folder).executeTakeFirst()
+    : undefined;
   if (!greenhouse) {
     log.warn('climate watch: folder names no greenhouse of this box; file not imported', { file: rel });
     return { kind: 'skipped', reason: 'unknown greenhouse folder' };
@@ -103,21 +107,44 @@ export async function importWatchedFile(opts: Pick<WatcherOptions, 'dir' | 'deps
   const fail = async (reason: string, mapping: unknown = null): Promise<Outcome> => {
     if (known[0]?.failure_reason === reason) return { kind: 'skipped', reason: `failed before: ${reason}` };
     const row = await deps.store.write(WATCHER_ACTOR, (w) =>
-      recordFailedImport(w, cycle, { kind: 'watch', fileName: name, contentHash, sizeBytes: info.size, actor: 'watcher', mapping, warnings: [] }, reason),
+      recordFailedImport(
+        w,
+        cycle,
+        { kind: 'watch', fileName: name, contentHash, sizeBytes: info.size, actor: 'watcher', mapping, warnings: [] },
+        reason,
+      ),
     );
     log.warn('climate watch: import failed', { file: rel, import_id: row.id, reason });
     return { kind: 'failed', importId: row.id, reason };
   };
 
-  if (info.size > opts.limitBytes) return fail(`the file is ${info.size} bytes, above the climate upload limit of ${opts.limitBytes} bytes`);
+  if (info.size > opts.limitBytes)
+    return fail(`the file is ${info.size} bytes, above the climate upload limit of ${opts.limitBytes} bytes`);
   const saved = await savedMapping(deps.db, greenhouse.id);
-  if (!saved) return fail('no saved column choices for this greenhouse: import one export with POST {cycle}/climate/file and remember=true');
+  if (!saved)
+    return fail('no saved column choices for this greenhouse: import one export with POST {cycle}/climate/file and remember=true');
   const mapping = JSON.parse(saved.mapping) as ConfirmedMapping;
   try {
-    const row = await importExport(deps, scope, { path: file, fileName: name, size: info.size }, {
-      kind: 'watch', actor: WATCHER_ACTOR, actorLabel: 'watcher', hourly: true, choices: { mapping }, mappingMustFit: true,
+    const row = await importExport(
+      deps,
+      scope,
+      { path: file, fileName: name, size: info.size },
+      {
+        kind: 'watch',
+        actor: WATCHER_ACTOR,
+        actorLabel: 'watcher',
+        hourly: true,
+        choices: { mapping },
+        mappingMustFit: true,
+      },
+    );
+    log.info('climate watch: imported', {
+      file: rel,
+      import_id: row.id,
+      added: row.readings_added,
+      updated: row.readings_updated,
+      skipped: row.readings_skipped,
     });
-    log.info('climate watch: imported', { file: rel, import_id: row.id, added: row.readings_added, updated: row.readings_updated, skipped: row.readings_skipped });
     return { kind: 'imported', importId: row.id };
   } catch (err) {
     if (err instanceof HttpProblem) return fail(err.message, mapping);

@@ -10,9 +10,15 @@ export async function up(db: Kysely<any>): Promise<void> {
       .addColumn('updated_at', 'text', (c: any) => c.notNull())
       .addColumn('version', 'text', (c: any) => c.notNull());
 
-  await db.schema.createTable('meta').addColumn('key', 'text', (c) => c.primaryKey()).addColumn('value', 'text', (c) => c.notNull()).execute();
+  await db.schema
+    .createTable('meta')
+    .addColumn('key', 'text', (c) => c.primaryKey())
+    .addColumn('value', 'text', (c) => c.notNull())
+    .execute();
 
-  await synced(db.schema.createTable('organizations')).addColumn('name', 'text', (c: any) => c.notNull()).execute();
+  await synced(db.schema.createTable('organizations'))
+    .addColumn('name', 'text', (c: any) => c.notNull())
+    .execute();
 
   await synced(db.schema.createTable('api_keys'))
     .addColumn('name', 'text', (c: any) => c.notNull())

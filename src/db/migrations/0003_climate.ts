@@ -43,7 +43,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     // Fixed-width UTC text (toISOString) so that text order is time order and equal
     // instants are equal strings: the unique index below depends on it.
     .addColumn('at_utc', 'text', (c: any) =>
-      c.notNull().check(sql`length(at_utc) = 24 and at_utc glob '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'`),
+      c
+        .notNull()
+        .check(
+          sql`length(at_utc) = 24 and at_utc glob '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z'`,
+        ),
     )
     .addColumn('value', 'real', (c: any) => c.notNull())
     // null: typed or edited by hand; otherwise the import that last set the value.

@@ -45,7 +45,9 @@ export async function up(db: Kysely<any>): Promise<void> {
   // The runner's claim query walks this index: oldest queued first.
   await db.schema.createIndex('walks_status').on('walks').columns(['status', 'id']).execute();
   // One walk per Idempotency-Key per organization, enforced by the database so two racing retries cannot both insert.
-  await sql`create unique index walks_idempotency on walks (organization_id, idempotency_key) where idempotency_key is not null`.execute(db);
+  await sql`create unique index walks_idempotency on walks (organization_id, idempotency_key) where idempotency_key is not null`.execute(
+    db,
+  );
 
   await synced(db.schema.createTable('walk_clips'))
     .addColumn('walk_id', 'text', (c: any) => c.notNull().references('walks.id'))

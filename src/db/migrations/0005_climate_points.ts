@@ -29,7 +29,12 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('climate_metric_codes')
     .addColumn('code', 'integer', (c) => c.primaryKey())
-    .addColumn('metric', 'text', (c) => c.notNull().unique().check(sql`length(metric) between 1 and 64`))
+    .addColumn('metric', 'text', (c) =>
+      c
+        .notNull()
+        .unique()
+        .check(sql`length(metric) between 1 and 64`),
+    )
     .execute();
 
   await sql`
@@ -78,7 +83,14 @@ export async function up(db: Kysely<any>): Promise<void> {
   // Effects become packed rows. Effects whose reading was deleted since cannot say which
   // instant they were about; the old undo counted them as missing, and so does the new one
   // by their absence.
-  const effects = await sql<{ seq: number; metric: string; at_utc: string; action: 'added' | 'updated'; previous_value: number | null; previous_seq: number | null }>`
+  const effects = await sql<{
+    seq: number;
+    metric: string;
+    at_utc: string;
+    action: 'added' | 'updated';
+    previous_value: number | null;
+    previous_seq: number | null;
+  }>`
     SELECT i.seq AS seq, r.metric AS metric, r.at_utc AS at_utc, e.action AS action, e.previous_value AS previous_value, p.seq AS previous_seq
       FROM climate_import_effects e
       JOIN climate_imports i ON i.id = e.import_id
@@ -96,7 +108,9 @@ export async function up(db: Kysely<any>): Promise<void> {
   }
   const blob = (xs: number[]) => Buffer.from(new Float64Array(xs).buffer);
   for (const p of packed.values()) {
-    await sql`INSERT INTO climate_import_undo (import_seq, metric, added, updated) VALUES (${p.seq}, ${p.metric}, ${blob(p.added)}, ${blob(p.updated)})`.execute(db);
+    await sql`INSERT INTO climate_import_undo (import_seq, metric, added, updated) VALUES (${p.seq}, ${p.metric}, ${blob(p.added)}, ${blob(p.updated)})`.execute(
+      db,
+    );
   }
 
   await db.schema.dropTable('climate_import_effects').execute();

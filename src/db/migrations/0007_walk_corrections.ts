@@ -34,5 +34,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     await db.schema.alterTable('walks').addColumn(`corrected_${c}`, 'integer').execute();
   }
   // Walks scored before corrections existed have none: their corrected counts are the detector's.
-  await sql`update walks set corrected_green = count_green, corrected_turning = count_turning, corrected_red = count_red, corrected_total = count_total`.execute(db);
+  await sql`update walks set corrected_green = count_green, corrected_turning = count_turning, corrected_red = count_red, corrected_total = count_total`.execute(
+    db,
+  );
 }

@@ -18,7 +18,12 @@ export function fruitMassWeek(week: string | undefined, zone: string, where: Pro
 
 /** One entry per week: saving a week again replaces its values, another week adds to the history. */
 export async function saveFruitMass(w: Writer, scope: CycleScope, week: IsoWeek, values: FruitMassValues): Promise<FruitMassTable> {
-  const existing = await w.trx.selectFrom('fruit_masses').selectAll().where('cycle_id', '=', scope.cycle.id).where('week', '=', week.label).executeTakeFirst();
+  const existing = await w.trx
+    .selectFrom('fruit_masses')
+    .selectAll()
+    .where('cycle_id', '=', scope.cycle.id)
+    .where('week', '=', week.label)
+    .executeTakeFirst();
   const v = { green_g: values.green_g, turning_g: values.turning_g, red_g: values.red_g };
   if (existing) return (await w.update<FruitMassTable>('fruit_masses', existing.id, v)).after;
   return w.insert<FruitMassTable>('fruit_masses', { ...cycleColumns(scope), week: week.label, ...v });

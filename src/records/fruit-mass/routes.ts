@@ -17,7 +17,8 @@ export const fruitMassRoutes: RouteSpec[] = [
     path: `${CYCLE}/fruit-mass`,
     operationId: 'save_fruit_mass',
     summary: 'Save the mean fruit mass by ripeness',
-    description: 'Mean grams per fruit for green, turning and red fruit, applying from `week` (default: the current week in the greenhouse zone) until a later entry. The same week again replaces its values; a later week adds to the history, so forecasts of past weeks keep the mass known then.',
+    description:
+      'Mean grams per fruit for green, turning and red fruit, applying from `week` (default: the current week in the greenhouse zone) until a later entry. The same week again replaces its values; a later week adds to the history, so forecasts of past weeks keep the mass known then.',
     tags: [TAG],
     auth: 'key',
     params: pathParams(...CYCLE_PARAMS),
@@ -36,7 +37,8 @@ export const fruitMassRoutes: RouteSpec[] = [
     path: `${CYCLE}/fruit-mass`,
     operationId: 'list_fruit_mass',
     summary: 'The fruit mass history and the values in force',
-    description: 'Every saved entry (the week each applies from), oldest first, and the values in force for query `week` (default the current week in the greenhouse zone). The history is paged (`limit` default and maximum 500, 422 above; `offset`); `in_force` always looks at the whole history.',
+    description:
+      'Every saved entry (the week each applies from), oldest first, and the values in force for query `week` (default the current week in the greenhouse zone). The history is paged (`limit` default and maximum 500, 422 above; `offset`); `in_force` always looks at the whole history.',
     tags: [TAG],
     auth: 'key',
     params: pathParams(...CYCLE_PARAMS),
@@ -44,8 +46,15 @@ export const fruitMassRoutes: RouteSpec[] = [
       ...paging,
       properties: {
         ...paging.properties,
-        limit: { ...paging.properties.limit, default: MAX_LIMIT, description: `History entries per page, 1 to ${MAX_LIMIT} (default ${MAX_LIMIT}).` },
-        week: { ...weekSchema, description: `Which week \`in_force\` is for: ${(weekSchema.description as string).replace(/^ISO 8601 week: /, '')} Default: the current week in the greenhouse zone.` },
+        limit: {
+          ...paging.properties.limit,
+          default: MAX_LIMIT,
+          description: `History entries per page, 1 to ${MAX_LIMIT} (default ${MAX_LIMIT}).`,
+        },
+        week: {
+          ...weekSchema,
+          description: `Which week \`in_force\` is for: ${(weekSchema.description as string).replace(/^ISO 8601 week: /, '')} Default: the current week in the greenhouse zone.`,
+        },
       },
     },
     responses: { 200: { description: 'History and the values in force.', schema: fruitMassListSchema } },

@@ -27,13 +27,18 @@ export interface HarvestPatch {
  * week of that date whatever the process clock says.
  */
 export function harvestWeek(week: string | undefined, harvestedOn: string | null | undefined): IsoWeek {
-  if (week === undefined && !harvestedOn) throw fieldError('body', 'week', 'is required (or send harvested_on, from which the week is derived)');
+  if (week === undefined && !harvestedOn)
+    throw fieldError('body', 'week', 'is required (or send harvested_on, from which the week is derived)');
   const fromDate = harvestedOn ? weekOfDate(harvestedOn) : null;
   if (harvestedOn && !fromDate) throw fieldError('body', 'harvested_on', 'must be an existing date YYYY-MM-DD');
   if (week === undefined) return fromDate!;
   const w = requireWeek(week, 'week');
   if (fromDate && fromDate.label !== w.label) {
-    throw fieldError('body', 'harvested_on', `must fall in week ${w.label} (${w.start} to ${w.end}); ${harvestedOn} is in ${fromDate.label}`);
+    throw fieldError(
+      'body',
+      'harvested_on',
+      `must fall in week ${w.label} (${w.start} to ${w.end}); ${harvestedOn} is in ${fromDate.label}`,
+    );
   }
   return w;
 }
@@ -75,10 +80,19 @@ export async function deleteHarvest(w: Writer, current: HarvestTable): Promise<v
 /** Stores every parsed line in the caller's one transaction: all of them or, on any failure, none. */
 export async function importHarvests(w: Writer, scope: CycleScope, lines: HarvestLine[]): Promise<HarvestTable[]> {
   const parents = cycleColumns(scope);
-  return w.insertMany<HarvestTable>('harvests', lines.map((l) => ({ ...parents, week: l.week.label, kg: l.kg, note: l.note, harvested_on: null })));
+  return w.insertMany<HarvestTable>(
+    'harvests',
+    lines.map((l) => ({ ...parents, week: l.week.label, kg: l.kg, note: l.note, harvested_on: null })),
+  );
 }
 
-export async function listHarvests(db: Db, cycleId: string, week: IsoWeek | undefined, limit: number, offset: number): Promise<{ items: HarvestTable[]; total: number }> {
+export async function listHarvests(
+  db: Db,
+  cycleId: string,
+  week: IsoWeek | undefined,
+  limit: number,
+  offset: number,
+): Promise<{ items: HarvestTable[]; total: number }> {
   let q = db.selectFrom('harvests').where('cycle_id', '=', cycleId);
   if (week) q = q.where('week', '=', week.label);
   // Week labels sort chronologically as text; UUIDv7 ids sort by creation.

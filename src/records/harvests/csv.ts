@@ -100,11 +100,22 @@ export function parseHarvestCsv(input: string | Uint8Array): HarvestLine[] {
         header = cells.map((c) => c.trim().toLowerCase());
         const problems: FieldError[] = [];
         header.forEach((name, i) => {
-          if (!(HARVEST_COLUMNS as readonly string[]).includes(name)) problems.push({ in: 'body', name: `column ${i + 1}`, message: `"${cells[i]!.trim().slice(0, 50)}" is not a harvest column; the columns are week, kg and optionally note (any order)` });
+          if (!(HARVEST_COLUMNS as readonly string[]).includes(name))
+            problems.push({
+              in: 'body',
+              name: `column ${i + 1}`,
+              message: `"${cells[i]!.trim().slice(0, 50)}" is not a harvest column; the columns are week, kg and optionally note (any order)`,
+            });
           else if (columns[name] !== undefined) problems.push({ in: 'body', name: `column ${i + 1}`, message: `"${name}" appears twice` });
           else columns[name] = i;
         });
-        for (const r of REQUIRED) if (columns[r] === undefined) problems.push({ in: 'body', name: `column ${r}`, message: `the header has no "${r}" column (the header line must name week, kg and optionally note)` });
+        for (const r of REQUIRED)
+          if (columns[r] === undefined)
+            problems.push({
+              in: 'body',
+              name: `column ${r}`,
+              message: `the header has no "${r}" column (the header line must name week, kg and optionally note)`,
+            });
         if (problems.length) {
           headerProblems = problems;
           p.abort();
@@ -122,7 +133,10 @@ export function parseHarvestCsv(input: string | Uint8Array): HarvestLine[] {
         return;
       }
       if (cells.length !== header.length) {
-        bad(line, `has ${cells.length} field${cells.length === 1 ? '' : 's'} where the header has ${header.length} (a note with the delimiter "${delimiter === '\t' ? 'tab' : delimiter}" in it must be quoted)`);
+        bad(
+          line,
+          `has ${cells.length} field${cells.length === 1 ? '' : 's'} where the header has ${header.length} (a note with the delimiter "${delimiter === '\t' ? 'tab' : delimiter}" in it must be quoted)`,
+        );
         return;
       }
       const problems: string[] = [];
@@ -143,11 +157,17 @@ export function parseHarvestCsv(input: string | Uint8Array): HarvestLine[] {
     },
   });
 
-  if (headerProblems.length) throw validationFailed(headerProblems, 'The header line of the harvest file is not week,kg[,note]; nothing was stored.');
+  if (headerProblems.length)
+    throw validationFailed(headerProblems, 'The header line of the harvest file is not week,kg[,note]; nothing was stored.');
   if (tooMany) throw fileError(`has more than ${MAX_HARVEST_LINES} harvest lines; split it into several files`);
   if (badLines) {
     const more = badLines > errors.length ? ` (the first ${errors.length} are listed)` : '';
-    throw new HttpProblem(422, 'validation_failed', `${badLines} line${badLines === 1 ? '' : 's'} of the harvest file ${badLines === 1 ? 'is' : 'are'} not valid${more}; nothing was stored.`, { errors, bad_lines: badLines });
+    throw new HttpProblem(
+      422,
+      'validation_failed',
+      `${badLines} line${badLines === 1 ? '' : 's'} of the harvest file ${badLines === 1 ? 'is' : 'are'} not valid${more}; nothing was stored.`,
+      { errors, bad_lines: badLines },
+    );
   }
   if (!header) throw fileError('is empty; expected a header line week,kg (and optionally note)');
   if (!lines.length) throw fileError('has no harvest lines, only a header', 'The harvest file has no harvest lines: nothing to store.');

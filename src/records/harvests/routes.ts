@@ -6,7 +6,16 @@ import { CYCLE, CYCLE_PARAMS } from '../../registry/paths.js';
 import { resolveCycle, type CyclePath } from '../../registry/scope.js';
 import { requireWeek } from '../common.js';
 import { createHarvestBody, harvestImportSchema, harvestSchema, patchHarvestBody } from './schemas.js';
-import { createHarvest, deleteHarvest, importHarvests, listHarvests, loadHarvest, updateHarvest, type HarvestInput, type HarvestPatch } from './commands.js';
+import {
+  createHarvest,
+  deleteHarvest,
+  importHarvests,
+  listHarvests,
+  loadHarvest,
+  updateHarvest,
+  type HarvestInput,
+  type HarvestPatch,
+} from './commands.js';
 import { parseHarvestCsv, MAX_HARVEST_LINES, MAX_LISTED_ERRORS } from './csv.js';
 import { presentHarvest } from './presenters.js';
 
@@ -29,7 +38,10 @@ const harvestQuery = {
   properties: {
     ...paging.properties,
     limit: { ...paging.properties.limit, default: HARVEST_PAGE, description: `Page size, 1 to ${MAX_LIMIT} (default ${HARVEST_PAGE}).` },
-    week: { ...weekSchema, description: `Only the harvests of this week: ${(weekSchema.description as string).replace(/^ISO 8601 week: /, '')}` },
+    week: {
+      ...weekSchema,
+      description: `Only the harvests of this week: ${(weekSchema.description as string).replace(/^ISO 8601 week: /, '')}`,
+    },
   },
 };
 
@@ -39,7 +51,8 @@ export const harvestRoutes: RouteSpec[] = [
     path: `${CYCLE}/harvests`,
     operationId: 'create_harvest',
     summary: 'Record a harvest',
-    description: 'One harvest of the crop cycle: kilograms picked, the ISO week it counts for (label or any date of it; answered as a label), an optional note and optional local harvest date. 422 when neither `week` nor `harvested_on` is sent, or when `harvested_on` is outside `week`.',
+    description:
+      'One harvest of the crop cycle: kilograms picked, the ISO week it counts for (label or any date of it; answered as a label), an optional note and optional local harvest date. 422 when neither `week` nor `harvested_on` is sent, or when `harvested_on` is outside `week`.',
     tags: [TAG],
     auth: 'key',
     params: pathParams(...CYCLE_PARAMS),
@@ -76,7 +89,8 @@ export const harvestRoutes: RouteSpec[] = [
     path: `${CYCLE}/harvests/{harvest_id}`,
     operationId: 'update_harvest',
     summary: 'Change a harvest',
-    description: 'Fields left out keep their value; `note` or `harvested_on` sent as null is cleared. The changed harvest must keep `harvested_on` inside `week` (422 otherwise, harvest unchanged). The backtest reads harvests live and follows the edit.',
+    description:
+      'Fields left out keep their value; `note` or `harvested_on` sent as null is cleared. The changed harvest must keep `harvested_on` inside `week` (422 otherwise, harvest unchanged). The backtest reads harvests live and follows the edit.',
     tags: [TAG],
     auth: 'key',
     params: itemParams,
@@ -85,7 +99,9 @@ export const harvestRoutes: RouteSpec[] = [
     errors: [404],
     handler: async (ctx, { params, body }) => {
       const scope = await resolveCycle(ctx.services.db, params);
-      const row = await ctx.services.store.write(actorOf(ctx.state.principal), async (w) => updateHarvest(w, await loadHarvest(w.trx, scope.cycle.id, params.harvest_id), body));
+      const row = await ctx.services.store.write(actorOf(ctx.state.principal), async (w) =>
+        updateHarvest(w, await loadHarvest(w.trx, scope.cycle.id, params.harvest_id), body),
+      );
       return presentHarvest(row);
     },
   }),
@@ -101,7 +117,9 @@ export const harvestRoutes: RouteSpec[] = [
     errors: [404],
     handler: async (ctx, { params }) => {
       const scope = await resolveCycle(ctx.services.db, params);
-      await ctx.services.store.write(actorOf(ctx.state.principal), async (w) => deleteHarvest(w, await loadHarvest(w.trx, scope.cycle.id, params.harvest_id)));
+      await ctx.services.store.write(actorOf(ctx.state.principal), async (w) =>
+        deleteHarvest(w, await loadHarvest(w.trx, scope.cycle.id, params.harvest_id)),
+      );
       return { deleted: true, harvest_id: params.harvest_id };
     },
   }),

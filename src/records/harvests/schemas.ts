@@ -4,7 +4,11 @@ import { NOTE_MAX, parentProperties, PARENT_FIELDS } from '../common.js';
 
 const kg: JsonSchema = { type: 'number', minimum: 0, 'x-unit': 'kg', description: 'Harvested mass, kilograms (kg), ≥ 0.' };
 const note: JsonSchema = { type: 'string', maxLength: NOTE_MAX, description: `Free text, at most ${NOTE_MAX} characters.` };
-const harvestedOn: JsonSchema = { ...dateSchema, description: 'The day of the harvest, a local date YYYY-MM-DD in the greenhouse time zone. It must fall in `week`; when `week` is left out the week is derived from it.' };
+const harvestedOn: JsonSchema = {
+  ...dateSchema,
+  description:
+    'The day of the harvest, a local date YYYY-MM-DD in the greenhouse time zone. It must fall in `week`; when `week` is left out the week is derived from it.',
+};
 
 export const createHarvestBody: ObjectSchema = {
   type: 'object',
@@ -12,7 +16,10 @@ export const createHarvestBody: ObjectSchema = {
   additionalProperties: false,
   description: 'One harvest. Send `week`, or `harvested_on` (the week is derived from it), or both (the date must fall in the week).',
   properties: {
-    week: { ...weekSchema, description: `The ISO week the harvest counts for: ${(weekSchema.description as string).replace(/^ISO 8601 week: /, '')} Answered as a label.` },
+    week: {
+      ...weekSchema,
+      description: `The ISO week the harvest counts for: ${(weekSchema.description as string).replace(/^ISO 8601 week: /, '')} Answered as a label.`,
+    },
     kg,
     note,
     harvested_on: harvestedOn,
@@ -23,7 +30,8 @@ export const patchHarvestBody: ObjectSchema = {
   type: 'object',
   additionalProperties: false,
   minProperties: 1,
-  description: 'Fields left out keep their value; `note` or `harvested_on` sent as null is cleared. The merged harvest must still have `harvested_on` inside `week` (send both to move a dated harvest to another week).',
+  description:
+    'Fields left out keep their value; `note` or `harvested_on` sent as null is cleared. The merged harvest must still have `harvested_on` inside `week` (send both to move a dated harvest to another week).',
   properties: {
     week: createHarvestBody.properties.week!,
     kg,
@@ -42,7 +50,11 @@ export const harvestSchema: JsonSchema = {
     week: weekLabelSchema,
     kg,
     note: { type: ['string', 'null'], description: 'Free text, or null.' },
-    harvested_on: { type: ['string', 'null'], format: 'date', description: 'Local harvest date in the greenhouse zone, or null when only the week is known.' },
+    harvested_on: {
+      type: ['string', 'null'],
+      format: 'date',
+      description: 'Local harvest date in the greenhouse zone, or null when only the week is known.',
+    },
     ...syncedFields,
   },
 };

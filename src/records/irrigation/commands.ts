@@ -20,7 +20,13 @@ export function irrigationInstant(at: string, zone: string): string {
 function requireMeasurement(values: Partial<Record<Measurement, number | null>>, verb: string): void {
   if (MEASUREMENTS.some((m) => values[m] !== undefined && values[m] !== null)) return;
   throw validationFailed(
-    [{ in: 'body', name: MEASUREMENTS.join('|'), message: `an entry must keep at least one measurement (${MEASUREMENTS.join(', ')}); ${verb}` }],
+    [
+      {
+        in: 'body',
+        name: MEASUREMENTS.join('|'),
+        message: `an entry must keep at least one measurement (${MEASUREMENTS.join(', ')}); ${verb}`,
+      },
+    ],
     `An irrigation entry must keep at least one measurement; ${verb}.`,
   );
 }
@@ -31,17 +37,32 @@ const measurementsOf = (v: Partial<Record<Measurement, number | null>>) =>
 export async function createIrrigation(w: Writer, scope: CycleScope, input: IrrigationInput): Promise<IrrigationTable> {
   requireMeasurement(input, 'this one has none');
   const at = irrigationInstant(input.at, scope.zone);
-  return w.insert<IrrigationTable>('irrigation_entries', { ...cycleColumns(scope), at, ...measurementsOf(input), note: input.note ?? null });
+  return w.insert<IrrigationTable>('irrigation_entries', {
+    ...cycleColumns(scope),
+    at,
+    ...measurementsOf(input),
+    note: input.note ?? null,
+  });
 }
 
 export async function loadIrrigation(db: Db, cycleId: string, entryId: string): Promise<IrrigationTable> {
-  const row = await db.selectFrom('irrigation_entries').selectAll().where('id', '=', entryId).where('cycle_id', '=', cycleId).executeTakeFirst();
+  const row = await db
+    .selectFrom('irrigation_entries')
+    .selectAll()
+    .where('id', '=', entryId)
+    .where('cycle_id', '=', cycleId)
+    .executeTakeFirst();
   if (!row) throw notFound('irrigation entry');
   return row;
 }
 
 /** Left out keeps, null clears; the merged entry must keep a measurement, else nothing changes. */
-export async function updateIrrigation(w: Writer, scope: CycleScope, current: IrrigationTable, patch: IrrigationPatch): Promise<IrrigationTable> {
+export async function updateIrrigation(
+  w: Writer,
+  scope: CycleScope,
+  current: IrrigationTable,
+  patch: IrrigationPatch,
+): Promise<IrrigationTable> {
   const merged: Record<Measurement, number | null> = measurementsOf(current);
   for (const m of MEASUREMENTS) if (patch[m] !== undefined) merged[m] = patch[m]!;
   requireMeasurement(merged, 'this change would clear the last one');
@@ -58,7 +79,12 @@ export async function deleteIrrigation(w: Writer, current: IrrigationTable): Pro
   await w.remove('irrigation_entries', current.id);
 }
 
-export async function listIrrigation(db: Db, cycleId: string, limit: number, offset: number): Promise<{ items: IrrigationTable[]; total: number }> {
+export async function listIrrigation(
+  db: Db,
+  cycleId: string,
+  limit: number,
+  offset: number,
+): Promise<{ items: IrrigationTable[]; total: number }> {
   const items = await db
     .selectFrom('irrigation_entries')
     .selectAll()
@@ -69,6 +95,10 @@ export async function listIrrigation(db: Db, cycleId: string, limit: number, off
     .limit(limit)
     .offset(offset)
     .execute();
-  const count = await db.selectFrom('irrigation_entries').select((eb) => eb.fn.countAll<number>().as('n')).where('cycle_id', '=', cycleId).executeTakeFirstOrThrow();
+  const count = await db
+    .selectFrom('irrigation_entries')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('cycle_id', '=', cycleId)
+    .executeTakeFirstOrThrow();
   return { items, total: Number(count.n) };
 }

@@ -4,7 +4,15 @@ import { actorOf } from '../../http/pipeline.js';
 import { CYCLE, CYCLE_PARAMS } from '../../registry/paths.js';
 import { resolveCycle, type CyclePath } from '../../registry/scope.js';
 import { createIrrigationBody, irrigationPageSchema, irrigationSchema, patchIrrigationBody } from './schemas.js';
-import { createIrrigation, deleteIrrigation, listIrrigation, loadIrrigation, updateIrrigation, type IrrigationInput, type IrrigationPatch } from './commands.js';
+import {
+  createIrrigation,
+  deleteIrrigation,
+  listIrrigation,
+  loadIrrigation,
+  updateIrrigation,
+  type IrrigationInput,
+  type IrrigationPatch,
+} from './commands.js';
 import { presentIrrigation } from './presenters.js';
 
 const TAG = 'Irrigation';
@@ -17,7 +25,8 @@ export const irrigationRoutes: RouteSpec[] = [
     path: `${CYCLE}/irrigation`,
     operationId: 'create_irrigation_entry',
     summary: 'Log an irrigation entry',
-    description: 'When (`at`) and what was measured: volume and drain in litres, EC in mS/cm, pH, duration in minutes, and a note. At least one measurement is required (422 otherwise). A local `at` in the spring-forward gap of the greenhouse zone is a 422.',
+    description:
+      'When (`at`) and what was measured: volume and drain in litres, EC in mS/cm, pH, duration in minutes, and a note. At least one measurement is required (422 otherwise). A local `at` in the spring-forward gap of the greenhouse zone is a 422.',
     tags: [TAG],
     auth: 'key',
     params: pathParams(...CYCLE_PARAMS),
@@ -35,7 +44,8 @@ export const irrigationRoutes: RouteSpec[] = [
     path: `${CYCLE}/irrigation`,
     operationId: 'list_irrigation_entries',
     summary: 'List irrigation entries, newest first',
-    description: 'Paged: `limit` (default 50, at most 500; above is a 422) and `offset` (default 0). `total` counts every entry of the cycle.',
+    description:
+      'Paged: `limit` (default 50, at most 500; above is a 422) and `offset` (default 0). `total` counts every entry of the cycle.',
     tags: [TAG],
     auth: 'key',
     params: pathParams(...CYCLE_PARAMS),
@@ -53,7 +63,8 @@ export const irrigationRoutes: RouteSpec[] = [
     path: `${CYCLE}/irrigation/{entry_id}`,
     operationId: 'update_irrigation_entry',
     summary: 'Change an irrigation entry',
-    description: 'Fields left out keep their value; a measurement or the note sent as null is cleared. A change that would leave no measurement is a 422 and the entry is unchanged.',
+    description:
+      'Fields left out keep their value; a measurement or the note sent as null is cleared. A change that would leave no measurement is a 422 and the entry is unchanged.',
     tags: [TAG],
     auth: 'key',
     params: itemParams,
@@ -62,7 +73,9 @@ export const irrigationRoutes: RouteSpec[] = [
     errors: [404],
     handler: async (ctx, { params, body }) => {
       const scope = await resolveCycle(ctx.services.db, params);
-      const row = await ctx.services.store.write(actorOf(ctx.state.principal), async (w) => updateIrrigation(w, scope, await loadIrrigation(w.trx, scope.cycle.id, params.entry_id), body));
+      const row = await ctx.services.store.write(actorOf(ctx.state.principal), async (w) =>
+        updateIrrigation(w, scope, await loadIrrigation(w.trx, scope.cycle.id, params.entry_id), body),
+      );
       return presentIrrigation(row, scope.zone);
     },
   }),
@@ -77,13 +90,20 @@ export const irrigationRoutes: RouteSpec[] = [
     responses: {
       200: {
         description: 'Deleted.',
-        schema: { type: 'object', required: ['deleted', 'entry_id'], additionalProperties: false, properties: { deleted: { const: true }, entry_id: { type: 'string', description: 'The removed entry.' } } },
+        schema: {
+          type: 'object',
+          required: ['deleted', 'entry_id'],
+          additionalProperties: false,
+          properties: { deleted: { const: true }, entry_id: { type: 'string', description: 'The removed entry.' } },
+        },
       },
     },
     errors: [404],
     handler: async (ctx, { params }) => {
       const scope = await resolveCycle(ctx.services.db, params);
-      await ctx.services.store.write(actorOf(ctx.state.principal), async (w) => deleteIrrigation(w, await loadIrrigation(w.trx, scope.cycle.id, params.entry_id)));
+      await ctx.services.store.write(actorOf(ctx.state.principal), async (w) =>
+        deleteIrrigation(w, await loadIrrigation(w.trx, scope.cycle.id, params.entry_id)),
+      );
       return { deleted: true, entry_id: params.entry_id };
     },
   }),

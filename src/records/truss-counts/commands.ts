@@ -19,7 +19,12 @@ export function duplicateRows(rows: readonly CountedRow[]): FieldError[] {
     const key = JSON.stringify([r.plant, r.truss]);
     const seen = first.get(key);
     if (seen === undefined) first.set(key, i);
-    else errors.push({ in: 'body', name: `rows.${i}`, message: `plant "${r.plant}" truss ${r.truss} is already counted in rows.${seen}; each (plant, truss) once per date` });
+    else
+      errors.push({
+        in: 'body',
+        name: `rows.${i}`,
+        message: `plant "${r.plant}" truss ${r.truss} is already counted in rows.${seen}; each (plant, truss) once per date`,
+      });
   });
   return errors;
 }
@@ -27,8 +32,17 @@ export function duplicateRows(rows: readonly CountedRow[]): FieldError[] {
 /** Saves one count date, replacing every row it had, inside the caller's one transaction. */
 export async function saveTrussCount(w: Writer, scope: CycleScope, input: TrussCountInput): Promise<TrussCountTable> {
   const dups = duplicateRows(input.rows);
-  if (dups.length) throw validationFailed(dups, `${dups.length} row${dups.length === 1 ? '' : 's'} repeat a (plant, truss) already counted on ${input.counted_on}.`);
-  const existing = await w.trx.selectFrom('truss_counts').selectAll().where('cycle_id', '=', scope.cycle.id).where('counted_on', '=', input.counted_on).executeTakeFirst();
+  if (dups.length)
+    throw validationFailed(
+      dups,
+      `${dups.length} row${dups.length === 1 ? '' : 's'} repeat a (plant, truss) already counted on ${input.counted_on}.`,
+    );
+  const existing = await w.trx
+    .selectFrom('truss_counts')
+    .selectAll()
+    .where('cycle_id', '=', scope.cycle.id)
+    .where('counted_on', '=', input.counted_on)
+    .executeTakeFirst();
   let count: TrussCountTable;
   if (existing) {
     await w.removeWhereIn('truss_count_rows', 'count_id', [existing.id]);
@@ -38,14 +52,28 @@ export async function saveTrussCount(w: Writer, scope: CycleScope, input: TrussC
   }
   const parents = cycleColumns(scope);
   for (const [position, r] of input.rows.entries()) {
-    await w.insert<TrussCountRowTable>('truss_count_rows', { ...parents, count_id: count.id, counted_on: input.counted_on, position, plant: r.plant, truss: r.truss, fruits: r.fruits, flowers: r.flowers ?? null });
+    await w.insert<TrussCountRowTable>('truss_count_rows', {
+      ...parents,
+      count_id: count.id,
+      counted_on: input.counted_on,
+      position,
+      plant: r.plant,
+      truss: r.truss,
+      fruits: r.fruits,
+      flowers: r.flowers ?? null,
+    });
   }
   return count;
 }
 
 /** Deletes a count date with its rows; returns how many rows went. */
 export async function deleteTrussCount(w: Writer, cycleId: string, countedOn: string): Promise<number> {
-  const existing = await w.trx.selectFrom('truss_counts').selectAll().where('cycle_id', '=', cycleId).where('counted_on', '=', countedOn).executeTakeFirst();
+  const existing = await w.trx
+    .selectFrom('truss_counts')
+    .selectAll()
+    .where('cycle_id', '=', cycleId)
+    .where('counted_on', '=', countedOn)
+    .executeTakeFirst();
   if (!existing) throw notFound(`truss count on ${countedOn}`);
   const rows = await w.removeWhereIn('truss_count_rows', 'count_id', [existing.id]);
   await w.remove('truss_counts', existing.id);
@@ -58,7 +86,13 @@ export interface StoredCount extends TrussCountTable {
 
 export async function listTrussCounts(db: Db, cycleId: string): Promise<StoredCount[]> {
   const counts = await db.selectFrom('truss_counts').selectAll().where('cycle_id', '=', cycleId).orderBy('counted_on', 'desc').execute();
-  const rows = await db.selectFrom('truss_count_rows').selectAll().where('cycle_id', '=', cycleId).orderBy('count_id').orderBy('position').execute();
+  const rows = await db
+    .selectFrom('truss_count_rows')
+    .selectAll()
+    .where('cycle_id', '=', cycleId)
+    .orderBy('count_id')
+    .orderBy('position')
+    .execute();
   const byCount = new Map<string, TrussCountRowTable[]>();
   for (const r of rows) {
     const list = byCount.get(r.count_id);

@@ -74,10 +74,14 @@ export function countFigures(rows: readonly CountedRow[], density: Density): Cou
   };
 }
 
-const daysBetween = (earlier: string, later: string) => (Date.parse(`${later}T00:00:00Z`) - Date.parse(`${earlier}T00:00:00Z`)) / 86_400_000;
+const daysBetween = (earlier: string, later: string) =>
+  (Date.parse(`${later}T00:00:00Z`) - Date.parse(`${earlier}T00:00:00Z`)) / 86_400_000;
 
 /** How the figures moved from `previous` (an earlier count date) to `current`. */
-export function countChange(current: { counted_on: string; figures: CountFigures }, previous: { counted_on: string; figures: CountFigures }): CountChange {
+export function countChange(
+  current: { counted_on: string; figures: CountFigures },
+  previous: { counted_on: string; figures: CountFigures },
+): CountChange {
   const days = daysBetween(previous.counted_on, current.counted_on);
   const delta = {} as Record<FigureName, number | null>;
   const perWeek = {} as Record<FigureName, number | null>;
@@ -96,6 +100,14 @@ export function countSeries<T extends { counted_on: string; rows: readonly Count
   const withFigures = sorted.map((c) => ({ count: c, figures: countFigures(c.rows, density) }));
   return withFigures.map((c, i) => {
     const older = withFigures[i + 1];
-    return { ...c, change: older ? countChange({ counted_on: c.count.counted_on, figures: c.figures }, { counted_on: older.count.counted_on, figures: older.figures }) : null };
+    return {
+      ...c,
+      change: older
+        ? countChange(
+            { counted_on: c.count.counted_on, figures: c.figures },
+            { counted_on: older.count.counted_on, figures: older.figures },
+          )
+        : null,
+    };
   });
 }

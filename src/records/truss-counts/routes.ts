@@ -20,7 +20,12 @@ export const trussCountRoutes: RouteSpec[] = [
     auth: 'key',
     params: pathParams(...CYCLE_PARAMS),
     body: saveTrussCountBody,
-    responses: { 200: { description: 'The saved count date with its rows, figures and the change since the previous count.', schema: trussCountSchema } },
+    responses: {
+      200: {
+        description: 'The saved count date with its rows, figures and the change since the previous count.',
+        schema: trussCountSchema,
+      },
+    },
     errors: [404],
     handler: async (ctx, { params, body }) => {
       const scope = await resolveCycle(ctx.services.db, params);
@@ -56,12 +61,18 @@ export const trussCountRoutes: RouteSpec[] = [
     description: '404 when nothing was counted on that date.',
     tags: [TAG],
     auth: 'key',
-    params: { ...pathParams(...CYCLE_PARAMS), properties: { ...pathParams(...CYCLE_PARAMS).properties, counted_on: { ...dateSchema, description: 'The count date, YYYY-MM-DD.' } }, required: [...CYCLE_PARAMS, 'counted_on'] },
+    params: {
+      ...pathParams(...CYCLE_PARAMS),
+      properties: { ...pathParams(...CYCLE_PARAMS).properties, counted_on: { ...dateSchema, description: 'The count date, YYYY-MM-DD.' } },
+      required: [...CYCLE_PARAMS, 'counted_on'],
+    },
     responses: { 200: { description: 'Deleted, with how many rows went.', schema: deletedCountSchema } },
     errors: [404],
     handler: async (ctx, { params }) => {
       const scope = await resolveCycle(ctx.services.db, params);
-      const rows = await ctx.services.store.write(actorOf(ctx.state.principal), (w) => deleteTrussCount(w, scope.cycle.id, params.counted_on));
+      const rows = await ctx.services.store.write(actorOf(ctx.state.principal), (w) =>
+        deleteTrussCount(w, scope.cycle.id, params.counted_on),
+      );
       return { deleted: true, counted_on: params.counted_on, rows };
     },
   }),

@@ -36,7 +36,19 @@ const nullableRatio = (text: string): JsonSchema => ({ type: ['number', 'null'],
 export const figuresSchema: JsonSchema = {
   type: 'object',
   additionalProperties: false,
-  required: ['plants', 'trusses', 'fruits', 'flowers', 'fruit_per_truss', 'trusses_per_plant', 'fruit_per_plant', 'flowers_per_plant', 'fruit_per_m2', 'density_basis', 'fruit_per_m2_reason'],
+  required: [
+    'plants',
+    'trusses',
+    'fruits',
+    'flowers',
+    'fruit_per_truss',
+    'trusses_per_plant',
+    'fruit_per_plant',
+    'flowers_per_plant',
+    'fruit_per_m2',
+    'density_basis',
+    'fruit_per_m2_reason',
+  ],
   description: 'What the forecast needs from this count (rounded to 4 decimals).',
   properties: {
     plants: { type: 'integer', description: 'Distinct plants counted.' },
@@ -47,7 +59,9 @@ export const figuresSchema: JsonSchema = {
     trusses_per_plant: ratio('Trusses per counted plant.'),
     fruit_per_plant: ratio('Fruit per counted plant.'),
     flowers_per_plant: nullableRatio('Flowers per counted plant; null when no row has flowers.'),
-    fruit_per_m2: nullableRatio('Fruit per m²: fruit per plant × the cycle\'s stems_per_m2 (else plants_per_m2); null when the cycle has neither.'),
+    fruit_per_m2: nullableRatio(
+      "Fruit per m²: fruit per plant × the cycle's stems_per_m2 (else plants_per_m2); null when the cycle has neither.",
+    ),
     density_basis: { enum: ['stems_per_m2', 'plants_per_m2', null], description: 'Which density of the crop cycle scaled fruit_per_m2.' },
     fruit_per_m2_reason: { type: ['string', 'null'], description: 'Why fruit_per_m2 is null; null when it is given.' },
   },
@@ -86,7 +100,14 @@ export const trussCountSchema: JsonSchema = {
     rows: {
       type: 'array',
       description: 'The counted trusses, in the order they were saved.',
-      items: { ...rowSchema, required: ['plant', 'truss', 'fruits', 'flowers'], properties: { ...rowSchema.properties, flowers: { type: ['integer', 'null'], description: 'Open flowers on the truss, or null when not counted.' } } },
+      items: {
+        ...rowSchema,
+        required: ['plant', 'truss', 'fruits', 'flowers'],
+        properties: {
+          ...rowSchema.properties,
+          flowers: { type: ['integer', 'null'], description: 'Open flowers on the truss, or null when not counted.' },
+        },
+      },
     },
     figures: figuresSchema,
     change: changeSchema,

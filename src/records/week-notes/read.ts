@@ -38,7 +38,11 @@ export async function readWeekRecords(db: Db, cycleId: string, week: IsoWeek, zo
   const { from, to } = weekWindowUtc(week, zone);
   const irrigation = await db
     .selectFrom('irrigation_entries')
-    .select((eb) => [eb.fn.sum<number | null>('volume_l').as('volume_l'), eb.fn.sum<number | null>('drain_l').as('drain_l'), eb.fn.countAll<number>().as('n')])
+    .select((eb) => [
+      eb.fn.sum<number | null>('volume_l').as('volume_l'),
+      eb.fn.sum<number | null>('drain_l').as('drain_l'),
+      eb.fn.countAll<number>().as('n'),
+    ])
     .where('cycle_id', '=', cycleId)
     .where('at', '>=', from)
     .where('at', '<', to)
@@ -46,7 +50,11 @@ export async function readWeekRecords(db: Db, cycleId: string, week: IsoWeek, zo
   return {
     note: await loadWeekNote(db, cycleId, week),
     harvest: { kg: Number(harvest.kg ?? 0), harvests: Number(harvest.n) },
-    irrigation: { entries: Number(irrigation.n), volume_l: irrigation.volume_l === null ? null : Number(irrigation.volume_l), drain_l: irrigation.drain_l === null ? null : Number(irrigation.drain_l) },
+    irrigation: {
+      entries: Number(irrigation.n),
+      volume_l: irrigation.volume_l === null ? null : Number(irrigation.volume_l),
+      drain_l: irrigation.drain_l === null ? null : Number(irrigation.drain_l),
+    },
     fruitMass: fruitMassForWeek(await fruitMassHistory(db, cycleId), week.label),
   };
 }

@@ -12,7 +12,14 @@ import { presentWeekNote } from './presenters.js';
 
 const TAG = 'Weeks';
 const base = pathParams(...CYCLE_PARAMS);
-const params = { ...base, properties: { ...base.properties, week: { ...weekSchema, description: `The week: ${(weekSchema.description as string).replace(/^ISO 8601 week: /, '')}` } }, required: [...CYCLE_PARAMS, 'week'] };
+const params = {
+  ...base,
+  properties: {
+    ...base.properties,
+    week: { ...weekSchema, description: `The week: ${(weekSchema.description as string).replace(/^ISO 8601 week: /, '')}` },
+  },
+  required: [...CYCLE_PARAMS, 'week'],
+};
 
 export const weekNoteRoutes: RouteSpec[] = [
   defineRoute<CyclePath & { week: string }, unknown, Record<string, unknown>>({
@@ -20,7 +27,8 @@ export const weekNoteRoutes: RouteSpec[] = [
     path: `${CYCLE}/weeks/{week}`,
     operationId: 'save_week',
     summary: 'Save a free-form note object for a week',
-    description: 'Stores the body (a JSON object) for the week; saving the same week again replaces it. Answers the stored object with its week label.',
+    description:
+      'Stores the body (a JSON object) for the week; saving the same week again replaces it. Answers the stored object with its week label.',
     tags: [TAG],
     auth: 'key',
     params,
@@ -41,7 +49,8 @@ export const weekNoteRoutes: RouteSpec[] = [
     path: `${CYCLE}/weeks/{week}`,
     operationId: 'read_week',
     summary: 'Read a week (records part)',
-    description: 'The saved week note, the week\'s harvest total, irrigation totals (entries on the greenhouse clock) and the fruit mass in force. Walk counts, climate, water productivity and the forecast are not answered yet.',
+    description:
+      "The saved week note, the week's harvest total, irrigation totals (entries on the greenhouse clock) and the fruit mass in force. Walk counts, climate, water productivity and the forecast are not answered yet.",
     tags: [TAG],
     auth: 'key',
     params,
@@ -59,7 +68,12 @@ export const weekNoteRoutes: RouteSpec[] = [
         note: r.note ? presentWeekNote(r.note).note : null,
         harvest: r.harvest,
         irrigation: r.irrigation,
-        fruit_mass: r.fruitMass && { week: r.fruitMass.week, green_g: r.fruitMass.green_g, turning_g: r.fruitMass.turning_g, red_g: r.fruitMass.red_g },
+        fruit_mass: r.fruitMass && {
+          week: r.fruitMass.week,
+          green_g: r.fruitMass.green_g,
+          turning_g: r.fruitMass.turning_g,
+          red_g: r.fruitMass.red_g,
+        },
       };
     },
   }),

@@ -35,7 +35,10 @@ export const weekReadSchema: JsonSchema = {
       type: 'object',
       additionalProperties: false,
       required: ['kg', 'harvests'],
-      properties: { kg: { type: 'number', description: 'Total harvested in the week, kilograms (kg).' }, harvests: { type: 'integer', description: 'Harvest records in the week.' } },
+      properties: {
+        kg: { type: 'number', description: 'Total harvested in the week, kilograms (kg).' },
+        harvests: { type: 'integer', description: 'Harvest records in the week.' },
+      },
     },
     irrigation: {
       type: 'object',
@@ -44,13 +47,17 @@ export const weekReadSchema: JsonSchema = {
       description: 'Irrigation entries whose `at` falls in the week on the greenhouse clock (Monday 00:00 to Monday 00:00 local).',
       properties: {
         entries: { type: 'integer', description: 'Entries in the week.' },
-        volume_l: { type: ['number', 'null'], description: 'Sum of volume_l over the entries that have it, litres (L); null when none has.' },
+        volume_l: {
+          type: ['number', 'null'],
+          description: 'Sum of volume_l over the entries that have it, litres (L); null when none has.',
+        },
         drain_l: { type: ['number', 'null'], description: 'Sum of drain_l over the entries that have it, litres (L); null when none has.' },
       },
     },
     fruit_mass: {
       type: ['object', 'null'],
-      description: 'Fruit mass in force for the week (grams per fruit), with the week it applies from; null when none was saved on or before it.',
+      description:
+        'Fruit mass in force for the week (grams per fruit), with the week it applies from; null when none was saved on or before it.',
       required: ['week', 'green_g', 'turning_g', 'red_g'],
       additionalProperties: false,
       properties: { week: weekLabelSchema, green_g: { type: 'number' }, turning_g: { type: 'number' }, red_g: { type: 'number' } },

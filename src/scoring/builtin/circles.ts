@@ -47,8 +47,12 @@ export function findCircles(mask: Uint8Array, w: number, h: number, q: BuiltinPa
       let peak = true;
       for (let dy = -1; dy <= 1 && peak; dy++)
         for (let dx = -1; dx <= 1; dx++) {
-          const xx = x + dx, yy = y + dy;
-          if ((dx || dy) && xx >= 0 && yy >= 0 && xx < w && yy < h && dt[yy * w + xx]! > d) { peak = false; break; }
+          const xx = x + dx,
+            yy = y + dy;
+          if ((dx || dy) && xx >= 0 && yy >= 0 && xx < w && yy < h && dt[yy * w + xx]! > d) {
+            peak = false;
+            break;
+          }
         }
       if (peak) candidates.push(i);
     }
@@ -112,7 +116,18 @@ export function findCircles(mask: Uint8Array, w: number, h: number, q: BuiltinPa
     if (explained < q.minExplained) continue;
     circles.forEach((c, k) => {
       const b = bounds[k]!;
-      out.push({ ...c, method: 'inscribed', explained, rim: rimShare(mask, w, h, c), blob: comp.label, claimed: b.n, minX: b.minX, minY: b.minY, maxX: b.maxX, maxY: b.maxY });
+      out.push({
+        ...c,
+        method: 'inscribed',
+        explained,
+        rim: rimShare(mask, w, h, c),
+        blob: comp.label,
+        claimed: b.n,
+        minX: b.minX,
+        minY: b.minY,
+        maxX: b.maxX,
+        maxY: b.maxY,
+      });
     });
   }
   return out;

@@ -6,7 +6,6 @@ import type { ScaleMemory } from './scale-memory.js';
 /** Detects one frame under a given memory, wherever it runs (a thread, or inline). */
 export type FrameRunner = (image: RgbImage, conf: number, smallLikely: boolean) => FrameTask;
 
-
 interface Announced {
   conf: number;
   smallLikely: boolean;
@@ -82,7 +81,9 @@ export class DetectAhead {
   /** The memory as it will probably be when this frame's turn comes. */
   private guess(image: RgbImage): boolean {
     const { width, height } = image;
-    const before = [...(this.current ? [this.current] : []), ...this.announced.keys()].filter((i) => i.width === width && i.height === height);
+    const before = [...(this.current ? [this.current] : []), ...this.announced.keys()].filter(
+      (i) => i.width === width && i.height === height,
+    );
     if (before.length === 0) return this.memory.smallLikely(width, height);
     const m = this.memory.clone();
     for (let k = 0; k < before.length; k++) m.record(width, height, m.last(width, height) ?? false);

@@ -67,7 +67,11 @@ export class DetectThreads {
     let job!: Job;
     const result = new Promise<FrameDetections>((resolve, reject) => {
       // The image is copied to the thread: the walk keeps its own for the frame's files.
-      job = { request: { id: this.nextId++, width: image.width, height: image.height, data: image.data, conf, smallLikely }, resolve, reject };
+      job = {
+        request: { id: this.nextId++, width: image.width, height: image.height, data: image.data, conf, smallLikely },
+        resolve,
+        reject,
+      };
     });
     // A frame read ahead and then dropped is never awaited: its failure is not an unhandled one.
     result.catch(() => undefined);

@@ -159,7 +159,13 @@ export function analyseFrame(image: RgbImage, params: BuiltinParams = DEFAULT_PA
     first.memoryDecided = small !== smallFruitGate(radii, !smallLikely, params);
     if (small) {
       const smallParams = { ...params, ...params.smallFruit };
-      const frame: FrameAnalysis = { ...analyseWith(image, smallParams, first), smallFruit: true, closeUp: first, fitted: smallParams.smallFruitScore === 'fitted', memoryDecided: first.memoryDecided };
+      const frame: FrameAnalysis = {
+        ...analyseWith(image, smallParams, first),
+        smallFruit: true,
+        closeUp: first,
+        fitted: smallParams.smallFruitScore === 'fitted',
+        memoryDecided: first.memoryDecided,
+      };
       return finerForTinyFruit(image, frame) ?? frame;
     }
   }
@@ -184,7 +190,14 @@ function finerForTinyFruit(image: RgbImage, coarse: FrameAnalysis): FrameAnalysi
   if (confident.length < q.sizeRefMinCount) return null;
   const atFloor = confident.filter((c) => effectiveRadius(c.circle, q) <= q.minRadius + 2).length;
   if (atFloor < q.tinyFruitShare * confident.length) return null;
-  const fine: FrameAnalysis = { ...analyseWith(image, { ...q, workingLongSide: fineSide }), smallFruit: true, closeUp: coarse.closeUp, tinyFruit: true, fitted: coarse.fitted, memoryDecided: coarse.memoryDecided };
+  const fine: FrameAnalysis = {
+    ...analyseWith(image, { ...q, workingLongSide: fineSide }),
+    smallFruit: true,
+    closeUp: coarse.closeUp,
+    tinyFruit: true,
+    fitted: coarse.fitted,
+    memoryDecided: coarse.memoryDecided,
+  };
   return confidentCandidates(fine).length >= q.tinyFruitGain * confident.length ? fine : null;
 }
 
@@ -195,7 +208,10 @@ function confidentCandidates(frame: FrameAnalysis): Candidate[] {
 
 /** The frame's fruit radius: the sizeRefQuantile of its candidates' radii; Infinity (unknown) with fewer than sizeRefMinCount. */
 export function fruitScale(cands: readonly Candidate[], q: BuiltinParams): number {
-  const radii = cands.map((c) => effectiveRadius(c.circle, q)).filter((r) => r >= q.minRadius).sort((a, b) => a - b);
+  const radii = cands
+    .map((c) => effectiveRadius(c.circle, q))
+    .filter((r) => r >= q.minRadius)
+    .sort((a, b) => a - b);
   if (radii.length < q.sizeRefMinCount) return Infinity;
   return radii[Math.min(radii.length - 1, Math.floor(radii.length * q.sizeRefQuantile))]!;
 }
@@ -205,7 +221,12 @@ const RIPE_KEYS = ['ripeMinChroma', 'ripeMaxHue', 'ripeHueFromNegative', 'ripeMi
 /** One analysis of the frame with `params`; `prior`, the same frame's analysis with other settings, lends what they share. */
 function analyseWith(image: RgbImage, params: BuiltinParams, prior?: FrameAnalysis): FrameAnalysis {
   const size = fitLongSide(image.width, image.height, params.workingLongSide);
-  const work = prior && prior.work.width === size.width && prior.work.height === size.height ? prior.work : size.scale === 1 ? image : resizeArea(image, size.width, size.height);
+  const work =
+    prior && prior.work.width === size.width && prior.work.height === size.height
+      ? prior.work
+      : size.scale === 1
+        ? image
+        : resizeArea(image, size.width, size.height);
   const planes = planesFor(work, params.wideRadius, params.wbMaxGreenCorrection, params.detrendTexture, prior?.planes);
   // Ripe skin reads only hue, chroma and lightness: the prior analysis's is the same when those settings are.
   const sameRipe = prior && prior.planes.lab === planes.lab && RIPE_KEYS.every((k) => prior.params[k] === params[k]);
@@ -215,7 +236,19 @@ function analyseWith(image: RgbImage, params: BuiltinParams, prior?: FrameAnalys
   const ripe = growRipe(planes, params, ripeSeeds);
   const seeds = new Uint8Array(ripeSeeds.length);
   for (let i = 0; i < seeds.length; i++) seeds[i] = ripeSeeds[i]! | greenSeeds[i]!;
-  return { work, sx: image.width / work.width, sy: image.height / work.height, planes, ripe, green, ripeSeeds, seeds, params, smallFruit: false, memoryDecided: false };
+  return {
+    work,
+    sx: image.width / work.width,
+    sy: image.height / work.height,
+    planes,
+    ripe,
+    green,
+    ripeSeeds,
+    seeds,
+    params,
+    smallFruit: false,
+    memoryDecided: false,
+  };
 }
 
 /** Fruit, and with stem parameters also stems and plants (one per stem), above `conf`. */
@@ -258,7 +291,12 @@ export function detectFrame(
 }
 
 /** Stems and, for a single-stem crop, one plant per stem, with boxes in the input frame's pixels. */
-export function detectStems(image: RgbImage, conf: number, params: BuiltinParams = DEFAULT_PARAMS, stemParams: StemParams = DEFAULT_STEM_PARAMS): Detection[] {
+export function detectStems(
+  image: RgbImage,
+  conf: number,
+  params: BuiltinParams = DEFAULT_PARAMS,
+  stemParams: StemParams = DEFAULT_STEM_PARAMS,
+): Detection[] {
   return stemsFromAnalysis(analyseFrame(image, params), image, conf, stemParams);
 }
 
@@ -272,7 +310,12 @@ function stemsFromAnalysis(analysis: FrameAnalysis, image: RgbImage, conf: numbe
   const out: Detection[] = [];
   for (const s of findStems(planes, fruitSkin, stemParams)) {
     if (s.support < conf) continue;
-    const box: Box = [clamp(s.box[0] * sx, 0, image.width), clamp(s.box[1] * sy, 0, image.height), clamp(s.box[2] * sx, 0, image.width), clamp(s.box[3] * sy, 0, image.height)];
+    const box: Box = [
+      clamp(s.box[0] * sx, 0, image.width),
+      clamp(s.box[1] * sy, 0, image.height),
+      clamp(s.box[2] * sx, 0, image.width),
+      clamp(s.box[3] * sy, 0, image.height),
+    ];
     const score = round3(s.support);
     out.push({ kind: 'stem', box, score }, { kind: 'plant', box: [...box] as Box, score });
   }
@@ -280,7 +323,12 @@ function stemsFromAnalysis(analysis: FrameAnalysis, image: RgbImage, conf: numbe
 }
 
 /** Synchronous core, exported for the bench and tests. */
-export function detectFruit(image: RgbImage, conf: number, params: BuiltinParams = DEFAULT_PARAMS, thresholds: RipenessThresholds = DEFAULT_RIPENESS_THRESHOLDS): Detection[] {
+export function detectFruit(
+  image: RgbImage,
+  conf: number,
+  params: BuiltinParams = DEFAULT_PARAMS,
+  thresholds: RipenessThresholds = DEFAULT_RIPENESS_THRESHOLDS,
+): Detection[] {
   if (!(conf >= 0 && conf <= 1)) throw new RangeError('conf must be within [0, 1]');
   return fruitFromAnalysis(analyseFrame(image, params), image, conf, thresholds);
 }
@@ -297,7 +345,14 @@ function fruitFromAnalysis(frame: FrameAnalysis, image: RgbImage, conf: number, 
   return dropSeamlessTwins(out, image, { minIou: params.seamMinIou, maxDepth: params.seamMaxDepth });
 }
 
-export function toDetection(c: Candidate, sx: number, sy: number, image: RgbImage, params: BuiltinParams, thresholds: RipenessThresholds): Detection {
+export function toDetection(
+  c: Candidate,
+  sx: number,
+  sy: number,
+  image: RgbImage,
+  params: BuiltinParams,
+  thresholds: RipenessThresholds,
+): Detection {
   // The fruit's extent is the union of its claimed skin and its circle grown by boxScale (skin hidden by a leaf still counts).
   const { circle: k } = c;
   const r = k.r * params.boxScale + 0.5;
@@ -318,11 +373,18 @@ export function circleEvidence(image: RgbImage, params: BuiltinParams = DEFAULT_
   const frame = analyseFrame(image, params);
   const cands = rawCandidates(frame);
   const full = sizeFullRadiusFor(cands, frame.params);
-  return cands.map((c) => ({ evidence: evidenceOf(c, frame.params, full), box: toDetection(c, frame.sx, frame.sy, image, frame.params, DEFAULT_RIPENESS_THRESHOLDS).box }));
+  return cands.map((c) => ({
+    evidence: evidenceOf(c, frame.params, full),
+    box: toDetection(c, frame.sx, frame.sy, image, frame.params, DEFAULT_RIPENESS_THRESHOLDS).box,
+  }));
 }
 
 /** All fruit hypotheses of a frame after overlap suppression, before the conf threshold; sx, sy map working pixels to the input's. */
-export function fruitCandidates(image: RgbImage, params: BuiltinParams = DEFAULT_PARAMS, minScore = 0): { kept: Candidate[]; sx: number; sy: number; params: BuiltinParams } {
+export function fruitCandidates(
+  image: RgbImage,
+  params: BuiltinParams = DEFAULT_PARAMS,
+  minScore = 0,
+): { kept: Candidate[]; sx: number; sy: number; params: BuiltinParams } {
   const frame = analyseFrame(image, params);
   return { ...candidatesFromAnalysis(frame, minScore), params: frame.params };
 }
@@ -355,10 +417,13 @@ function rawCandidates(frame: FrameAnalysis): Candidate[] {
   const full = sizeFullRadiusFor(candidates, params);
   const litFull = litFullFor(candidates, params);
   for (const c of candidates) {
-    if (!frame.fitted) c.score = calibrate(scoreOf(c.circle, c.measured, c.source, params, full, litFull), params.balancedRawScore, params.calibratedAt);
+    if (!frame.fitted)
+      c.score = calibrate(scoreOf(c.circle, c.measured, c.source, params, full, litFull), params.balancedRawScore, params.calibratedAt);
     else {
       const p = fittedFruitScore(evidenceOf(c, params, full), params, params.fruitScoreWeights);
-      c.score = frame.smallFruit ? throughKnots(p, params.smallFruitScoreKnots) : calibrate(p, params.fittedBalancedScore, params.calibratedAt);
+      c.score = frame.smallFruit
+        ? throughKnots(p, params.smallFruitScoreKnots)
+        : calibrate(p, params.fittedBalancedScore, params.calibratedAt);
     }
   }
   frame.candidates = candidates;
@@ -477,7 +542,10 @@ const LIT_FULL_MIN = 8;
  */
 export function litFullFor(cands: readonly Candidate[], q: BuiltinParams): number {
   if (!(q.litRefFactor > 0)) return LIT_FULL;
-  const lit = cands.filter((c) => c.source === 'green').map((c) => c.measured.relativeL).sort((a, b) => a - b);
+  const lit = cands
+    .filter((c) => c.source === 'green')
+    .map((c) => c.measured.relativeL)
+    .sort((a, b) => a - b);
   if (lit.length < q.sizeRefMinCount) return LIT_FULL;
   const ref = lit[Math.floor((lit.length - 1) * 0.75)]!;
   return Math.max(LIT_FULL_MIN, Math.min(LIT_FULL, ref * q.litRefFactor));
@@ -489,7 +557,14 @@ export function litFullFor(cands: readonly Candidate[], q: BuiltinParams): numbe
  * around the circle (round, not a sausage of leaf), strong colour for ripe
  * fruit, smooth and lit skin for green fruit, and size.
  */
-function scoreOf(c: Circle, m: DiscMeasure, source: 'ripe' | 'green', q: BuiltinParams, sizeFullRadius = q.sizeFullRadius, litFull = LIT_FULL): number {
+function scoreOf(
+  c: Circle,
+  m: DiscMeasure,
+  source: 'ripe' | 'green',
+  q: BuiltinParams,
+  sizeFullRadius = q.sizeFullRadius,
+  litFull = LIT_FULL,
+): number {
   const clamp01 = (x: number) => Math.max(0, Math.min(1, x));
   let shape: number;
   let round: number;

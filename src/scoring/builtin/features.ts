@@ -39,15 +39,41 @@ export function computePlanes(image: RgbImage, wideRadius: number, maxGreenCorre
   const wide = boxMean(lab.L, image.width, image.height, wideRadius);
   const relativeL = new Float32Array(n);
   for (let i = 0; i < n; i++) relativeL[i] = lab.L[i]! - wide[i]!;
-  return { width: image.width, height: image.height, lab, chroma, hue, texture, relativeL, detrended: detrendTexture, wideRadius, maxGreenCorrection, gains };
+  return {
+    width: image.width,
+    height: image.height,
+    lab,
+    chroma,
+    hue,
+    texture,
+    relativeL,
+    detrended: detrendTexture,
+    wideRadius,
+    maxGreenCorrection,
+    gains,
+  };
 }
 
 /** The planes of `image` for these settings, reusing `prior` (the same frame's, other settings) where they agree. */
-export function planesFor(image: RgbImage, wideRadius: number, maxGreenCorrection: number, detrendTexture: boolean, prior?: FramePlanes): FramePlanes {
-  if (!prior || prior.width !== image.width || prior.height !== image.height || prior.wideRadius !== wideRadius || prior.maxGreenCorrection !== maxGreenCorrection)
+export function planesFor(
+  image: RgbImage,
+  wideRadius: number,
+  maxGreenCorrection: number,
+  detrendTexture: boolean,
+  prior?: FramePlanes,
+): FramePlanes {
+  if (
+    !prior ||
+    prior.width !== image.width ||
+    prior.height !== image.height ||
+    prior.wideRadius !== wideRadius ||
+    prior.maxGreenCorrection !== maxGreenCorrection
+  )
     return computePlanes(image, wideRadius, maxGreenCorrection, detrendTexture);
   if (prior.detrended === detrendTexture) return prior;
   // The plain texture is where the detrended one starts.
-  const texture = detrendTexture ? localDetrendedStdDev(prior.lab.L, image.width, image.height, 2, prior.texture) : localStdDev(prior.lab.L, image.width, image.height, 2);
+  const texture = detrendTexture
+    ? localDetrendedStdDev(prior.lab.L, image.width, image.height, 2, prior.texture)
+    : localStdDev(prior.lab.L, image.width, image.height, 2);
   return { ...prior, texture, detrended: detrendTexture };
 }

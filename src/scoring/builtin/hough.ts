@@ -31,7 +31,15 @@ export interface HoughEdges {
  * Adds to hist[round(d)] each candidate edge within rMin - 1 … rMax + 1 of the centre (cx, cy) (whole
  * pixels) whose normal faces it (cos ≥ 0.9); hist[rMax + 1] takes the band's far edge.
  */
-export function facingDistances(cx: number, cy: number, edges: HoughEdges, candidates: readonly number[], rMin: number, rMax: number, hist: Float32Array): void {
+export function facingDistances(
+  cx: number,
+  cy: number,
+  edges: HoughEdges,
+  candidates: readonly number[],
+  rMin: number,
+  rMax: number,
+  hist: Float32Array,
+): void {
   // Whole pixels: an edge whose squared distance is past the band's is outside it by far more than
   // Math.hypot's rounding, so it is passed over without the (slow) call, the same edges kept.
   const outerSquared = (rMax + 1) * (rMax + 1);

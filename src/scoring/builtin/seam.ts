@@ -30,15 +30,19 @@ const SAMPLES = 33;
  * the two peaks, the dip told two fruit from one worse (docs/builtin-detector.md).
  */
 export function seamDepth(image: RgbImage, a: Box, b: Box): number {
-  const ax = (a[0] + a[2]) / 2, ay = (a[1] + a[3]) / 2;
-  const dx = (b[0] + b[2]) / 2 - ax, dy = (b[1] + b[3]) / 2 - ay;
+  const ax = (a[0] + a[2]) / 2,
+    ay = (a[1] + a[3]) / 2;
+  const dx = (b[0] + b[2]) / 2 - ax,
+    dy = (b[1] + b[3]) / 2 - ay;
   const profile = new Float64Array(SAMPLES);
   for (let i = 0; i < SAMPLES; i++) {
     const t = i / (SAMPLES - 1);
     profile[i] = windowLuma(image, Math.round(ax + t * dx), Math.round(ay + t * dy));
   }
   const end = Math.round(0.35 * (SAMPLES - 1));
-  let peakA = -Infinity, peakB = -Infinity, low = Infinity;
+  let peakA = -Infinity,
+    peakB = -Infinity,
+    low = Infinity;
   for (let i = 0; i <= end; i++) peakA = Math.max(peakA, profile[i]!);
   for (let i = SAMPLES - 1 - end; i < SAMPLES; i++) peakB = Math.max(peakB, profile[i]!);
   const from = Math.round(0.15 * (SAMPLES - 1));
@@ -71,7 +75,10 @@ export function dropSeamlessTwins(detections: readonly Detection[], image: RgbIm
   const kept: Detection[] = [];
   const dropped = new Set<number>();
   for (const { d, i } of byScore) {
-    if (d.kind === 'fruit' && kept.some((k) => k.kind === 'fruit' && iou(k.box, d.box) >= params.minIou && seamDepth(image, k.box, d.box) < params.maxDepth)) {
+    if (
+      d.kind === 'fruit' &&
+      kept.some((k) => k.kind === 'fruit' && iou(k.box, d.box) >= params.minIou && seamDepth(image, k.box, d.box) < params.maxDepth)
+    ) {
       dropped.add(i);
       continue;
     }

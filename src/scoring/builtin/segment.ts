@@ -116,7 +116,11 @@ function spreadLabels(labels: ArrayLike<number>, allowed: Uint8Array, w: number,
   let queue = new Int32Array(n);
   let next = new Int32Array(n);
   let queued = 0;
-  for (let i = 0; i < n; i++) if (labels[i]) { owner[i] = labels[i]!; queue[queued++] = i; }
+  for (let i = 0; i < n; i++)
+    if (labels[i]) {
+      owner[i] = labels[i]!;
+      queue[queued++] = i;
+    }
   for (let d = 1; queued; d++) {
     let added = 0;
     for (let q = 0; q < queued; q++) {
@@ -126,13 +130,25 @@ function spreadLabels(labels: ArrayLike<number>, allowed: Uint8Array, w: number,
       const x = i % w;
       // Left, right, up, down: the order a pixel reached by two labels in one step is settled by.
       let j = i - 1;
-      if (x > 0 && !owner[j] && allowed[j]) { owner[j] = o; next[added++] = j; }
+      if (x > 0 && !owner[j] && allowed[j]) {
+        owner[j] = o;
+        next[added++] = j;
+      }
       j = i + 1;
-      if (x < w - 1 && !owner[j] && allowed[j]) { owner[j] = o; next[added++] = j; }
+      if (x < w - 1 && !owner[j] && allowed[j]) {
+        owner[j] = o;
+        next[added++] = j;
+      }
       j = i - w;
-      if (i >= w && !owner[j] && allowed[j]) { owner[j] = o; next[added++] = j; }
+      if (i >= w && !owner[j] && allowed[j]) {
+        owner[j] = o;
+        next[added++] = j;
+      }
       j = i + w;
-      if (j < n && !owner[j] && allowed[j]) { owner[j] = o; next[added++] = j; }
+      if (j < n && !owner[j] && allowed[j]) {
+        owner[j] = o;
+        next[added++] = j;
+      }
     }
     [queue, next] = [next, queue];
     queued = added;

@@ -55,7 +55,14 @@ export function applyCorrections(fruit: readonly StoredFruit[], corrections: rea
   for (const f of fruit) {
     if (removed.has(f.track_id)) continue;
     const changed = ripeness.get(f.track_id);
-    kept.push({ track_id: f.track_id, ripeness: changed?.ripeness ?? f.ripeness, model_ripeness: f.ripeness, frame: f.frame, box: f.box, correction_id: changed?.id ?? null });
+    kept.push({
+      track_id: f.track_id,
+      ripeness: changed?.ripeness ?? f.ripeness,
+      model_ripeness: f.ripeness,
+      frame: f.frame,
+      box: f.box,
+      correction_id: changed?.id ?? null,
+    });
   }
   const all = [...kept, ...added];
   const tally: Record<Ripeness, number> = { green: 0, turning: 0, red: 0 };
@@ -65,7 +72,11 @@ export function applyCorrections(fruit: readonly StoredFruit[], corrections: rea
   const turning = byHand.turning ?? tally.turning;
   const red = byHand.red ?? tally.red;
   const known = new Set(fruit.map((f) => f.track_id));
-  return { fruit: all, removed: [...removed].filter((id) => known.has(id)).sort((a, b) => a - b), counts: { green, turning, red, total: green + turning + red } };
+  return {
+    fruit: all,
+    removed: [...removed].filter((id) => known.has(id)).sort((a, b) => a - b),
+    counts: { green, turning, red, total: green + turning + red },
+  };
 }
 
 /**

@@ -68,10 +68,15 @@ export function correctedResult(walk: WalkTable, rows: readonly WalkCorrectionTa
  * A walk is corrected once it is scored: while it is queued or running its fruit are not known yet,
  * and a failed walk has none. Its corrections are read once here; each command works on that list.
  */
-async function correctableWalk(w: Writer, walkId: string, organizationId: string): Promise<{ walk: WalkTable; result: StoredResult; rows: WalkCorrectionTable[] }> {
+async function correctableWalk(
+  w: Writer,
+  walkId: string,
+  organizationId: string,
+): Promise<{ walk: WalkTable; result: StoredResult; rows: WalkCorrectionTable[] }> {
   const walk = await loadWalk(w.trx as unknown as Db, walkId, organizationId);
   if (walk.status !== 'done' || walk.result === null) {
-    const why = walk.status === 'failed' ? 'failed to score and has no fruit to correct' : 'is still being scored; correct it once it is done';
+    const why =
+      walk.status === 'failed' ? 'failed to score and has no fruit to correct' : 'is still being scored; correct it once it is done';
     throw conflict(`The walk ${why}.`, { job_id: walk.id, walk_status: walk.status });
   }
   return { walk, result: JSON.parse(walk.result) as StoredResult, rows: await listCorrections(w.trx as unknown as Db, walk.id) };
@@ -97,8 +102,19 @@ function checkBox(frame: StoredFrame, box: Box): void {
 /** Stores the corrected counts the walk has with these corrections (the ones it has after the change); returns the walk as written. */
 async function recount(w: Writer, walk: WalkTable, result: StoredResult, rows: readonly WalkCorrectionTable[]): Promise<WalkTable> {
   const { counts } = applyCorrections(result.fruit, rows.map(toCorrection));
-  if (counts.green === walk.corrected_green && counts.turning === walk.corrected_turning && counts.red === walk.corrected_red && counts.total === walk.corrected_total) return walk;
-  const { after } = await w.update<WalkTable>('walks', walk.id, { corrected_green: counts.green, corrected_turning: counts.turning, corrected_red: counts.red, corrected_total: counts.total });
+  if (
+    counts.green === walk.corrected_green &&
+    counts.turning === walk.corrected_turning &&
+    counts.red === walk.corrected_red &&
+    counts.total === walk.corrected_total
+  )
+    return walk;
+  const { after } = await w.update<WalkTable>('walks', walk.id, {
+    corrected_green: counts.green,
+    corrected_turning: counts.turning,
+    corrected_red: counts.red,
+    corrected_total: counts.total,
+  });
   return after;
 }
 
@@ -110,9 +126,11 @@ export interface CorrectionWritten {
 export async function addCorrection(w: Writer, walkId: string, organizationId: string, input: CorrectionInput): Promise<CorrectionWritten> {
   const { walk, result, rows: existing } = await correctableWalk(w, walkId, organizationId);
   const rule = FIELDS[input.kind];
-  for (const name of rule.required) if (input[name] === undefined) throw fieldError('body', name, `is required for a correction of kind ${input.kind}`);
+  for (const name of rule.required)
+    if (input[name] === undefined) throw fieldError('body', name, `is required for a correction of kind ${input.kind}`);
   for (const name of KIND_FIELDS) {
-    if (input[name] !== undefined && !rule.required.includes(name) && !rule.optional.includes(name)) throw fieldError('body', name, `does not apply to a correction of kind ${input.kind}`);
+    if (input[name] !== undefined && !rule.required.includes(name) && !rule.optional.includes(name))
+      throw fieldError('body', name, `does not apply to a correction of kind ${input.kind}`);
   }
   if (input.track_id !== undefined && !result.fruit.some((f) => f.track_id === input.track_id)) {
     throw fieldError('body', 'track_id', `no fruit with track_id ${input.track_id} in this walk (result.fruit[].track_id)`);
@@ -124,11 +142,18 @@ export async function addCorrection(w: Writer, walkId: string, organizationId: s
 
   const clash = conflictingCorrections(existing.map(toCorrection), { kind: input.kind, track_id: input.track_id ?? null });
   if (clash.length > 0) {
-    const what = input.kind === 'counts' ? 'The walk already has a counts correction' : clash.some((c) => c.kind === 'remove') ? `The fruit with track_id ${input.track_id} was removed` : `The fruit with track_id ${input.track_id} already has a ripeness correction`;
+    const what =
+      input.kind === 'counts'
+        ? 'The walk already has a counts correction'
+        : clash.some((c) => c.kind === 'remove')
+          ? `The fruit with track_id ${input.track_id} was removed`
+          : `The fruit with track_id ${input.track_id} already has a ripeness correction`;
     throw conflict(`${what}: change it (PATCH) or undo it (DELETE) instead.`, { correction_ids: clash.map((c) => c.id) });
   }
   if (existing.length >= MAX_CORRECTIONS_PER_WALK) {
-    throw conflict(`The walk has ${existing.length} corrections, the most one walk keeps; score the row again or undo some.`, { limit: MAX_CORRECTIONS_PER_WALK });
+    throw conflict(`The walk has ${existing.length} corrections, the most one walk keeps; score the row again or undo some.`, {
+      limit: MAX_CORRECTIONS_PER_WALK,
+    });
   }
 
   const correction = await w.insert<WalkCorrectionTable>('walk_corrections', {
@@ -148,12 +173,24 @@ export async function addCorrection(w: Writer, walkId: string, organizationId: s
 }
 
 /** Changes what a correction says; which kind it is and which fruit or frame it concerns stay (interface.md). */
-export async function changeCorrection(w: Writer, walkId: string, organizationId: string, correctionId: string, patch: CorrectionPatch): Promise<CorrectionWritten> {
+export async function changeCorrection(
+  w: Writer,
+  walkId: string,
+  organizationId: string,
+  correctionId: string,
+  patch: CorrectionPatch,
+): Promise<CorrectionWritten> {
   const { walk, result, rows } = await correctableWalk(w, walkId, organizationId);
   const row = correctionIn(rows, correctionId);
-  const takes: Record<CorrectionKind, (keyof CorrectionPatch)[]> = { ripeness: ['ripeness'], remove: [], add: ['ripeness', 'box'], counts: ['counts'] };
+  const takes: Record<CorrectionKind, (keyof CorrectionPatch)[]> = {
+    ripeness: ['ripeness'],
+    remove: [],
+    add: ['ripeness', 'box'],
+    counts: ['counts'],
+  };
   for (const name of ['ripeness', 'box', 'counts'] as const) {
-    if (patch[name] !== undefined && !takes[row.kind].includes(name)) throw fieldError('body', name, `cannot be changed on a correction of kind ${row.kind}`);
+    if (patch[name] !== undefined && !takes[row.kind].includes(name))
+      throw fieldError('body', name, `cannot be changed on a correction of kind ${row.kind}`);
   }
   if (patch.box) checkBox(frameOf(result, row.frame_id!), patch.box);
   const changes: Partial<WalkCorrectionTable> = {};
@@ -162,7 +199,15 @@ export async function changeCorrection(w: Writer, walkId: string, organizationId
   if (patch.counts !== undefined) changes.counts = JSON.stringify(patch.counts);
   if (patch.note !== undefined) changes.note = patch.note;
   const { after } = await w.update<WalkCorrectionTable>('walk_corrections', row.id, changes);
-  return { correction: after, walk: await recount(w, walk, result, rows.map((r) => (r.id === after.id ? after : r))) };
+  return {
+    correction: after,
+    walk: await recount(
+      w,
+      walk,
+      result,
+      rows.map((r) => (r.id === after.id ? after : r)),
+    ),
+  };
 }
 
 /** Undoes a correction: the fruit or counts are as before it. */
@@ -170,5 +215,10 @@ export async function undoCorrection(w: Writer, walkId: string, organizationId: 
   const { walk, result, rows } = await correctableWalk(w, walkId, organizationId);
   const row = correctionIn(rows, correctionId);
   await w.remove('walk_corrections', row.id);
-  return recount(w, walk, result, rows.filter((r) => r !== row));
+  return recount(
+    w,
+    walk,
+    result,
+    rows.filter((r) => r !== row),
+  );
 }

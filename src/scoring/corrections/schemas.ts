@@ -14,7 +14,8 @@ const box: JsonSchema = {
   items: { type: 'number', minimum: 0 },
   minItems: 4,
   maxItems: 4,
-  description: 'For add: [x1, y1, x2, y2] in pixels of frame frame_id (result.frames[].width × height), x2 > x1, y2 > y1, inside the frame.',
+  description:
+    'For add: [x1, y1, x2, y2] in pixels of frame frame_id (result.frames[].width × height), x2 > x1, y2 > y1, inside the frame.',
 };
 const handCounts: JsonSchema = {
   type: 'object',
@@ -30,7 +31,7 @@ export const createCorrectionBody: ObjectSchema = {
   required: ['kind'],
   additionalProperties: false,
   description:
-    'One correction. kind ripeness: track_id and ripeness (the fruit\'s ripeness is this). kind remove: track_id (not a fruit, or a fruit counted twice). ' +
+    "One correction. kind ripeness: track_id and ripeness (the fruit's ripeness is this). kind remove: track_id (not a fruit, or a fruit counted twice). " +
     'kind add: frame_id and ripeness, optionally box (a fruit the detector missed). kind counts: counts (classes counted by hand). ' +
     'A field that does not go with the kind is a 422, and so is a track_id or frame_id the walk does not have.',
   properties: {
@@ -48,7 +49,8 @@ export const patchCorrectionBody: ObjectSchema = {
   type: 'object',
   additionalProperties: false,
   minProperties: 1,
-  description: 'Changes ripeness (kinds ripeness and add), box (add), counts (counts: replaces the whole object) or note (any kind; null clears it). Kind, track_id and frame_id do not change: undo the correction and make another.',
+  description:
+    'Changes ripeness (kinds ripeness and add), box (add), counts (counts: replaces the whole object) or note (any kind; null clears it). Kind, track_id and frame_id do not change: undo the correction and make another.',
   properties: { ripeness, box, counts: handCounts, note: { ...note, type: ['string', 'null'] } },
 };
 
@@ -56,14 +58,29 @@ const nullableInt = (description: string): JsonSchema => ({ type: ['integer', 'n
 
 export const correctionSchema: JsonSchema = {
   type: 'object',
-  required: ['correction_id', 'walk_id', 'organization_id', 'kind', 'track_id', 'ripeness', 'frame_id', 'box', 'counts', 'note', 'created_by_key_id', 'created_at', 'updated_at', 'version'],
+  required: [
+    'correction_id',
+    'walk_id',
+    'organization_id',
+    'kind',
+    'track_id',
+    'ripeness',
+    'frame_id',
+    'box',
+    'counts',
+    'note',
+    'created_by_key_id',
+    'created_at',
+    'updated_at',
+    'version',
+  ],
   additionalProperties: false,
   properties: {
     correction_id: { type: 'string', description: 'Correction id (UUIDv7).' },
     walk_id: { type: 'string', description: 'The walk (its job_id).' },
     organization_id: { type: 'string' },
     kind: { enum: [...CORRECTION_KINDS] },
-    track_id: nullableInt('ripeness, remove: the fruit\'s track_id.'),
+    track_id: nullableInt("ripeness, remove: the fruit's track_id."),
     ripeness: { type: ['string', 'null'], enum: [...RIPENESS, null], description: 'ripeness, add: the ripeness given.' },
     frame_id: nullableInt('add: the frame the fruit was added in.'),
     box: { oneOf: [box, { type: 'null' }], description: 'add: where the fruit is in frame frame_id, or null.' },
@@ -74,7 +91,10 @@ export const correctionSchema: JsonSchema = {
   },
 };
 
-const modelCounts: JsonSchema = { oneOf: [countsSchema, { type: 'null' }], description: 'The detector\'s counts (the walk\'s counts), null until done.' };
+const modelCounts: JsonSchema = {
+  oneOf: [countsSchema, { type: 'null' }],
+  description: "The detector's counts (the walk's counts), null until done.",
+};
 const withCounts = { model_counts: modelCounts, corrected_counts: correctedCountsSchema };
 
 /** A created or changed correction, with what it did to the walk's counts. */
@@ -96,12 +116,22 @@ const correctedFruitSchema: JsonSchema = {
   required: ['track_id', 'ripeness', 'model_ripeness', 'frame', 'box', 'correction_id'],
   additionalProperties: false,
   properties: {
-    track_id: nullableInt('The detector\'s track id; null for a fruit added by a correction.'),
+    track_id: nullableInt("The detector's track id; null for a fruit added by a correction."),
     ripeness: { enum: [...RIPENESS], description: 'The ripeness after corrections.' },
-    model_ripeness: { type: ['string', 'null'], enum: [...RIPENESS, null], description: 'The detector\'s ripeness; null for an added fruit.' },
+    model_ripeness: {
+      type: ['string', 'null'],
+      enum: [...RIPENESS, null],
+      description: "The detector's ripeness; null for an added fruit.",
+    },
     frame: { type: 'integer', description: 'Walk-wide frame index of its best view, or of the frame it was added in.' },
-    box: { oneOf: [{ type: 'array', items: { type: 'number' }, minItems: 4, maxItems: 4 }, { type: 'null' }], description: '[x1, y1, x2, y2] px in that frame; null for an added fruit without a box.' },
-    correction_id: { type: ['string', 'null'], description: 'The correction that set its ripeness or added it; null where the detector\'s stands.' },
+    box: {
+      oneOf: [{ type: 'array', items: { type: 'number' }, minItems: 4, maxItems: 4 }, { type: 'null' }],
+      description: '[x1, y1, x2, y2] px in that frame; null for an added fruit without a box.',
+    },
+    correction_id: {
+      type: ['string', 'null'],
+      description: "The correction that set its ripeness or added it; null where the detector's stands.",
+    },
   },
 };
 
@@ -111,20 +141,37 @@ export const walkCorrectionsSchema: JsonSchema = {
   additionalProperties: false,
   properties: {
     walk_id: { type: 'string', description: 'The walk (its job_id).' },
-    status: { enum: ['queued', 'running', 'done', 'failed'], description: 'The walk\'s status: corrections are made on a done walk only.' },
+    status: { enum: ['queued', 'running', 'done', 'failed'], description: "The walk's status: corrections are made on a done walk only." },
     weeks: {
       type: 'array',
-      description: 'The crop-cycle weeks the walk is saved to: one for a walk uploaded to {cycle}/videos or videos/batch, none for a quick score (POST /api/observations) or an example.',
+      description:
+        'The crop-cycle weeks the walk is saved to: one for a walk uploaded to {cycle}/videos or videos/batch, none for a quick score (POST /api/observations) or an example.',
       items: {
         type: 'object',
         required: ['farm_id', 'greenhouse_id', 'row_id', 'cycle_id', 'week'],
         additionalProperties: false,
-        properties: { farm_id: { type: 'string' }, greenhouse_id: { type: 'string' }, row_id: { type: 'string' }, cycle_id: { type: 'string' }, week: weekLabelSchema },
+        properties: {
+          farm_id: { type: 'string' },
+          greenhouse_id: { type: 'string' },
+          row_id: { type: 'string' },
+          cycle_id: { type: 'string' },
+          week: weekLabelSchema,
+        },
       },
     },
-    corrections: { type: 'array', items: correctionSchema, maxItems: MAX_CORRECTIONS_PER_WALK, description: `In the order they were made (at most ${MAX_CORRECTIONS_PER_WALK} per walk).` },
-    fruit: { type: 'array', items: correctedFruitSchema, description: 'The walk\'s fruit after the corrections: the detector\'s (less those removed, with ripeness changed) and then those added. Empty until done.' },
-    removed_track_ids: { type: 'array', items: { type: 'integer' }, description: 'The detector\'s fruit removed by a correction.' },
+    corrections: {
+      type: 'array',
+      items: correctionSchema,
+      maxItems: MAX_CORRECTIONS_PER_WALK,
+      description: `In the order they were made (at most ${MAX_CORRECTIONS_PER_WALK} per walk).`,
+    },
+    fruit: {
+      type: 'array',
+      items: correctedFruitSchema,
+      description:
+        "The walk's fruit after the corrections: the detector's (less those removed, with ripeness changed) and then those added. Empty until done.",
+    },
+    removed_track_ids: { type: 'array', items: { type: 'integer' }, description: "The detector's fruit removed by a correction." },
     ...withCounts,
   },
 };

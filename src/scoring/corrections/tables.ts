@@ -29,4 +29,3 @@ declare module '../../db/schema.js' {
     walk_corrections: WalkCorrectionTable;
   }
 }
-

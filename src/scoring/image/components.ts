@@ -59,7 +59,7 @@ export function labelComponents(mask: Uint8Array, width: number, height: number,
     const row = y * width;
     const start = runs;
     let p = prevStart;
-    for (let x = 0; x < width; ) {
+    for (let x = 0; x < width;) {
       if (!mask[row + x]) {
         x++;
         continue;
@@ -107,7 +107,9 @@ export function labelComponents(mask: Uint8Array, width: number, height: number,
   const sy = new Float64Array(count + 1);
   for (let k = 0; k < runs; k++) {
     const c = compact[k]!;
-    const y = runY[k]!, x0 = runX0[k]!, x1 = runX1[k]!;
+    const y = runY[k]!,
+      x0 = runX0[k]!,
+      x1 = runX1[k]!;
     const len = x1 - x0 + 1;
     area[c] = area[c]! + len;
     sx[c] = sx[c]! + ((x0 + x1) * len) / 2;
@@ -123,7 +125,16 @@ export function labelComponents(mask: Uint8Array, width: number, height: number,
     if (area[c]! < minArea) continue;
     const label = components.length + 1;
     keep[c] = label;
-    components.push({ label, area: area[c]!, minX: minX[c]!, minY: minY[c]!, maxX: maxX[c]!, maxY: maxY[c]!, cx: sx[c]! / area[c]!, cy: sy[c]! / area[c]! });
+    components.push({
+      label,
+      area: area[c]!,
+      minX: minX[c]!,
+      minY: minY[c]!,
+      maxX: maxX[c]!,
+      maxY: maxY[c]!,
+      cx: sx[c]! / area[c]!,
+      cy: sy[c]! / area[c]!,
+    });
   }
   const labels = new Int32Array(n);
   for (let k = 0; k < runs; k++) {
@@ -179,7 +190,7 @@ export function distanceTransform(mask: Uint8Array, width: number, height: numbe
   const grid = new Float64Array(width * height);
   // Columns first. Open edges: the row beyond the edge is taken to be like the edge row (the blob runs on).
   for (let x = 0; x < width; x++) {
-    for (let y = 0; y < height; ) {
+    for (let y = 0; y < height;) {
       if (!mask[y * width + x]) {
         y++;
         continue;
@@ -198,7 +209,7 @@ export function distanceTransform(mask: Uint8Array, width: number, height: numbe
   const out = new Float32Array(width * height);
   for (let y = 0; y < height; y++) {
     const row = y * width;
-    for (let x = 0; x < width; ) {
+    for (let x = 0; x < width;) {
       if (!mask[row + x]) {
         x++;
         continue;

@@ -50,7 +50,8 @@ export function drawText(image: RgbImage, x: number, y: number, text: string, co
     for (let r = 0; r < GLYPH_HEIGHT; r++) {
       const bits = rows[r]!;
       for (let c = 0; c < GLYPH_WIDTH; c++) {
-        if (bits & (1 << (GLYPH_WIDTH - 1 - c))) fillRect(image, cx + c * scale, top + r * scale, cx + (c + 1) * scale, top + (r + 1) * scale, colour);
+        if (bits & (1 << (GLYPH_WIDTH - 1 - c)))
+          fillRect(image, cx + c * scale, top + r * scale, cx + (c + 1) * scale, top + (r + 1) * scale, colour);
       }
     }
     cx += (GLYPH_WIDTH + 1) * scale;

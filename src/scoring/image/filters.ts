@@ -134,7 +134,8 @@ export function dilate(mask: Uint8Array, width: number, height: number, r: numbe
  * detection time).
  */
 function squareWindow(mask: Uint8Array, width: number, height: number, r: number, all: boolean): Uint8Array {
-  if (LITTLE_ENDIAN && r <= WORD_STEPS_UP_TO && width > 0 && width % 4 === 0 && mask.byteOffset % 4 === 0) return squareWindowWords(mask, width, height, r, all);
+  if (LITTLE_ENDIAN && r <= WORD_STEPS_UP_TO && width > 0 && width % 4 === 0 && mask.byteOffset % 4 === 0)
+    return squareWindowWords(mask, width, height, r, all);
   const rows = new Uint8Array(mask.length);
   // What a full row window holds at each x (clipped at the ends): erosion asks for all of it.
   const needX = new Int32Array(width);

@@ -61,7 +61,8 @@ export function parseRgbProfile(data: Uint8Array): RgbProfile {
   const tags = new Map<string, Uint8Array>();
   for (let i = 0; i < count; i++) {
     const at = 132 + i * 12;
-    const offset = view.getUint32(at + 4), size = view.getUint32(at + 8);
+    const offset = view.getUint32(at + 4),
+      size = view.getUint32(at + 8);
     if (offset + size > declared || size < 8) throw new ProfileError(`ICC tag ${text(at).trim()} lies outside the profile`);
     tags.set(text(at), data.subarray(offset, offset + size));
   }
@@ -71,7 +72,17 @@ export function parseRgbProfile(data: Uint8Array): RgbProfile {
     return t;
   };
   const xyz = ['rXYZ', 'gXYZ', 'bXYZ'].map((sig) => readXyz(need(sig), sig));
-  const colorants: Matrix3 = [xyz[0]![0]!, xyz[1]![0]!, xyz[2]![0]!, xyz[0]![1]!, xyz[1]![1]!, xyz[2]![1]!, xyz[0]![2]!, xyz[1]![2]!, xyz[2]![2]!];
+  const colorants: Matrix3 = [
+    xyz[0]![0]!,
+    xyz[1]![0]!,
+    xyz[2]![0]!,
+    xyz[0]![1]!,
+    xyz[1]![1]!,
+    xyz[2]![1]!,
+    xyz[0]![2]!,
+    xyz[1]![2]!,
+    xyz[2]![2]!,
+  ];
   const curves = ['rTRC', 'gTRC', 'bTRC'].map((sig) => readCurve(need(sig), sig)) as [ToneCurve, ToneCurve, ToneCurve];
   if (Math.abs(det(colorants)) < 1e-6) throw new ProfileError('ICC colorants do not span a colour space');
   return { colorants, curves };
@@ -116,7 +127,9 @@ export function evalCurve(c: ToneCurve, x: number): number {
   if (c.kind === 'table') {
     const t = c.table;
     if (t.length === 1) return t[0]!;
-    const p = x * (t.length - 1), i = Math.min(t.length - 2, Math.floor(p)), f = p - i;
+    const p = x * (t.length - 1),
+      i = Math.min(t.length - 2, Math.floor(p)),
+      f = p - i;
     return t[i]! + (t[i + 1]! - t[i]!) * f;
   }
   const [g, a = 1, b = 0, cc = 0, d = 0, e = 0, f = 0] = c.params;
@@ -179,13 +192,18 @@ export function convertToSrgb(image: RgbImage, conversion: SrgbConversion): RgbI
   const [lr, lg, lb] = conversion.toLinear;
   const m = conversion.matrix;
   const table = srgbEncodeTable();
-  const src = image.data, out = new Uint8Array(src.length);
+  const src = image.data,
+    out = new Uint8Array(src.length);
   const [m0, m1, m2, m3, m4, m5, m6, m7, m8] = m;
   const top = ENCODE_STEPS;
   for (let i = 0; i < src.length; i += 3) {
-    const r = lr[src[i]!]!, g = lg[src[i + 1]!]!, b = lb[src[i + 2]!]!;
+    const r = lr[src[i]!]!,
+      g = lg[src[i + 1]!]!,
+      b = lb[src[i + 2]!]!;
     // Scaled to the table and rounded; out-of-range indices clip to its ends.
-    const x = (m0 * r + m1 * g + m2 * b) * top + 0.5, y = (m3 * r + m4 * g + m5 * b) * top + 0.5, z = (m6 * r + m7 * g + m8 * b) * top + 0.5;
+    const x = (m0 * r + m1 * g + m2 * b) * top + 0.5,
+      y = (m3 * r + m4 * g + m5 * b) * top + 0.5,
+      z = (m6 * r + m7 * g + m8 * b) * top + 0.5;
     out[i] = table[x <= 0 ? 0 : x >= top ? top : x | 0]!;
     out[i + 1] = table[y <= 0 ? 0 : y >= top ? top : y | 0]!;
     out[i + 2] = table[z <= 0 ? 0 : z >= top ? top : z | 0]!;
@@ -200,15 +218,22 @@ function det(m: Matrix3): number {
 export function invert(m: Matrix3): Matrix3 {
   const d = det(m);
   return [
-    (m[4] * m[8] - m[5] * m[7]) / d, (m[2] * m[7] - m[1] * m[8]) / d, (m[1] * m[5] - m[2] * m[4]) / d,
-    (m[5] * m[6] - m[3] * m[8]) / d, (m[0] * m[8] - m[2] * m[6]) / d, (m[2] * m[3] - m[0] * m[5]) / d,
-    (m[3] * m[7] - m[4] * m[6]) / d, (m[1] * m[6] - m[0] * m[7]) / d, (m[0] * m[4] - m[1] * m[3]) / d,
+    (m[4] * m[8] - m[5] * m[7]) / d,
+    (m[2] * m[7] - m[1] * m[8]) / d,
+    (m[1] * m[5] - m[2] * m[4]) / d,
+    (m[5] * m[6] - m[3] * m[8]) / d,
+    (m[0] * m[8] - m[2] * m[6]) / d,
+    (m[2] * m[3] - m[0] * m[5]) / d,
+    (m[3] * m[7] - m[4] * m[6]) / d,
+    (m[1] * m[6] - m[0] * m[7]) / d,
+    (m[0] * m[4] - m[1] * m[3]) / d,
   ];
 }
 
 export function multiply(a: Matrix3, b: Matrix3): Matrix3 {
   const r = new Array<number>(9);
-  for (let i = 0; i < 3; i++) for (let j = 0; j < 3; j++) r[i * 3 + j] = a[i * 3]! * b[j]! + a[i * 3 + 1]! * b[3 + j]! + a[i * 3 + 2]! * b[6 + j]!;
+  for (let i = 0; i < 3; i++)
+    for (let j = 0; j < 3; j++) r[i * 3 + j] = a[i * 3]! * b[j]! + a[i * 3 + 1]! * b[3 + j]! + a[i * 3 + 2]! * b[6 + j]!;
   return r as unknown as Matrix3;
 }
 
@@ -237,13 +262,28 @@ export function profileFromH273(primaries: number, transfer: number): RgbProfile
   const [r, g, b, w] = [xyz(p.r), xyz(p.g), xyz(p.b), xyz(p.w)];
   const base: Matrix3 = [r[0], g[0], b[0], r[1], g[1], b[1], r[2], g[2], b[2]];
   const s = mulVec(invert(base), w);
-  const toXyz: Matrix3 = [base[0] * s[0], base[1] * s[1], base[2] * s[2], base[3] * s[0], base[4] * s[1], base[5] * s[2], base[6] * s[0], base[7] * s[1], base[8] * s[2]];
-  const cw = mulVec(BRADFORD, w), cd = mulVec(BRADFORD, D50);
+  const toXyz: Matrix3 = [
+    base[0] * s[0],
+    base[1] * s[1],
+    base[2] * s[2],
+    base[3] * s[0],
+    base[4] * s[1],
+    base[5] * s[2],
+    base[6] * s[0],
+    base[7] * s[1],
+    base[8] * s[2],
+  ];
+  const cw = mulVec(BRADFORD, w),
+    cd = mulVec(BRADFORD, D50);
   const scale: Matrix3 = [cd[0] / cw[0], 0, 0, 0, cd[1] / cw[1], 0, 0, 0, cd[2] / cw[2]];
   const adapt = multiply(invert(BRADFORD), multiply(scale, BRADFORD));
   return { colorants: multiply(adapt, toXyz), curves: [SRGB_CURVE, SRGB_CURVE, SRGB_CURVE] };
 }
 
 function mulVec(m: Matrix3, v: readonly number[]): [number, number, number] {
-  return [m[0] * v[0]! + m[1] * v[1]! + m[2] * v[2]!, m[3] * v[0]! + m[4] * v[1]! + m[5] * v[2]!, m[6] * v[0]! + m[7] * v[1]! + m[8] * v[2]!];
+  return [
+    m[0] * v[0]! + m[1] * v[1]! + m[2] * v[2]!,
+    m[3] * v[0]! + m[4] * v[1]! + m[5] * v[2]!,
+    m[6] * v[0]! + m[7] * v[1]! + m[8] * v[2]!,
+  ];
 }

@@ -68,7 +68,10 @@ function spans(srcLen: number, dstLen: number): Array<{ idx: Int32Array; w: Floa
       }
     }
     const total = w.reduce((a, b) => a + b, 0) || 1;
-    result.push({ idx: Int32Array.from(idx.length ? idx : [Math.min(first, srcLen - 1)]), w: Float64Array.from(idx.length ? w.map((x) => x / total) : [1]) });
+    result.push({
+      idx: Int32Array.from(idx.length ? idx : [Math.min(first, srcLen - 1)]),
+      w: Float64Array.from(idx.length ? w.map((x) => x / total) : [1]),
+    });
   }
   return result;
 }

@@ -121,7 +121,12 @@ export async function findWalk(db: Db, id: string): Promise<WalkTable | undefine
 
 /** The walk when it belongs to the organization; another organization's walk is a 404 like a missing one. */
 export async function loadWalk(db: Db, id: string, organizationId: string): Promise<WalkTable> {
-  const walk = await db.selectFrom('walks').selectAll().where('id', '=', id).where('organization_id', '=', organizationId).executeTakeFirst();
+  const walk = await db
+    .selectFrom('walks')
+    .selectAll()
+    .where('id', '=', id)
+    .where('organization_id', '=', organizationId)
+    .executeTakeFirst();
   if (!walk) throw notFound('walk');
   return walk;
 }
@@ -138,7 +143,12 @@ export async function clipsOf(db: Db, walkId: string): Promise<WalkClipTable[]> 
 }
 
 export async function findByIdempotencyKey(db: Db, organizationId: string, key: string): Promise<WalkTable | undefined> {
-  return db.selectFrom('walks').selectAll().where('organization_id', '=', organizationId).where('idempotency_key', '=', key).executeTakeFirst();
+  return db
+    .selectFrom('walks')
+    .selectAll()
+    .where('organization_id', '=', organizationId)
+    .where('idempotency_key', '=', key)
+    .executeTakeFirst();
 }
 
 /**
@@ -153,14 +163,27 @@ export async function claimNextWalk(store: Store): Promise<WalkTable | null> {
     const version = store.clock.now();
     const changed = await w.trx
       .updateTable('walks')
-      .set({ status: 'running', progress: 0, started_at: w.now, finished_at: null, error: null, attempts: candidate.attempts + 1, updated_at: w.now, version })
+      .set({
+        status: 'running',
+        progress: 0,
+        started_at: w.now,
+        finished_at: null,
+        error: null,
+        attempts: candidate.attempts + 1,
+        updated_at: w.now,
+        version,
+      })
       .where('id', '=', candidate.id)
       .where('status', '=', 'queued')
       .executeTakeFirst();
     if (Number(changed.numUpdatedRows) !== 1) return null;
     const after = await w.trx.selectFrom('walks').selectAll().where('id', '=', candidate.id).executeTakeFirstOrThrow();
     await w.log({ organization_id: after.organization_id, entity: 'walks', entity_id: after.id, op: 'update', before: candidate, after });
-    await w.trx.updateTable('walk_clips').set({ status: 'queued', progress: 0, frames: 0, error: null }).where('walk_id', '=', after.id).execute();
+    await w.trx
+      .updateTable('walk_clips')
+      .set({ status: 'queued', progress: 0, frames: 0, error: null })
+      .where('walk_id', '=', after.id)
+      .execute();
     return after;
   });
 }
@@ -181,7 +204,12 @@ export interface ClipProgress {
  */
 export async function recordProgress(db: Db, walkId: string, progress: number, clips: ClipProgress[]): Promise<void> {
   await db.transaction().execute(async (trx) => {
-    const r = await trx.updateTable('walks').set({ progress: clamp01(progress) }).where('id', '=', walkId).where('status', '=', 'running').executeTakeFirst();
+    const r = await trx
+      .updateTable('walks')
+      .set({ progress: clamp01(progress) })
+      .where('id', '=', walkId)
+      .where('status', '=', 'running')
+      .executeTakeFirst();
     if (Number(r.numUpdatedRows) !== 1) return;
     for (const c of clips) {
       await trx
@@ -217,7 +245,12 @@ export async function finishWalk(w: Writer, walkId: string, result: StoredResult
   });
   const frames = new Map(result.clips.map((c) => [c.position, c.frames]));
   for (const clip of await w.trx.selectFrom('walk_clips').selectAll().where('walk_id', '=', walkId).execute()) {
-    await w.update<WalkClipTable>('walk_clips', clip.id, { status: 'done', progress: 1, frames: frames.get(clip.position) ?? clip.frames, error: null });
+    await w.update<WalkClipTable>('walk_clips', clip.id, {
+      status: 'done',
+      progress: 1,
+      frames: frames.get(clip.position) ?? clip.frames,
+      error: null,
+    });
   }
   return true;
 }
@@ -228,7 +261,12 @@ export async function failWalk(w: Writer, walkId: string, reason: string, clip?:
   if (!walk || walk.status === 'done' || walk.status === 'failed') return false;
   await w.update<WalkTable>('walks', walkId, { status: 'failed', finished_at: w.now, error: reason.slice(0, 2000) });
   if (clip !== undefined) {
-    const row = await w.trx.selectFrom('walk_clips').select(['id']).where('walk_id', '=', walkId).where('position', '=', clip).executeTakeFirst();
+    const row = await w.trx
+      .selectFrom('walk_clips')
+      .select(['id'])
+      .where('walk_id', '=', walkId)
+      .where('position', '=', clip)
+      .executeTakeFirst();
     if (row) await w.update<WalkClipTable>('walk_clips', row.id, { status: 'failed', error: reason.slice(0, 2000) });
   }
   return true;
@@ -240,7 +278,8 @@ export async function failWalk(w: Writer, walkId: string, reason: string, clip?:
  */
 export async function moveWalkToWeek(w: Writer, walkId: string, organizationId: string, week: string): Promise<WalkTable> {
   const walk = await loadWalk(w.trx as unknown as Db, walkId, organizationId);
-  if (!walk.cycle_id) throw fieldError('body', 'week', 'this walk is in no crop cycle (a quick score); only a walk uploaded to a crop cycle has a week');
+  if (!walk.cycle_id)
+    throw fieldError('body', 'week', 'this walk is in no crop cycle (a quick score); only a walk uploaded to a crop cycle has a week');
   if (walk.week === week) return walk;
   return (await w.update<WalkTable>('walks', walk.id, { week })).after;
 }
@@ -273,7 +312,10 @@ export function rescoreOptions(previous: ScoringOptions, fields: RescoreFields):
 export async function rescoreWalk(w: Writer, walkId: string, organizationId: string, fields: RescoreFields): Promise<WalkTable> {
   const walk = await loadWalk(w.trx as unknown as Db, walkId, organizationId);
   if (walk.status === 'queued' || walk.status === 'running') {
-    throw conflict('The walk is still being scored; score it again once it is done or failed.', { job_id: walk.id, walk_status: walk.status });
+    throw conflict('The walk is still being scored; score it again once it is done or failed.', {
+      job_id: walk.id,
+      walk_status: walk.status,
+    });
   }
   if (walk.clips_removed_at !== null) throw mediaRemoved('clips', walk.id, walk.clips_removed_at);
   // Corrections name fruit by track id, and a new scoring gives new ones: staff work is never dropped silently.
@@ -288,7 +330,8 @@ export async function rescoreWalk(w: Writer, walkId: string, organizationId: str
   const want = KIND_OF_MODE[mode];
   if (want) {
     const clips = await clipsOf(w.trx as unknown as Db, walk.id);
-    if (clips.some((c) => c.kind !== want)) throw fieldError('body', 'mode', `is "${mode}", but this walk holds ${mode === 'photo' ? 'a video clip' : 'a photo'}`);
+    if (clips.some((c) => c.kind !== want))
+      throw fieldError('body', 'mode', `is "${mode}", but this walk holds ${mode === 'photo' ? 'a video clip' : 'a photo'}`);
   }
   const previous = { ...DEFAULT_OPTIONS, ...(JSON.parse(walk.options) as Partial<ScoringOptions>) };
   const { after } = await w.update<WalkTable>('walks', walk.id, {
@@ -298,7 +341,11 @@ export async function rescoreWalk(w: Writer, walkId: string, organizationId: str
     // The frames are written anew, and kept from this scoring's end.
     frames_removed_at: null,
   });
-  await w.trx.updateTable('walk_clips').set({ status: 'queued', progress: 0, frames: 0, error: null }).where('walk_id', '=', walk.id).execute();
+  await w.trx
+    .updateTable('walk_clips')
+    .set({ status: 'queued', progress: 0, frames: 0, error: null })
+    .where('walk_id', '=', walk.id)
+    .execute();
   return after;
 }
 
@@ -317,7 +364,11 @@ export async function requeueWalk(w: Writer, walkId: string): Promise<boolean> {
   const walk = await w.trx.selectFrom('walks').select(['status']).where('id', '=', walkId).executeTakeFirst();
   if (walk?.status !== 'running') return false;
   await w.update<WalkTable>('walks', walkId, { status: 'queued', progress: 0, started_at: null });
-  await w.trx.updateTable('walk_clips').set({ status: 'queued', progress: 0, frames: 0, error: null }).where('walk_id', '=', walkId).execute();
+  await w.trx
+    .updateTable('walk_clips')
+    .set({ status: 'queued', progress: 0, frames: 0, error: null })
+    .where('walk_id', '=', walkId)
+    .execute();
   return true;
 }
 
@@ -360,13 +411,23 @@ function clamp01(x: number): number {
 }
 
 /** A crop cycle's walks, newest first, optionally of one week; with how many there are in all. */
-export async function listCycleWalks(db: Db, cycleId: string, options: { week?: string; limit: number; offset: number }): Promise<{ rows: (WalkTable & { clip_count: number })[]; total: number }> {
+export async function listCycleWalks(
+  db: Db,
+  cycleId: string,
+  options: { week?: string; limit: number; offset: number },
+): Promise<{ rows: (WalkTable & { clip_count: number })[]; total: number }> {
   let q = db.selectFrom('walks').where('cycle_id', '=', cycleId);
   if (options.week) q = q.where('week', '=', options.week);
   const total = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
   const rows = await q
     .selectAll('walks')
-    .select((eb) => eb.selectFrom('walk_clips').select((c) => c.fn.countAll<number>().as('n')).whereRef('walk_clips.walk_id', '=', 'walks.id').as('clip_count'))
+    .select((eb) =>
+      eb
+        .selectFrom('walk_clips')
+        .select((c) => c.fn.countAll<number>().as('n'))
+        .whereRef('walk_clips.walk_id', '=', 'walks.id')
+        .as('clip_count'),
+    )
     .orderBy('id', 'desc')
     .limit(options.limit)
     .offset(options.offset)

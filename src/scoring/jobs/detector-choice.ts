@@ -23,10 +23,18 @@ export function configuredDetector(setting: string, modelsDir = MODELS_DIR): Con
   const name = setting.trim();
   if (name === '' || name === 'builtin') return { setting: 'builtin', model: null };
   if (name !== path.basename(name) || name === '.' || name === '..') {
-    return { setting: name, model: { manifest: name, available: false, reason: `DETECTOR must be "builtin" or a manifest file name in models/, not a path (${name})` } };
+    return {
+      setting: name,
+      model: {
+        manifest: name,
+        available: false,
+        reason: `DETECTOR must be "builtin" or a manifest file name in models/, not a path (${name})`,
+      },
+    };
   }
   const manifest = path.join(modelsDir, name);
-  if (!existsSync(manifest)) return { setting: name, model: { manifest, available: false, reason: `the model manifest ${name} is not in models/` } };
+  if (!existsSync(manifest))
+    return { setting: name, model: { manifest, available: false, reason: `the model manifest ${name} is not in models/` } };
   return { setting: name, model: { manifest, available: true, reason: null } };
 }
 
@@ -35,7 +43,12 @@ export function chooseDetector(configured: ConfiguredDetector, mode: ScoringMode
   if (mode === 'builtin') return { kind: 'builtin', reason: null };
   const model = configured.model;
   if (mode === 'model') {
-    if (!model) throw fieldError('body', 'mode', 'is "model", but no model detector is configured on this box (DETECTOR=builtin); use auto or builtin');
+    if (!model)
+      throw fieldError(
+        'body',
+        'mode',
+        'is "model", but no model detector is configured on this box (DETECTOR=builtin); use auto or builtin',
+      );
     if (!model.available) throw fieldError('body', 'mode', `is "model", but the configured model cannot run: ${model.reason}`);
     return { kind: 'model', manifest: model.manifest, strict: true };
   }

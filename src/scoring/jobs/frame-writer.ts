@@ -36,16 +36,17 @@ export class JpegSequenceWriter {
     this.next = index + 1;
     const data = Buffer.from(image.data.buffer, image.data.byteOffset, image.width * image.height * 3);
     const stdin = this.proc!.stdin;
-    if (!stdin.write(data)) await new Promise<void>((resolve, reject) => {
-      const done = (err?: Error) => {
-        stdin.off('drain', done);
-        stdin.off('error', done);
-        if (err) reject(err);
-        else resolve();
-      };
-      stdin.once('drain', done);
-      stdin.once('error', done);
-    });
+    if (!stdin.write(data))
+      await new Promise<void>((resolve, reject) => {
+        const done = (err?: Error) => {
+          stdin.off('drain', done);
+          stdin.off('error', done);
+          if (err) reject(err);
+          else resolve();
+        };
+        stdin.once('drain', done);
+        stdin.once('error', done);
+      });
   }
 
   /** Ends the current run and waits until every frame of it is on disk. */
@@ -70,10 +71,31 @@ export class JpegSequenceWriter {
     // image2 reads % as a pattern: a literal one in the folder name must be doubled.
     const pattern = path.join(this.dir.replace(/%/g, '%%'), `%0${FRAME_INDEX_DIGITS}d-${this.name}`);
     const args = [
-      '-hide_banner', '-nostdin', '-v', 'error',
-      '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-s', size, '-i', 'pipe:0',
-      '-fps_mode', 'passthrough', '-c:v', 'mjpeg', '-pix_fmt', 'yuvj420p', '-q:v', String(this.qscale),
-      '-start_number', String(start), '-f', 'image2', pattern,
+      '-hide_banner',
+      '-nostdin',
+      '-v',
+      'error',
+      '-f',
+      'rawvideo',
+      '-pix_fmt',
+      'rgb24',
+      '-s',
+      size,
+      '-i',
+      'pipe:0',
+      '-fps_mode',
+      'passthrough',
+      '-c:v',
+      'mjpeg',
+      '-pix_fmt',
+      'yuvj420p',
+      '-q:v',
+      String(this.qscale),
+      '-start_number',
+      String(start),
+      '-f',
+      'image2',
+      pattern,
     ];
     const proc = spawn(ffmpeg, args, { stdio: ['pipe', 'ignore', 'pipe'] });
     proc.stderr.setEncoding('utf8');
@@ -87,7 +109,14 @@ export class JpegSequenceWriter {
       proc.once('error', (err) => reject(new MediaError('media_unavailable', 'ffmpeg could not be started', err.message)));
       proc.once('close', (code, signal) => {
         if (code === 0 || signal === 'SIGKILL') resolve();
-        else reject(new MediaError('encode_failed', 'ffmpeg could not write the frame images', tailReason(this.stderr, this.dir) || `exit ${code ?? signal}`));
+        else
+          reject(
+            new MediaError(
+              'encode_failed',
+              'ffmpeg could not write the frame images',
+              tailReason(this.stderr, this.dir) || `exit ${code ?? signal}`,
+            ),
+          );
       });
     });
     // A rejected exit before anyone awaits it must not crash the worker as an unhandled rejection.

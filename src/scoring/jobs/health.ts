@@ -26,7 +26,12 @@ export function scoringHealthCheck(services: Services, builtinName: string): Hea
       if (!model) detector = { setting: 'builtin', runs: builtinName, available: true, reason: null };
       else {
         // The manifest is read (not the model loaded): cheap enough for every health request.
-        const manifest = model.available ? await readManifest(model.manifest).then((m) => ({ name: m.name, reason: null }), (err: Error) => ({ name: null, reason: `the manifest ${configured.setting} is not valid: ${err.message}` })) : { name: null, reason: model.reason };
+        const manifest = model.available
+          ? await readManifest(model.manifest).then(
+              (m) => ({ name: m.name, reason: null }),
+              (err: Error) => ({ name: null, reason: `the manifest ${configured.setting} is not valid: ${err.message}` }),
+            )
+          : { name: null, reason: model.reason };
         detector = manifest.name
           ? { setting: configured.setting, runs: manifest.name, available: true, reason: null }
           : // mode auto falls back to the built-in detector, so scoring still runs; the reason says what to fix.

@@ -47,10 +47,16 @@ async function firstBytes(file: string, n: number): Promise<Uint8Array> {
 
 /** `label` names the file in messages ("file", "files[3]"). */
 export async function inspectUpload(file: IncomingFile, label: string, sha256?: string): Promise<InspectedFile> {
-  if (file.size === 0) throw unsupportedMediaType(`${label} is empty: upload a photo (JPEG, PNG, WebP, HEIC) or a video (MP4, MOV, MKV, WebM, AVI).`);
+  if (file.size === 0)
+    throw unsupportedMediaType(`${label} is empty: upload a photo (JPEG, PNG, WebP, HEIC) or a video (MP4, MOV, MKV, WebM, AVI).`);
   const sniffed = sniffMediaType(await firstBytes(file.path, SNIFF_BYTES));
   if (!sniffed) {
-    throw new HttpProblem(415, 'unsupported_media_type', `${label} is not a photo (JPEG, PNG, WebP, HEIC) or video (MP4, MOV, MKV, WebM, AVI) by its content, whatever its name.`, { field: label });
+    throw new HttpProblem(
+      415,
+      'unsupported_media_type',
+      `${label} is not a photo (JPEG, PNG, WebP, HEIC) or video (MP4, MOV, MKV, WebM, AVI) by its content, whatever its name.`,
+      { field: label },
+    );
   }
   let info: MediaInfo;
   try {
@@ -58,7 +64,12 @@ export async function inspectUpload(file: IncomingFile, label: string, sha256?: 
   } catch (err) {
     if (err instanceof MediaError && err.code === 'unsupported_media') {
       // The reason no longer holds the spooled file's path (tailReason): the box's folders stay private.
-      throw new HttpProblem(415, 'unsupported_media_type', `${label} starts like ${sniffed.format} but cannot be read as one: ${err.message}.`, { field: label });
+      throw new HttpProblem(
+        415,
+        'unsupported_media_type',
+        `${label} starts like ${sniffed.format} but cannot be read as one: ${err.message}.`,
+        { field: label },
+      );
     }
     if (err instanceof MediaError && err.code === 'media_unavailable') {
       throw new HttpProblem(503, 'scoring_unavailable', `Uploads cannot be checked: ${err.message}.`);
@@ -66,7 +77,12 @@ export async function inspectUpload(file: IncomingFile, label: string, sha256?: 
     throw err;
   }
   if (info.kind !== sniffed.kind) {
-    throw new HttpProblem(415, 'unsupported_media_type', `${label} starts like a ${sniffed.kind} (${sniffed.format}) but holds a ${info.kind}.`, { field: label });
+    throw new HttpProblem(
+      415,
+      'unsupported_media_type',
+      `${label} starts like a ${sniffed.kind} (${sniffed.format}) but holds a ${info.kind}.`,
+      { field: label },
+    );
   }
   return { ...file, sha256: sha256 ?? (await sha256File(file.path)), sniffed, info };
 }
@@ -76,7 +92,12 @@ export function checkKinds(files: InspectedFile[], mode: string, labels: string[
   const want = KIND_OF_MODE[mode as ScoringMode];
   if (!want) return;
   files.forEach((f, i) => {
-    if (f.info.kind !== want) throw fieldError('body', labels[i]!, `is a ${f.info.kind === 'image' ? 'photo' : 'video'}, but mode "${mode}" takes ${mode === 'photo' ? 'photos' : 'video clips'} only`);
+    if (f.info.kind !== want)
+      throw fieldError(
+        'body',
+        labels[i]!,
+        `is a ${f.info.kind === 'image' ? 'photo' : 'video'}, but mode "${mode}" takes ${mode === 'photo' ? 'photos' : 'video clips'} only`,
+      );
   });
 }
 
@@ -85,17 +106,37 @@ export function checkKinds(files: InspectedFile[], mode: string, labels: string[
  * path scope, the form fields (sorted) and each file's bytes in order. A retry
  * with the same Idempotency-Key must match it exactly.
  */
-export function requestHash(parts: { operation: string; scope: Record<string, unknown>; fields: Record<string, unknown>; files: string[] }): string {
-  const fields = Object.fromEntries(Object.keys(parts.fields).sort().map((k) => [k, String(parts.fields[k])]));
-  const scope = Object.fromEntries(Object.keys(parts.scope).sort().map((k) => [k, parts.scope[k]]));
-  return createHash('sha256').update(JSON.stringify({ operation: parts.operation, scope, fields, files: parts.files })).digest('hex');
+export function requestHash(parts: {
+  operation: string;
+  scope: Record<string, unknown>;
+  fields: Record<string, unknown>;
+  files: string[];
+}): string {
+  const fields = Object.fromEntries(
+    Object.keys(parts.fields)
+      .sort()
+      .map((k) => [k, String(parts.fields[k])]),
+  );
+  const scope = Object.fromEntries(
+    Object.keys(parts.scope)
+      .sort()
+      .map((k) => [k, parts.scope[k]]),
+  );
+  return createHash('sha256')
+    .update(JSON.stringify({ operation: parts.operation, scope, fields, files: parts.files }))
+    .digest('hex');
 }
 
 /**
  * Moves accepted files into DATA_DIR/walks/<walk>/clips as NN.<format>: names
  * the box makes, in walking order. `copy` keeps the source (examples).
  */
-export async function placeClips(dataDir: string, walkId: string, files: InspectedFile[], options: { copy?: boolean } = {}): Promise<NewClip[]> {
+export async function placeClips(
+  dataDir: string,
+  walkId: string,
+  files: InspectedFile[],
+  options: { copy?: boolean } = {},
+): Promise<NewClip[]> {
   const dir = ensureDir(clipsDir(dataDir, walkId));
   const out: NewClip[] = [];
   for (const [i, f] of files.entries()) {

@@ -37,7 +37,13 @@ export const DEFAULT_CONF = { photo: 0.35, video: 0.5 } as const;
 export const DEFAULT_FAST_SAMPLE_SECONDS = 0.25;
 
 /** Stored options are merged over these: walks queued before a field existed read as scored then. */
-export const DEFAULT_OPTIONS: ScoringOptions = { conf: DEFAULT_CONF.photo, sample_seconds: DEFAULT_SAMPLE_SECONDS, fast_sample_seconds: null, max_frames: DEFAULT_MAX_FRAMES, mm_per_pixel: null };
+export const DEFAULT_OPTIONS: ScoringOptions = {
+  conf: DEFAULT_CONF.photo,
+  sample_seconds: DEFAULT_SAMPLE_SECONDS,
+  fast_sample_seconds: null,
+  max_frames: DEFAULT_MAX_FRAMES,
+  mm_per_pixel: null,
+};
 
 export const LIMITS = {
   conf: { min: 0, max: 1 },
@@ -54,7 +60,8 @@ export const KIND_OF_MODE: Partial<Record<ScoringMode, 'image' | 'video'>> = { p
 export const MODE_TEXT: Record<ScoringMode, string> = {
   auto: 'the model detector when one is configured (DETECTOR names a manifest in MODELS_DIR) and loads, else the built-in colour detector',
   builtin: 'the built-in colour detector, whatever is configured',
-  model: 'the configured model detector; 422 when none is configured or its manifest is missing, and the walk fails if the model then cannot load',
+  model:
+    'the configured model detector; 422 when none is configured or its manifest is missing, and the walk fails if the model then cannot load',
   photo: 'like auto, and every upload must be a photo (422 for a video); a check, never needed',
   video: 'like auto, and every upload must be a video clip (422 for a photo)',
 };
@@ -64,7 +71,10 @@ export const MODE_TEXT: Record<ScoringMode, string> = {
  * what was uploaded: `conf` defaults by kind (any video clip: the video default), and
  * without sample_seconds the sampling is adaptive.
  */
-export function optionsFrom(fields: { conf?: number; sample_seconds?: number; max_frames?: number; mm_per_pixel?: number }, uploads: { video: boolean }): ScoringOptions {
+export function optionsFrom(
+  fields: { conf?: number; sample_seconds?: number; max_frames?: number; mm_per_pixel?: number },
+  uploads: { video: boolean },
+): ScoringOptions {
   return {
     conf: fields.conf ?? (uploads.video ? DEFAULT_CONF.video : DEFAULT_CONF.photo),
     sample_seconds: fields.sample_seconds ?? DEFAULT_OPTIONS.sample_seconds,

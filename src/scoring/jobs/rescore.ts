@@ -12,7 +12,13 @@ import type { WalkTable } from './tables.js';
  * are not served beside a cleared result. Under the media lock, so a retention sweep cannot
  * remove the folders of a walk between this and its new scoring.
  */
-export async function queueRescore(services: Services, actor: Actor, walkId: string, organizationId: string, fields: RescoreFields): Promise<WalkTable> {
+export async function queueRescore(
+  services: Services,
+  actor: Actor,
+  walkId: string,
+  organizationId: string,
+  fields: RescoreFields,
+): Promise<WalkTable> {
   const requeue = async () => {
     const walk = await services.store.write(actor, (w) => rescoreWalk(w, walkId, organizationId, fields));
     await rm(framesDir(services.config.dataDir, walk.id), { recursive: true, force: true });

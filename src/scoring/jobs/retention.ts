@@ -57,10 +57,15 @@ export function mediaRemoved(part: MediaPart, walkId: string, removedAt: string)
   const setting = part === 'clips' ? 'WALK_CLIP_KEEP_DAYS' : 'WALK_FRAME_KEEP_DAYS';
   const what = part === 'clips' ? "The walk's clips were" : "The walk's frames and overlays were";
   const after = part === 'clips' ? ', so it cannot be scored again' : '';
-  return new HttpProblem(part === 'clips' ? 409 : 410, `${part}_removed`, `${what} removed at ${removedAt}, past the days they are kept (${setting}) or to keep DISK_RESERVE free${after}; its counts and result are kept.`, {
-    job_id: walkId,
-    [`${part}_removed_at`]: removedAt,
-  });
+  return new HttpProblem(
+    part === 'clips' ? 409 : 410,
+    `${part}_removed`,
+    `${what} removed at ${removedAt}, past the days they are kept (${setting}) or to keep DISK_RESERVE free${after}; its counts and result are kept.`,
+    {
+      job_id: walkId,
+      [`${part}_removed_at`]: removedAt,
+    },
+  );
 }
 
 function dirOf(services: Services, part: MediaPart, walkId: string): string {
@@ -94,7 +99,13 @@ export async function keptClipBytes(db: Services['db']): Promise<{ walks: number
       eb
         .selectFrom('walks')
         .where('clips_removed_at', 'is', null)
-        .select((w) => w.selectFrom('walk_clips').whereRef('walk_clips.walk_id', '=', 'walks.id').select((c) => c.fn.sum<number>('size_bytes').as('bytes')).as('bytes'))
+        .select((w) =>
+          w
+            .selectFrom('walk_clips')
+            .whereRef('walk_clips.walk_id', '=', 'walks.id')
+            .select((c) => c.fn.sum<number>('size_bytes').as('bytes'))
+            .as('bytes'),
+        )
         .as('kept'),
     )
     .select((eb) => [eb.fn.countAll<number>().as('walks'), eb.fn.coalesce(eb.fn.sum<number>('kept.bytes'), eb.lit(0)).as('bytes')])
@@ -213,7 +224,12 @@ export class MediaRetention {
       return due.map((r) => r.id);
     });
     for (const id of ids) await rm(dirOf(this.services, part, id), { recursive: true, force: true });
-    if (ids.length) log.info(`walk ${part} removed`, { walks: ids.length, keep_days: days, why: `scored more than ${days} days ago (WALK_${part === 'clips' ? 'CLIP' : 'FRAME'}_KEEP_DAYS)` });
+    if (ids.length)
+      log.info(`walk ${part} removed`, {
+        walks: ids.length,
+        keep_days: days,
+        why: `scored more than ${days} days ago (WALK_${part === 'clips' ? 'CLIP' : 'FRAME'}_KEEP_DAYS)`,
+      });
     return ids;
   }
 
@@ -231,10 +247,25 @@ export class MediaRetention {
     const clips = await this.removeForSpace('clips', reserve - free);
     const frames = free + clips.freed < reserve ? await this.removeForSpace('frames', reserve - free - clips.freed) : { ids: [], freed: 0 };
     const freed = clips.freed + frames.freed;
-    const why = 'free space under DATA_DIR below DISK_RESERVE: the oldest scored walks lost their files before their keep time, clips first';
-    if (clips.ids.length) log.warn('walk clips removed', { walks: clips.ids.length, freed_bytes: clips.freed, free_bytes: free, reserve_bytes: reserve, why });
-    if (frames.ids.length) log.warn('walk frames removed', { walks: frames.ids.length, freed_bytes: frames.freed, free_bytes: free, reserve_bytes: reserve, why });
-    if (free + freed < reserve) log.warn('disk short of room', { free_bytes: free, freed_bytes: freed, reserve_bytes: reserve, why: 'below DISK_RESERVE with no scored walk\'s files left to remove: something else fills DATA_DIR' });
+    const why =
+      'free space under DATA_DIR below DISK_RESERVE: the oldest scored walks lost their files before their keep time, clips first';
+    if (clips.ids.length)
+      log.warn('walk clips removed', { walks: clips.ids.length, freed_bytes: clips.freed, free_bytes: free, reserve_bytes: reserve, why });
+    if (frames.ids.length)
+      log.warn('walk frames removed', {
+        walks: frames.ids.length,
+        freed_bytes: frames.freed,
+        free_bytes: free,
+        reserve_bytes: reserve,
+        why,
+      });
+    if (free + freed < reserve)
+      log.warn('disk short of room', {
+        free_bytes: free,
+        freed_bytes: freed,
+        reserve_bytes: reserve,
+        why: "below DISK_RESERVE with no scored walk's files left to remove: something else fills DATA_DIR",
+      });
     return { clips: clips.ids, frames: frames.ids };
   }
 
@@ -244,7 +275,15 @@ export class MediaRetention {
     const column = REMOVED_COLUMN[part];
     const oldest = await db
       .selectFrom('walks')
-      .select(['id', (eb) => eb.selectFrom('walk_clips').whereRef('walk_clips.walk_id', '=', 'walks.id').select((c) => c.fn.sum<number>('size_bytes').as('bytes')).as('clip_bytes')])
+      .select([
+        'id',
+        (eb) =>
+          eb
+            .selectFrom('walk_clips')
+            .whereRef('walk_clips.walk_id', '=', 'walks.id')
+            .select((c) => c.fn.sum<number>('size_bytes').as('bytes'))
+            .as('clip_bytes'),
+      ])
       .where('status', 'in', ['done', 'failed'])
       .where(column, 'is', null)
       .orderBy('finished_at')
@@ -261,7 +300,13 @@ export class MediaRetention {
     if (!picked.length) return { ids: [], freed: 0 };
     const ids = await store.write(SYSTEM_ACTOR, async (w) => {
       // A walk deleted since the look above is simply not there any more.
-      const still = await w.trx.selectFrom('walks').select('id').where('id', 'in', picked).where('status', 'in', ['done', 'failed']).where(column, 'is', null).execute();
+      const still = await w.trx
+        .selectFrom('walks')
+        .select('id')
+        .where('id', 'in', picked)
+        .where('status', 'in', ['done', 'failed'])
+        .where(column, 'is', null)
+        .execute();
       for (const { id } of still) await w.update<WalkTable>('walks', id, { [column]: w.now } as Partial<WalkTable>);
       return still.map((r) => r.id);
     });

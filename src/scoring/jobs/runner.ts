@@ -194,7 +194,14 @@ export class WalkRunner {
     const dir = clipsDir(config.dataDir, walk.id);
     const job: WorkerJob = {
       walkId: walk.id,
-      clips: clips.map((c) => ({ position: c.position, path: path.join(dir, c.file_name), kind: c.kind, width: c.width, height: c.height, durationSeconds: c.duration_s })),
+      clips: clips.map((c) => ({
+        position: c.position,
+        path: path.join(dir, c.file_name),
+        kind: c.kind,
+        width: c.width,
+        height: c.height,
+        durationSeconds: c.duration_s,
+      })),
       options: { ...DEFAULT_OPTIONS, ...(JSON.parse(walk.options) as Partial<ScoringOptions>) },
       detector,
       detectThreads: this.options.detectThreads ?? 0,
@@ -222,10 +229,19 @@ export class WalkRunner {
       finished: new Promise<void>((r) => (resolveFinished = r)),
     };
     this.active.set(walk.id, active);
-    log.info('walk started', { job_id: walk.id, step: 'started', attempt: walk.attempts, clips: clips.length, detector: detector.kind === 'model' ? path.basename(detector.manifest) : 'builtin', queued_ms: Date.parse(walk.started_at ?? '') - Date.parse(walk.created_at) || 0 });
+    log.info('walk started', {
+      job_id: walk.id,
+      step: 'started',
+      attempt: walk.attempts,
+      clips: clips.length,
+      detector: detector.kind === 'model' ? path.basename(detector.manifest) : 'builtin',
+      queued_ms: Date.parse(walk.started_at ?? '') - Date.parse(walk.created_at) || 0,
+    });
 
     const handle = (fn: () => Promise<void>) => {
-      active.chain = active.chain.then(fn).catch((err) => log.error('walk runner could not store a worker report', { job_id: walk.id, error: err as Error }));
+      active.chain = active.chain
+        .then(fn)
+        .catch((err) => log.error('walk runner could not store a worker report', { job_id: walk.id, error: err as Error }));
     };
     worker.on('message', (m: WorkerMessage) => handle(() => this.onMessage(active, m)));
     worker.on('error', (err) => {
@@ -258,7 +274,9 @@ export class WalkRunner {
         else if (!a.progressTimer) {
           a.progressTimer = setTimeout(() => {
             a.progressTimer = null;
-            a.chain = a.chain.then(() => this.flushProgress(a)).catch((err) => log.error('progress write failed', { job_id: a.walk.id, error: err as Error }));
+            a.chain = a.chain
+              .then(() => this.flushProgress(a))
+              .catch((err) => log.error('progress write failed', { job_id: a.walk.id, error: err as Error }));
           }, wait);
         }
         return;
@@ -267,15 +285,35 @@ export class WalkRunner {
         this.clearProgress(a);
         a.terminal = 'done';
         const stored = await store.write(SYSTEM_ACTOR, (w) => finishWalk(w, a.walk.id, m.result));
-        if (stored) log.info('walk done', { job_id: a.walk.id, step: 'done', duration_ms: Date.now() - a.startedAt, frames: m.result.frames.length, counts: m.result.counts, detector: m.result.detector.name, read_ahead: m.readAhead });
-        else log.warn('walk result dropped', { job_id: a.walk.id, step: 'done', why: 'the walk was deleted or re-queued while it was scored' });
+        if (stored)
+          log.info('walk done', {
+            job_id: a.walk.id,
+            step: 'done',
+            duration_ms: Date.now() - a.startedAt,
+            frames: m.result.frames.length,
+            counts: m.result.counts,
+            detector: m.result.detector.name,
+            read_ahead: m.readAhead,
+          });
+        else
+          log.warn('walk result dropped', {
+            job_id: a.walk.id,
+            step: 'done',
+            why: 'the walk was deleted or re-queued while it was scored',
+          });
         return;
       }
       case 'failed': {
         this.clearProgress(a);
         a.terminal = 'failed';
         await store.write(SYSTEM_ACTOR, (w) => failWalk(w, a.walk.id, m.reason, m.clip ?? undefined));
-        log.warn('walk failed', { job_id: a.walk.id, step: 'failed', duration_ms: Date.now() - a.startedAt, reason: m.reason, clip: m.clip });
+        log.warn('walk failed', {
+          job_id: a.walk.id,
+          step: 'failed',
+          duration_ms: Date.now() - a.startedAt,
+          reason: m.reason,
+          clip: m.clip,
+        });
         return;
       }
       case 'stopped':
@@ -314,7 +352,8 @@ export class WalkRunner {
     const { store, log, config } = this.services;
     const back = await store.write(SYSTEM_ACTOR, (w) => requeueWalk(w, a.walk.id));
     await rm(framesDir(config.dataDir, a.walk.id), { recursive: true, force: true });
-    if (back) log.info('walk requeued', { job_id: a.walk.id, step: 'requeued', why: 'stopped by shutdown', duration_ms: Date.now() - a.startedAt });
+    if (back)
+      log.info('walk requeued', { job_id: a.walk.id, step: 'requeued', why: 'stopped by shutdown', duration_ms: Date.now() - a.startedAt });
   }
 
   private async flushProgress(a: Active): Promise<void> {
@@ -368,7 +407,10 @@ export class WalkRunner {
     await Promise.all(
       all.map(async (a) => {
         let timer: NodeJS.Timeout | undefined;
-        const timedOut = await Promise.race([a.finished.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), this.stopTimeoutMs)))]);
+        const timedOut = await Promise.race([
+          a.finished.then(() => false),
+          new Promise<boolean>((r) => (timer = setTimeout(() => r(true), this.stopTimeoutMs))),
+        ]);
         clearTimeout(timer);
         if (timedOut) {
           a.worker.kill('SIGKILL');

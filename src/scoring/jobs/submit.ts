@@ -64,7 +64,10 @@ export async function submitWalk(services: Services, who: Submitter, runner: Wal
     const earlier = await findByIdempotencyKey(services.db, organizationId, a.idempotencyKey);
     if (!earlier) return null;
     if (earlier.request_hash !== hash) {
-      throw conflict('This Idempotency-Key was already used for a different upload (other files, fields, crop cycle, week or endpoint). Use a new key for a new walk.', { job_id: earlier.id });
+      throw conflict(
+        'This Idempotency-Key was already used for a different upload (other files, fields, crop cycle, week or endpoint). Use a new key for a new walk.',
+        { job_id: earlier.id },
+      );
     }
     return earlier;
   };
@@ -92,7 +95,13 @@ export async function submitWalk(services: Services, who: Submitter, runner: Wal
       return createWalk(w, {
         id,
         organizationId,
-        cycle: a.scope && { farm_id: a.scope.cycle.farm_id, greenhouse_id: a.scope.cycle.greenhouse_id, row_id: a.scope.cycle.row_id, cycle_id: a.scope.cycle.id, week: a.scope.week },
+        cycle: a.scope && {
+          farm_id: a.scope.cycle.farm_id,
+          greenhouse_id: a.scope.cycle.greenhouse_id,
+          row_id: a.scope.cycle.row_id,
+          cycle_id: a.scope.cycle.id,
+          week: a.scope.week,
+        },
         source: a.source,
         exampleKey: a.exampleKey ?? null,
         mode,
@@ -112,8 +121,15 @@ export async function submitWalk(services: Services, who: Submitter, runner: Wal
     await rm(walkDir(services.config.dataDir, id), { recursive: true, force: true });
     return (await replay()) ?? created.walk;
   }
-  services.log.info('walk queued', { job_id: id, step: 'queued', source: a.source, clips: clips.length, bytes: clips.reduce((s, c) => s + c.size, 0), mode, detector: detector.kind });
+  services.log.info('walk queued', {
+    job_id: id,
+    step: 'queued',
+    source: a.source,
+    clips: clips.length,
+    bytes: clips.reduce((s, c) => s + c.size, 0),
+    mode,
+    detector: detector.kind,
+  });
   runner?.wake();
   return created.walk;
 }
-

@@ -2,7 +2,14 @@ import { setPriority } from 'node:os';
 import { decodeFrames, type DecodedFrame, type DecodeSummary } from '../media/decode.js';
 import { MediaError } from '../media/errors.js';
 import { drawOverlay, type OverlayBox } from '../overlay.js';
-import { clipCutShortWarning, clipDamagedWarning, frameQuality, walkQuality, type FrameQuality as MeasuredQuality, type QualityWarning } from '../quality.js';
+import {
+  clipCutShortWarning,
+  clipDamagedWarning,
+  frameQuality,
+  walkQuality,
+  type FrameQuality as MeasuredQuality,
+  type QualityWarning,
+} from '../quality.js';
 import { iou } from '../track/index.js';
 import type { RgbImage } from '../types.js';
 import { decodePlan, scoreWalk, type WalkFrameInfo, type WalkResult } from '../walk.js';
@@ -235,6 +242,11 @@ function reasonOf(err: unknown, clip: number | null): string {
 
 /** ffmpeg quotes the file it read: name the clip instead of showing the box's folders to the API. */
 function withClipNames(text: string): string {
-  for (const c of job.clips) text = text.split(`file:${c.path}`).join(`clip ${c.position + 1}`).split(c.path).join(`clip ${c.position + 1}`);
+  for (const c of job.clips)
+    text = text
+      .split(`file:${c.path}`)
+      .join(`clip ${c.position + 1}`)
+      .split(c.path)
+      .join(`clip ${c.position + 1}`);
   return text;
 }

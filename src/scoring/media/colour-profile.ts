@@ -95,7 +95,9 @@ async function jpegProfile(fh: FileHandle, size: number): Promise<Found> {
 /** The profile in a JPEG's first bytes, or 'cut' when they end before its segments do. */
 function jpegProfileIn(bytes: Uint8Array): Found | 'cut' {
   const chunks = new Map<number, Uint8Array>();
-  let expected = 0, total = 0, steps = 0;
+  let expected = 0,
+    total = 0,
+    steps = 0;
   const walk = jpegSegments(bytes);
   let step = walk.next();
   for (; !step.done; step = walk.next()) {
@@ -104,8 +106,10 @@ function jpegProfileIn(bytes: Uint8Array): Found | 'cut' {
     if (marker !== 0xe2 || length < 14) continue;
     if (body.length < length) return 'cut';
     if (ascii(body, 0, 12) !== 'ICC_PROFILE\0') continue;
-    const seq = body[12]!, count = body[13]!;
-    if (seq < 1 || count < 1 || seq > count || (expected && count !== expected)) throw new ProfileError('JPEG colour profile segments are numbered inconsistently');
+    const seq = body[12]!,
+      count = body[13]!;
+    if (seq < 1 || count < 1 || seq > count || (expected && count !== expected))
+      throw new ProfileError('JPEG colour profile segments are numbered inconsistently');
     expected = count;
     total += length - 14;
     if (total > MAX_PROFILE_BYTES) throw new ProfileError('JPEG colour profile larger than any camera writes');
@@ -125,13 +129,16 @@ function jpegProfileIn(bytes: Uint8Array): Found | 'cut' {
  * compressed ICC profile) over sRGB, wherever each sits before the data.
  */
 async function pngProfile(fh: FileHandle): Promise<Found> {
-  let at = 8, steps = 0;
-  let iccp: { at: number; length: number } | null = null, srgb = false;
+  let at = 8,
+    steps = 0;
+  let iccp: { at: number; length: number } | null = null,
+    srgb = false;
   while (at < MAX_SCAN_BYTES) {
     tooMany(++steps, 'PNG chunks');
     const h = await readAt(fh, at, 8);
     if (h.length < 8) break;
-    const length = u32(h, 0), type = ascii(h, 4, 4);
+    const length = u32(h, 0),
+      type = ascii(h, 4, 4);
     if (type === 'IDAT' || type === 'IEND') break;
     if (type === 'cICP') return pngCodePoints(await readAt(fh, at + 8, Math.min(length, 8)), length);
     if (type === 'sRGB') srgb = true;
@@ -167,12 +174,14 @@ function pngCodePoints(data: Uint8Array, length: number): Found {
 
 /** WebP: RIFF chunks (little-endian sizes, padded to even) up to the image data. */
 async function webpProfile(fh: FileHandle): Promise<Found> {
-  let at = 12, steps = 0;
+  let at = 12,
+    steps = 0;
   while (at < MAX_SCAN_BYTES) {
     tooMany(++steps, 'WebP chunks');
     const h = await readAt(fh, at, 8);
     if (h.length < 8) break;
-    const type = ascii(h, 0, 4), size = (h[4]! | (h[5]! << 8) | (h[6]! << 16)) + h[7]! * 0x1000000;
+    const type = ascii(h, 0, 4),
+      size = (h[4]! | (h[5]! << 8) | (h[6]! << 16)) + h[7]! * 0x1000000;
     if (type === 'ICCP') {
       if (size > MAX_PROFILE_BYTES) throw new ProfileError('WebP colour profile larger than any camera writes');
       return { icc: await readAt(fh, at + 8, size) };
@@ -214,7 +223,8 @@ function boxes(b: Uint8Array): Box[] {
 
 /** HEIF: the meta box's colour property of the primary image (or the one colour every image shares). */
 async function heifProfile(fh: FileHandle, fileSize: number): Promise<Found> {
-  let at = 0, steps = 0;
+  let at = 0,
+    steps = 0;
   let meta: Uint8Array | null = null;
   while (at < MAX_SCAN_BYTES) {
     tooMany(++steps, 'HEIF boxes');
@@ -240,7 +250,8 @@ async function heifProfile(fh: FileHandle, fileSize: number): Promise<Found> {
   let chosen = -1;
   const ipma = inner.find((x) => x.type === 'ipma')?.body;
   if (ipma && primary >= 0) {
-    const version = ipma[0]!, wide = (ipma[3]! & 1) === 1;
+    const version = ipma[0]!,
+      wide = (ipma[3]! & 1) === 1;
     let p = 8;
     for (let n = u32(ipma, 4); n > 0 && p < ipma.length; n--) {
       const item = version < 1 ? u16(ipma, p) : u32(ipma, p);
@@ -256,7 +267,8 @@ async function heifProfile(fh: FileHandle, fileSize: number): Promise<Found> {
   if (chosen < 0) {
     // An iPhone's grid may carry the colour on its tiles only: taken when all of them agree.
     const first = properties[colours[0]!]!.body;
-    if (!colours.every((i) => equal(properties[i]!.body, first))) throw new ProfileError('HEIF images carry different colour profiles, none on the primary image');
+    if (!colours.every((i) => equal(properties[i]!.body, first)))
+      throw new ProfileError('HEIF images carry different colour profiles, none on the primary image');
     chosen = colours[0]!;
   }
   const colr = properties[chosen]!.body;

@@ -1,7 +1,13 @@
 import { spawn } from 'node:child_process';
 import type { RgbImage } from '../types.js';
 import { MediaError, tailReason } from './errors.js';
-import { canConvertColour, colourConversionFilters, colourConversionFor, isDolbyVisionOnly, type ColourConversion } from './colour-conversion.js';
+import {
+  canConvertColour,
+  colourConversionFilters,
+  colourConversionFor,
+  isDolbyVisionOnly,
+  type ColourConversion,
+} from './colour-conversion.js';
 import { requireFfmpeg } from './ffmpeg-path.js';
 import { decodeHeif } from './heif.js';
 import { photoColour, type PhotoColour } from './colour-profile.js';
@@ -102,19 +108,49 @@ export async function* decodeFrames(file: string, options: DecodeOptions = {}): 
   const dolbyOnly = !photo && isDolbyVisionOnly(info.dolbyVision);
   const converting = !dolbyOnly && conversion !== null && (await canConvertColour(ffmpeg));
   if (converting) {
-    filters.push(...colourConversionFilters({ transfer: info.colourTransfer, primaries: info.colourPrimaries, matrix: info.colourMatrix, range: info.colourRange }));
+    filters.push(
+      ...colourConversionFilters({
+        transfer: info.colourTransfer,
+        primaries: info.colourPrimaries,
+        matrix: info.colourMatrix,
+        range: info.colourRange,
+      }),
+    );
   }
   const profile = photo ? await photoColour(file) : null;
-  const colour: DecodedFrame['colour'] = profile ? frameColour(profile) : dolbyOnly ? 'unconverted' : conversion === null ? 'as-recorded' : converting ? 'converted' : 'unconverted';
+  const colour: DecodedFrame['colour'] = profile
+    ? frameColour(profile)
+    : dolbyOnly
+      ? 'unconverted'
+      : conversion === null
+        ? 'as-recorded'
+        : converting
+          ? 'converted'
+          : 'unconverted';
   const args = [
-    '-hide_banner', '-nostdin', '-v', 'error',
-    '-protocol_whitelist', 'file',
+    '-hide_banner',
+    '-nostdin',
+    '-v',
+    'error',
+    '-protocol_whitelist',
+    'file',
     ...(info.container === 'image2' ? LITERAL_IMAGE_PATH : []),
-    '-i', fileUrl(file),
-    '-map', '0:v:0', '-an', '-sn', '-dn',
-    '-vf', filters.join(','),
-    '-frames:v', String(photo ? 1 : maxFrames),
-    '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1',
+    '-i',
+    fileUrl(file),
+    '-map',
+    '0:v:0',
+    '-an',
+    '-sn',
+    '-dn',
+    '-vf',
+    filters.join(','),
+    '-frames:v',
+    String(photo ? 1 : maxFrames),
+    '-f',
+    'rawvideo',
+    '-pix_fmt',
+    'rgb24',
+    'pipe:1',
   ];
   const child = spawn(ffmpeg, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
@@ -163,10 +199,15 @@ export async function* decodeFrames(file: string, options: DecodeOptions = {}): 
     if (aborted) throw new MediaError('aborted', 'decoding was cancelled');
     if (result.spawnError) throw new MediaError('media_unavailable', 'ffmpeg could not be started', result.spawnError.message);
     if (result.code !== 0) {
-      throw new MediaError('decode_failed', 'ffmpeg could not decode this file', tailReason(stderr, file) || `exit ${result.code ?? result.signal}`);
+      throw new MediaError(
+        'decode_failed',
+        'ffmpeg could not decode this file',
+        tailReason(stderr, file) || `exit ${result.code ?? result.signal}`,
+      );
     }
     if (index === 0) throw new MediaError('decode_failed', 'the file holds no decodable frame', tailReason(stderr, file) || undefined);
-    if (filled !== 0) throw new MediaError('decode_failed', 'ffmpeg stopped in the middle of a frame', tailReason(stderr, file) || undefined);
+    if (filled !== 0)
+      throw new MediaError('decode_failed', 'ffmpeg stopped in the middle of a frame', tailReason(stderr, file) || undefined);
     finished = true;
     return { frames: index, errors: tailReason(stderr, file, 240) || null };
   } finally {

@@ -14,10 +14,29 @@ export async function encodeJpeg(image: RgbImage, quality = 85): Promise<Buffer>
   const { ffmpeg } = await requireFfmpeg();
   const qscale = Math.round(2 + ((100 - quality) / 99) * 29);
   const args = [
-    '-hide_banner', '-nostdin', '-v', 'error',
-    '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-s', `${image.width}x${image.height}`, '-i', 'pipe:0',
-    '-frames:v', '1', '-c:v', 'mjpeg', '-pix_fmt', 'yuvj420p', '-q:v', String(qscale),
-    '-f', 'image2pipe', 'pipe:1',
+    '-hide_banner',
+    '-nostdin',
+    '-v',
+    'error',
+    '-f',
+    'rawvideo',
+    '-pix_fmt',
+    'rgb24',
+    '-s',
+    `${image.width}x${image.height}`,
+    '-i',
+    'pipe:0',
+    '-frames:v',
+    '1',
+    '-c:v',
+    'mjpeg',
+    '-pix_fmt',
+    'yuvj420p',
+    '-q:v',
+    String(qscale),
+    '-f',
+    'image2pipe',
+    'pipe:1',
   ];
   return new Promise<Buffer>((resolve, reject) => {
     const child = spawn(ffmpeg, args, { stdio: ['pipe', 'pipe', 'pipe'] });

@@ -19,7 +19,12 @@ export class MediaError extends Error {
 }
 
 // ffmpeg's aftermath of an error already said: it adds nothing a person could act on.
-const AFTERMATH = [/^Error marking filters as finished$/, /^Last message repeated \d+ times?$/, /^Cannot determine format of input stream .* after EOF$/, /^Conversion failed!$/];
+const AFTERMATH = [
+  /^Error marking filters as finished$/,
+  /^Last message repeated \d+ times?$/,
+  /^Cannot determine format of input stream .* after EOF$/,
+  /^Conversion failed!$/,
+];
 
 /**
  * The last meaningful lines of a tool's stderr, as an upload's refusal or a failed walk shows

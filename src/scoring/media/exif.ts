@@ -29,7 +29,11 @@ function orientationInTiff(t: Uint8Array): number | null {
   if (!little && !big) return null;
   const u16 = (at: number) => (at + 2 > t.length ? -1 : little ? t[at]! | (t[at + 1]! << 8) : (t[at]! << 8) | t[at + 1]!);
   const u32 = (at: number) =>
-    at + 4 > t.length ? -1 : little ? (t[at]! | (t[at + 1]! << 8) | (t[at + 2]! << 16) | (t[at + 3]! << 24)) >>> 0 : ((t[at]! << 24) | (t[at + 1]! << 16) | (t[at + 2]! << 8) | t[at + 3]!) >>> 0;
+    at + 4 > t.length
+      ? -1
+      : little
+        ? (t[at]! | (t[at + 1]! << 8) | (t[at + 2]! << 16) | (t[at + 3]! << 24)) >>> 0
+        : ((t[at]! << 24) | (t[at + 1]! << 16) | (t[at + 2]! << 8) | t[at + 3]!) >>> 0;
   if (u16(2) !== 42) return null;
   const ifd = u32(4);
   if (ifd < 8 || ifd + 2 > t.length) return null;

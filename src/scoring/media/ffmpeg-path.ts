@@ -16,8 +16,7 @@ export interface ToolInfo {
 }
 
 export type FfmpegResolution =
-  | { available: true; ffmpeg: ToolInfo; ffprobe: ToolInfo }
-  | { available: false; reason: string; ffmpeg?: ToolInfo; ffprobe?: ToolInfo };
+  { available: true; ffmpeg: ToolInfo; ffprobe: ToolInfo } | { available: false; reason: string; ffmpeg?: ToolInfo; ffprobe?: ToolInfo };
 
 let cached: Promise<FfmpegResolution> | undefined;
 

@@ -75,22 +75,33 @@ async function withPrimaryImage<T>(file: string, maxPixels: number, use: (lib: L
   }
 }
 
-async function readPrimaryImage<T>(data: Uint8Array, maxPixels: number, use: (lib: LibHeif, handle: HeifObject) => Promise<T> | T): Promise<T> {
+async function readPrimaryImage<T>(
+  data: Uint8Array,
+  maxPixels: number,
+  use: (lib: LibHeif, handle: HeifObject) => Promise<T> | T,
+): Promise<T> {
   const lib = libheif();
   const ctx = lib.heif_context_alloc();
   if (!ctx) throw new MediaError('decode_failed', 'libheif could not allocate a context');
   try {
     const read = lib.heif_context_read_from_memory(ctx, data);
-    if (read.code !== lib.heif_error_code.heif_error_Ok) throw new MediaError('unsupported_media', 'not a HEIF image libheif can read', read.message);
+    if (read.code !== lib.heif_error_code.heif_error_Ok)
+      throw new MediaError('unsupported_media', 'not a HEIF image libheif can read', read.message);
     const handle = lib.heif_js_context_get_primary_image_handle(ctx);
     if (!handle || 'code' in handle) {
-      throw new MediaError('unsupported_media', 'the HEIF file holds no primary image', handle && 'code' in handle ? handle.message : undefined);
+      throw new MediaError(
+        'unsupported_media',
+        'the HEIF file holds no primary image',
+        handle && 'code' in handle ? handle.message : undefined,
+      );
     }
     try {
-      const width = lib.heif_image_handle_get_width(handle), height = lib.heif_image_handle_get_height(handle);
+      const width = lib.heif_image_handle_get_width(handle),
+        height = lib.heif_image_handle_get_height(handle);
       if (!(width > 0 && height > 0)) throw new MediaError('unsupported_media', `the HEIF file holds a picture of ${width}×${height}`);
       // A decompression bomb declares a huge size in a small file: refused before any pixel is decoded.
-      if (width * height > maxPixels) throw new MediaError('unsupported_media', `picture of ${width}×${height} is larger than this appliance scores`);
+      if (width * height > maxPixels)
+        throw new MediaError('unsupported_media', `picture of ${width}×${height} is larger than this appliance scores`);
       return await use(lib, handle);
     } finally {
       lib.heif_image_handle_release(handle);
@@ -104,7 +115,8 @@ async function readCapped(file: string): Promise<Uint8Array> {
   const fh = await open(file, 'r');
   try {
     const { size } = await fh.stat();
-    if (size > MAX_HEIF_BYTES) throw new MediaError('unsupported_media', `HEIF photo of ${size} bytes is larger than this appliance reads (${MAX_HEIF_BYTES})`);
+    if (size > MAX_HEIF_BYTES)
+      throw new MediaError('unsupported_media', `HEIF photo of ${size} bytes is larger than this appliance reads (${MAX_HEIF_BYTES})`);
     const buf = new Uint8Array(size);
     const { bytesRead } = await fh.read(buf, 0, size, 0);
     return buf.subarray(0, bytesRead);
@@ -115,20 +127,30 @@ async function readCapped(file: string): Promise<Uint8Array> {
 
 /** The displayed size of a HEIF photo's primary image, read from its container without decoding pixels; at most `maxPixels`. */
 export async function probeHeif(file: string, maxPixels: number): Promise<{ width: number; height: number }> {
-  return withPrimaryImage(file, maxPixels, (lib, handle) => ({ width: lib.heif_image_handle_get_width(handle), height: lib.heif_image_handle_get_height(handle) }));
+  return withPrimaryImage(file, maxPixels, (lib, handle) => ({
+    width: lib.heif_image_handle_get_width(handle),
+    height: lib.heif_image_handle_get_height(handle),
+  }));
 }
 
 /** The primary image as RGB, upright; its declared size is checked against `maxPixels` first. */
 export async function decodeHeif(file: string, maxPixels: number): Promise<RgbImage> {
   return withPrimaryImage(file, maxPixels, async (lib, handle) => {
-    const decoded = await lib.heif_js_decode_image2(handle, lib.heif_colorspace.heif_colorspace_RGB, lib.heif_chroma.heif_chroma_interleaved_RGB);
-    if (!decoded || decoded.code !== undefined || !decoded.channels) throw new MediaError('decode_failed', 'libheif could not decode this HEIF image', decoded?.message);
+    const decoded = await lib.heif_js_decode_image2(
+      handle,
+      lib.heif_colorspace.heif_colorspace_RGB,
+      lib.heif_chroma.heif_chroma_interleaved_RGB,
+    );
+    if (!decoded || decoded.code !== undefined || !decoded.channels)
+      throw new MediaError('decode_failed', 'libheif could not decode this HEIF image', decoded?.message);
     try {
       const plane = decoded.channels.find((c) => c.id === lib.heif_channel.heif_channel_interleaved);
-      if (!plane || plane.width < 1 || plane.height < 1 || plane.stride < plane.width * 3) throw new MediaError('decode_failed', 'libheif gave no RGB plane for this HEIF image');
+      if (!plane || plane.width < 1 || plane.height < 1 || plane.stride < plane.width * 3)
+        throw new MediaError('decode_failed', 'libheif gave no RGB plane for this HEIF image');
       // Rows may be padded (stride); the pipeline's images are packed RGB.
       const out = new Uint8Array(plane.width * plane.height * 3);
-      for (let y = 0; y < plane.height; y++) out.set(plane.data.subarray(y * plane.stride, y * plane.stride + plane.width * 3), y * plane.width * 3);
+      for (let y = 0; y < plane.height; y++)
+        out.set(plane.data.subarray(y * plane.stride, y * plane.stride + plane.width * 3), y * plane.width * 3);
       return { width: plane.width, height: plane.height, data: out };
     } finally {
       if (decoded.image) lib.heif_image_release(decoded.image);

@@ -96,7 +96,19 @@ export async function probeMedia(file: string, options: { timeoutMs?: number } =
   const { ffprobe } = await requireFfmpeg();
   const raw = await run(
     ffprobe,
-    ['-v', 'error', '-protocol_whitelist', 'file', '-print_format', 'json', '-show_format', '-show_streams', ...LITERAL_IMAGE_PATH, '-i', fileUrl(file)],
+    [
+      '-v',
+      'error',
+      '-protocol_whitelist',
+      'file',
+      '-print_format',
+      'json',
+      '-show_format',
+      '-show_streams',
+      ...LITERAL_IMAGE_PATH,
+      '-i',
+      fileUrl(file),
+    ],
     options.timeoutMs ?? 30_000,
   );
   let parsed: ProbeOutput;
@@ -161,7 +173,14 @@ export function interpretProbe(parsed: ProbeOutput): MediaInfo {
   const duration = firstFinite(parsed.format?.duration, video.duration);
   const frameRate = rate(video.avg_frame_rate) || rate(video.r_frame_rate);
   return {
-    kind: 'video', width, height, durationSeconds: duration, rotation, frameRate, codec, container,
+    kind: 'video',
+    width,
+    height,
+    durationSeconds: duration,
+    rotation,
+    frameRate,
+    codec,
+    container,
     colourTransfer: colourTag(video.color_transfer),
     colourPrimaries: colourTag(video.color_primaries),
     colourMatrix: colourTag(video.color_space),
@@ -215,7 +234,9 @@ function run(binary: string, args: string[], timeoutMs: number): Promise<string>
       if (err) {
         // err.message is the command line, the server's path of the file in it: not for a client.
         const input = args.find((a) => a.startsWith('file:'))?.slice('file:'.length);
-        const reason = tailReason(String(stderr), input) || (err.killed ? `${path.basename(binary)} timed out` : `${path.basename(binary)} exit ${err.code ?? 'unknown'}`);
+        const reason =
+          tailReason(String(stderr), input) ||
+          (err.killed ? `${path.basename(binary)} timed out` : `${path.basename(binary)} exit ${err.code ?? 'unknown'}`);
         reject(new MediaError('unsupported_media', 'not a photo or video this appliance can read', reason));
         return;
       }

@@ -80,7 +80,27 @@ function matroskaFlavour(b: Uint8Array): SniffedMedia | null {
 }
 
 const QUICKTIME_BRANDS = new Set(['qt  ']);
-const MP4_BRANDS = new Set(['isom', 'iso2', 'iso4', 'iso5', 'iso6', 'mp41', 'mp42', 'avc1', 'dash', 'M4V ', 'M4VP', 'MSNV', 'mmp4', 'f4v ', '3gp4', '3gp5', '3gp6', '3g2a', 'XAVC']);
+const MP4_BRANDS = new Set([
+  'isom',
+  'iso2',
+  'iso4',
+  'iso5',
+  'iso6',
+  'mp41',
+  'mp42',
+  'avc1',
+  'dash',
+  'M4V ',
+  'M4VP',
+  'MSNV',
+  'mmp4',
+  'f4v ',
+  '3gp4',
+  '3gp5',
+  '3gp6',
+  '3g2a',
+  'XAVC',
+]);
 
 /**
  * ISO base media (MP4/MOV, and HEIF photos): a box of type ftyp first; old QuickTime files may

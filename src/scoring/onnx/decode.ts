@@ -31,17 +31,25 @@ export function headLayout(dims: readonly number[], classes: number): HeadLayout
 /** Candidates above `conf`: each anchor's best class only, as Ultralytics does. */
 export function decodeHead(data: Float32Array, layout: HeadLayout, classes: number, conf: number): RawDetection[] {
   const n = layout.anchors;
-  const at = layout.channelsFirst ? (row: number, a: number) => data[row * n + a]! : (row: number, a: number) => data[a * (4 + classes) + row]!;
+  const at = layout.channelsFirst
+    ? (row: number, a: number) => data[row * n + a]!
+    : (row: number, a: number) => data[a * (4 + classes) + row]!;
   const out: RawDetection[] = [];
   for (let a = 0; a < n; a++) {
     let best = -1;
     let score = -Infinity;
     for (let c = 0; c < classes; c++) {
       const s = at(4 + c, a);
-      if (s > score) { score = s; best = c; }
+      if (s > score) {
+        score = s;
+        best = c;
+      }
     }
     if (!(score >= conf)) continue;
-    const cx = at(0, a), cy = at(1, a), w = at(2, a), h = at(3, a);
+    const cx = at(0, a),
+      cy = at(1, a),
+      w = at(2, a),
+      h = at(3, a);
     out.push({ box: [cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], score, classIndex: best });
   }
   return out;

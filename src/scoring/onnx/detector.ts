@@ -53,11 +53,18 @@ class OnnxYoloDetector implements ModelDetector {
     this.info = {
       name: manifest.name,
       kind: 'onnx',
-      stems: has('stem') ? { supported: true } : { supported: false, reason: `the model ${manifest.name} has no class mapped to stem in ${manifestName}` },
-      plants: has('plant') ? { supported: true } : { supported: false, reason: `the model ${manifest.name} has no class mapped to plant in ${manifestName}` },
+      stems: has('stem')
+        ? { supported: true }
+        : { supported: false, reason: `the model ${manifest.name} has no class mapped to stem in ${manifestName}` },
+      plants: has('plant')
+        ? { supported: true }
+        : { supported: false, reason: `the model ${manifest.name} has no class mapped to plant in ${manifestName}` },
     };
     if (session.inputNames.length !== 1 || session.outputNames.length < 1) {
-      throw new ModelError('model_output_unexpected', `expected one image input and a detection output, the model has inputs [${session.inputNames.join(', ')}] and outputs [${session.outputNames.join(', ')}]`);
+      throw new ModelError(
+        'model_output_unexpected',
+        `expected one image input and a detection output, the model has inputs [${session.inputNames.join(', ')}] and outputs [${session.outputNames.join(', ')}]`,
+      );
     }
     this.inputName = session.inputNames[0]!;
     this.outputName = session.outputNames[0]!;

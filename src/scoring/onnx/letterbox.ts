@@ -24,10 +24,14 @@ export function letterbox(image: RgbImage, width: number, height: number): Lette
   const plane = width * height;
   const tensor = new Float32Array(3 * plane).fill(PAD_VALUE / 255);
   const src = image.data;
-  const sw = image.width, sh = image.height;
-  const fx = sw / newW, fy = sh / newH;
+  const sw = image.width,
+    sh = image.height;
+  const fx = sw / newW,
+    fy = sh / newH;
   // Bilinear with pixel centres aligned (OpenCV INTER_LINEAR).
-  const x0s = new Int32Array(newW), x1s = new Int32Array(newW), wxs = new Float32Array(newW);
+  const x0s = new Int32Array(newW),
+    x1s = new Int32Array(newW),
+    wxs = new Float32Array(newW);
   for (let x = 0; x < newW; x++) {
     const sx = Math.min(sw - 1, Math.max(0, (x + 0.5) * fx - 0.5));
     x0s[x] = Math.floor(sx);
@@ -37,11 +41,17 @@ export function letterbox(image: RgbImage, width: number, height: number): Lette
   const inv = 1 / 255;
   for (let y = 0; y < newH; y++) {
     const sy = Math.min(sh - 1, Math.max(0, (y + 0.5) * fy - 0.5));
-    const y0 = Math.floor(sy), y1 = Math.min(sh - 1, y0 + 1), wy = sy - y0;
-    const r0 = y0 * sw * 3, r1 = y1 * sw * 3;
+    const y0 = Math.floor(sy),
+      y1 = Math.min(sh - 1, y0 + 1),
+      wy = sy - y0;
+    const r0 = y0 * sw * 3,
+      r1 = y1 * sw * 3;
     let o = (y + padY) * width + padX;
     for (let x = 0; x < newW; x++, o++) {
-      const a = r0 + x0s[x]! * 3, b = r0 + x1s[x]! * 3, c = r1 + x0s[x]! * 3, d = r1 + x1s[x]! * 3;
+      const a = r0 + x0s[x]! * 3,
+        b = r0 + x1s[x]! * 3,
+        c = r1 + x0s[x]! * 3,
+        d = r1 + x1s[x]! * 3;
       const wx = wxs[x]!;
       for (let ch = 0; ch < 3; ch++) {
         const top = src[a + ch]! + (src[b + ch]! - src[a + ch]!) * wx;

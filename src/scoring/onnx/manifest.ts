@@ -90,11 +90,17 @@ export async function readVerifiedModel(manifestPath: string, manifest: ModelMan
   try {
     bytes = await readFile(file);
   } catch (e) {
-    throw new ModelError('model_missing', `model file ${file} named by ${path.basename(manifestPath)} cannot be read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new ModelError(
+      'model_missing',
+      `model file ${file} named by ${path.basename(manifestPath)} cannot be read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+    );
   }
   const actual = createHash('sha256').update(bytes).digest('hex');
   if (actual !== manifest.sha256.toLowerCase()) {
-    throw new ModelError('checksum_mismatch', `model file ${file} has SHA-256 ${actual}, but its manifest ${path.basename(manifestPath)} expects ${manifest.sha256.toLowerCase()}; refusing to load it`);
+    throw new ModelError(
+      'checksum_mismatch',
+      `model file ${file} has SHA-256 ${actual}, but its manifest ${path.basename(manifestPath)} expects ${manifest.sha256.toLowerCase()}; refusing to load it`,
+    );
   }
   return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }

@@ -35,7 +35,9 @@ export function providerInstalled(ep: ExecutionProvider): boolean {
  * the choice, and its GPU providers are tried even where no library was found.
  */
 export function providerCandidates(env: NodeJS.ProcessEnv = process.env): ExecutionProvider[] {
-  const forced = env.CROPWALK_ONNX_PROVIDERS?.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
+  const forced = env.CROPWALK_ONNX_PROVIDERS?.split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean);
   if (forced?.length) {
     const known = forced.filter((p): p is ExecutionProvider => (PREFERRED_PROVIDERS as readonly string[]).includes(p));
     return known.includes('cpu') ? known : [...known, 'cpu'];

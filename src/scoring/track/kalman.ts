@@ -38,7 +38,8 @@ class Axis {
     const y = z - this.p;
     this.p += k0 * y;
     this.v += k1 * y;
-    const a = this.a, b = this.b;
+    const a = this.a,
+      b = this.b;
     this.a = (1 - k0) * a;
     this.b = (1 - k0) * b;
     this.c -= k1 * b;
@@ -49,7 +50,12 @@ export class BoxKalman {
   private readonly axes: [Axis, Axis, Axis, Axis];
 
   /** Starts at `box` moving by (vx, vy) pixels a frame: the camera's motion when it is known. */
-  constructor(box: Box, vx: number, vy: number, private readonly noise: KalmanNoise = DEFAULT_KALMAN_NOISE) {
+  constructor(
+    box: Box,
+    vx: number,
+    vy: number,
+    private readonly noise: KalmanNoise = DEFAULT_KALMAN_NOISE,
+  ) {
     const w = box[2] - box[0];
     const h = box[3] - box[1];
     const size = (w + h) / 2;

@@ -65,15 +65,19 @@ export function cameraMotionOf(tracks: readonly Track[]): Map<number, [number, n
   const frames = new Set<number>();
   for (const t of tracks) for (const o of t.observations) frames.add(o.frame);
   if (frames.size === 0) return new Map();
-  const first = Math.min(...frames), last = Math.max(...frames);
+  const first = Math.min(...frames),
+    last = Math.max(...frames);
   const out = new Map<number, [number, number]>();
   let previous: [number, number] = [0, 0];
   for (let f = first + 1; f <= last; f++) {
-    const dx: number[] = [], dy: number[] = [];
+    const dx: number[] = [],
+      dy: number[] = [];
     for (const m of at) {
-      const a = m.get(f - 1), b = m.get(f);
+      const a = m.get(f - 1),
+        b = m.get(f);
       if (!a || !b) continue;
-      const [ax, ay] = centre(a), [bx, by] = centre(b);
+      const [ax, ay] = centre(a),
+        [bx, by] = centre(b);
       dx.push(bx - ax);
       dy.push(by - ay);
     }
@@ -84,7 +88,14 @@ export function cameraMotionOf(tracks: readonly Track[]): Map<number, [number, n
 }
 
 /** How strongly `short` looks like a second view of `long` (higher is surer), or null when it does not. */
-function duplicateOf(short: Track, long: Track, longAt: Map<number, Box>, camera: Map<number, [number, number]>, o: MergeOptions, shortMax: number): { reason: 'inside' | 'continues'; strength: number } | null {
+function duplicateOf(
+  short: Track,
+  long: Track,
+  longAt: Map<number, Box>,
+  camera: Map<number, [number, number]>,
+  o: MergeOptions,
+  shortMax: number,
+): { reason: 'inside' | 'continues'; strength: number } | null {
   const obs = short.observations;
   const shared = obs.filter((x) => longAt.has(x.frame));
   if (shared.length > 0) {
@@ -102,8 +113,10 @@ function duplicateOf(short: Track, long: Track, longAt: Map<number, Box>, camera
     return { reason: 'inside', strength: 1 + sum / shared.length };
   }
   // Never seen together: one ends where the other begins.
-  const sFirst = obs[0]!.frame, sLast = obs[obs.length - 1]!.frame;
-  const lFirst = long.observations[0]!.frame, lLast = long.observations[long.observations.length - 1]!.frame;
+  const sFirst = obs[0]!.frame,
+    sLast = obs[obs.length - 1]!.frame;
+  const lFirst = long.observations[0]!.frame,
+    lLast = long.observations[long.observations.length - 1]!.frame;
   let end: TrackObservation, start: TrackObservation;
   if (sLast < lFirst) [end, start] = [obs[obs.length - 1]!, long.observations[0]!];
   else if (lLast < sFirst) [end, start] = [long.observations[long.observations.length - 1]!, obs[0]!];
@@ -136,7 +149,9 @@ export function mergeDuplicateTracks(tracks: readonly Track[], options: Partial<
   const shortMax = o.shortFraction * typical;
   const camera = cameraMotionOf(counted);
   const at = counted.map((t) => new Map(t.observations.map((x) => [x.frame, x.box])));
-  const order = counted.map((_, i) => i).sort((a, b) => counted[a]!.observations.length - counted[b]!.observations.length || counted[b]!.id! - counted[a]!.id!);
+  const order = counted
+    .map((_, i) => i)
+    .sort((a, b) => counted[a]!.observations.length - counted[b]!.observations.length || counted[b]!.id! - counted[a]!.id!);
 
   const parent = counted.map((_, i) => i);
   const merges: MergeResult['merges'] = [];

@@ -40,7 +40,8 @@ export function estimateShift(predicted: Box[], detections: Box[], o: ShiftOptio
       const dx = dc[j]![0] - pc[i]![0];
       const dy = dc[j]![1] - pc[i]![1];
       if (Math.hypot(dx, dy) > o.maxShift) continue;
-      const ix = Math.floor(dx / bin), iy = Math.floor(dy / bin);
+      const ix = Math.floor(dx / bin),
+        iy = Math.floor(dy / bin);
       const key = `${ix},${iy}`;
       let cell = votes.get(key);
       if (!cell) votes.set(key, (cell = { n: 0, dx: [], dy: [], ix, iy }));
@@ -52,11 +53,16 @@ export function estimateShift(predicted: Box[], detections: Box[], o: ShiftOptio
   // Peaks of the 3×3-smoothed vote map.
   const scored = [...votes.values()].map((c) => {
     let n = 0;
-    const dx: number[] = [], dy: number[] = [];
+    const dx: number[] = [],
+      dy: number[] = [];
     for (let a = -1; a <= 1; a++)
       for (let b = -1; b <= 1; b++) {
         const nb = votes.get(`${c.ix + a},${c.iy + b}`);
-        if (nb) { n += nb.n; dx.push(...nb.dx); dy.push(...nb.dy); }
+        if (nb) {
+          n += nb.n;
+          dx.push(...nb.dx);
+          dy.push(...nb.dy);
+        }
       }
     return { n, dx: median(dx), dy: median(dy) };
   });
@@ -70,9 +76,11 @@ export function estimateShift(predicted: Box[], detections: Box[], o: ShiftOptio
     const moved = predicted.map((b) => shift(b, dx, dy));
     const m = matchByIou(moved, detections, o.minIou);
     let sum = 0;
-    const mdx: number[] = [], mdy: number[] = [];
+    const mdx: number[] = [],
+      mdy: number[] = [];
     for (const [i, j] of m.pairs) {
-      const a = moved[i]!, d = detections[j]!;
+      const a = moved[i]!,
+        d = detections[j]!;
       sum += overlap(a, d);
       mdx.push(dc[j]![0] - pc[i]![0]);
       mdy.push(dc[j]![1] - pc[i]![1]);

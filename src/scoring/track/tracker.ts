@@ -4,7 +4,6 @@
 // existing tracks), and a global camera shift applied before matching.
 import type { Box, Ripeness } from '../types.js';
 import { matchByIou } from './assign.js';
-import { iou } from './box.js';
 import { BoxKalman, DEFAULT_KALMAN_NOISE, type KalmanNoise } from './kalman.js';
 import { estimateShift } from './motion.js';
 
@@ -104,7 +103,10 @@ export class Tracker {
   private framesSeen = 0;
 
   /** `nextId` hands out public ids, so several trackers of one walk can share one numbering. */
-  constructor(options: Partial<TrackerOptions> = {}, private readonly nextId: () => number = counter()) {
+  constructor(
+    options: Partial<TrackerOptions> = {},
+    private readonly nextId: () => number = counter(),
+  ) {
     this.options = { ...DEFAULT_TRACKER_OPTIONS, ...options };
   }
 
@@ -136,10 +138,14 @@ export class Tracker {
 
     let shift: [number, number] = [0, 0];
     if (o.motionCompensation && !camera && this.live.length > 0 && high.length > 0) {
-      const est = estimateShift(predicted, high.map((i) => detections[i]!.box), {
-        minIou: o.matchIou,
-        maxShift: o.maxShiftFraction * Math.max(geo.width, geo.height),
-      });
+      const est = estimateShift(
+        predicted,
+        high.map((i) => detections[i]!.box),
+        {
+          minIou: o.matchIou,
+          maxShift: o.maxShiftFraction * Math.max(geo.width, geo.height),
+        },
+      );
       if (est.support > 0 && (est.dx !== 0 || est.dy !== 0)) {
         shift = [est.dx, est.dy];
         for (const l of this.live) l.kf.translate(est.dx, est.dy);
@@ -149,10 +155,18 @@ export class Tracker {
 
     const assigned = new Array<number>(detections.length).fill(-1);
     const matched = new Set<number>();
-    const first = matchByIou(predicted, high.map((i) => detections[i]!.box), o.matchIou);
+    const first = matchByIou(
+      predicted,
+      high.map((i) => detections[i]!.box),
+      o.matchIou,
+    );
     for (const [ti, k] of first.pairs) this.hit(ti, detections[high[k]!]!, geo, assigned, high[k]!, matched);
     const rest = first.unmatchedTracks;
-    const second = matchByIou(rest.map((ti) => predicted[ti]!), low.map((i) => detections[i]!.box), o.matchIou);
+    const second = matchByIou(
+      rest.map((ti) => predicted[ti]!),
+      low.map((i) => detections[i]!.box),
+      o.matchIou,
+    );
     for (const [r, k] of second.pairs) this.hit(rest[r]!, detections[low[k]!]!, geo, assigned, low[k]!, matched);
 
     const confirmed: Track[] = [];
@@ -175,10 +189,12 @@ export class Tracker {
     }
 
     // Camera motion: median displacement per frame of the tracks seen again in this frame.
-    const mx: number[] = [], my: number[] = [];
+    const mx: number[] = [],
+      my: number[] = [];
     for (const ti of matched) {
       const obs = this.live[ti]!.track.observations;
-      const now = obs[obs.length - 1]!, before = obs[obs.length - 2];
+      const now = obs[obs.length - 1]!,
+        before = obs[obs.length - 2];
       if (!before) continue;
       const gap = now.frame - before.frame;
       mx.push((now.box[0] + now.box[2] - before.box[0] - before.box[2]) / 2 / gap);
@@ -192,7 +208,15 @@ export class Tracker {
     for (const k of first.unmatchedDetections) {
       const i = high[k]!;
       const d = detections[i]!;
-      const track: Track = { key: this.nextKey++, id: null, state: 'tentative', box: d.box, hits: 1, misses: 0, observations: [observe(d, geo)] };
+      const track: Track = {
+        key: this.nextKey++,
+        id: null,
+        state: 'tentative',
+        box: d.box,
+        hits: 1,
+        misses: 0,
+        observations: [observe(d, geo)],
+      };
       this.live.push({ track, kf: new BoxKalman(d.box, this.cameraVelocity[0], this.cameraVelocity[1], o.kalman) });
       assigned[i] = track.key;
       if (o.minHits <= 1) this.confirm(track, confirmed);

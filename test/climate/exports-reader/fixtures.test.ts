@@ -18,7 +18,11 @@ t.test('three header rows: names, compartments, units; decimal commas; compartme
   t.same(a.blocking, []);
   t.equal(a.layout.delimiter, ';');
   t.equal(a.layout.decimal, ',');
-  t.same(a.layout.header_rows, [{ row: 1, role: 'names' }, { row: 2, role: 'compartments' }, { row: 3, role: 'units' }]);
+  t.same(a.layout.header_rows, [
+    { row: 1, role: 'names' },
+    { row: 2, role: 'compartments' },
+    { row: 3, role: 'units' },
+  ]);
   t.same(a.layout.time, { kind: 'date_time', date_column: 0, time_column: 1 });
   t.equal(a.layout.date_format, 'DD-MM-YYYY');
   t.same(a.layout.compartments, ['Kas 1', 'Kas 2']);
@@ -33,7 +37,11 @@ t.test('three header rows: names, compartments, units; decimal commas; compartme
   t.same(k2.blocking, []);
   t.notOk(codes(k2.warnings).includes('compartment_chosen'));
   t.same(k2.first_rows[0]!.values, { air_temperature: 19, relative_humidity: 75.5, co2: 600 });
-  t.same(k2.columns.filter((c) => c.selected).map((c) => c.index), [5, 6, 7], 'only Kas 2 columns are read');
+  t.same(
+    k2.columns.filter((c) => c.selected).map((c) => c.index),
+    [5, 6, 7],
+    'only Kas 2 columns are read',
+  );
   t.equal(k2.mapping!.compartment, 'Kas 2');
 
   const none = await analyseExport(fixture('three-header-rows.csv'), { timeZone: AMS, compartment: 'Kas 9' });
@@ -68,7 +76,10 @@ t.test('LetsGrow-style periods: stamped at the start; °F, vpm, kJ/m² converted
   t.equal(s.air_temperature!.conversion, '°F → °C');
   t.equal(s.co2!.conversion, 'vpm → ppm');
   t.equal(s.radiation_sum!.conversion, 'kJ/m² → J/cm²');
-  t.same(a.first_rows.map((r) => r.at), ['2021-03-28T00:00:00+01:00', '2021-03-28T01:00:00+01:00', '2021-03-28T03:00:00+02:00', '2021-03-28T04:00:00+02:00']);
+  t.same(
+    a.first_rows.map((r) => r.at),
+    ['2021-03-28T00:00:00+01:00', '2021-03-28T01:00:00+01:00', '2021-03-28T03:00:00+02:00', '2021-03-28T04:00:00+02:00'],
+  );
   t.equal(a.first_rows[0]!.values.air_temperature, 20);
   t.equal(a.first_rows[2]!.values.radiation_sum, 30);
   t.same(a.stats.dst.missing_hours, ['2021-03-28T02']);
@@ -82,8 +93,17 @@ t.test('Argus-style vendor codes with Excel serial days; NaN and fill values ski
   t.same(a.blocking, []);
   t.equal(a.layout.date_format, 'Excel serial day');
   const s = selected(a);
-  for (const [m, h] of [['air_temperature', 'Tair'], ['relative_humidity', 'Rhair'], ['co2', 'CO2air'], ['par', 'Tot_PAR'],
-    ['pipe_temperature', 'Tpipe'], ['vent_opening', 'VentLee'], ['screen_position', 'EnScr'], ['heating_setpoint', 't_heat_sp'], ['co2_setpoint', 'co2_sp']]) {
+  for (const [m, h] of [
+    ['air_temperature', 'Tair'],
+    ['relative_humidity', 'Rhair'],
+    ['co2', 'CO2air'],
+    ['par', 'Tot_PAR'],
+    ['pipe_temperature', 'Tpipe'],
+    ['vent_opening', 'VentLee'],
+    ['screen_position', 'EnScr'],
+    ['heating_setpoint', 't_heat_sp'],
+    ['co2_setpoint', 'co2_sp'],
+  ]) {
     t.equal(s[m!]?.header, h, `${h} → ${m}`);
   }
   t.equal(a.columns.find((c) => c.header === 'Ventwind')!.metric, 'vent_opening');
@@ -105,7 +125,10 @@ t.test('month-day-year with a 12-hour clock', async (t) => {
   t.same(a.blocking, []);
   t.equal(a.layout.date_order, 'mdy');
   t.equal(a.layout.date_format, 'MM/DD/YYYY');
-  t.same(a.first_rows.map((r) => r.at), ['2020-09-15T11:05:00-05:00', '2020-09-15T12:05:00-05:00', '2020-09-15T13:05:00-05:00', '2020-09-15T14:05:00-05:00']);
+  t.same(
+    a.first_rows.map((r) => r.at),
+    ['2020-09-15T11:05:00-05:00', '2020-09-15T12:05:00-05:00', '2020-09-15T13:05:00-05:00', '2020-09-15T14:05:00-05:00'],
+  );
   t.equal(a.first_rows[0]!.values.relative_humidity, 50);
   t.ok(Math.abs(a.first_rows[0]!.values.air_temperature! - 21.1111111111) < 1e-9);
   const given = await analyseExport(fixture('mdy-us.csv'), { timeZone: 'America/Chicago', dateOrder: 'dmy' });
@@ -129,7 +152,10 @@ t.test('ambiguous day/month order blocks until date_order is given', async (t) =
   t.equal(mdy.mapping!.date_order, 'mdy');
   const err = await all(readReadings(fixture('ambiguous-dates.csv'), { timeZone: AMS })).catch((e: unknown) => e);
   t.ok(err instanceof ExportRefused, 'the import refuses what the preview blocks');
-  t.same((err as ExportRefused).blocking.map((b) => b.code), ['ambiguous_date_order']);
+  t.same(
+    (err as ExportRefused).blocking.map((b) => b.code),
+    ['ambiguous_date_order'],
+  );
 });
 
 t.test('an ambiguous head is settled by a day > 12 later in the file', async (t) => {
@@ -180,20 +206,44 @@ t.test('Windows-1252: ° as byte 0xB0, Danish names, two-digit years, setpoints'
   t.equal(s.screen_position!.header, 'Gardin (%)');
   t.equal(s.heating_setpoint!.header, 'Varme sætpunkt (°C)');
   t.equal(s.co2_setpoint!.header, 'CO2 krav (ppm)');
-  t.same(a.first_rows[0], { at: '2020-09-15T12:00:00+02:00', values: { air_temperature: 21.5, relative_humidity: 70, outside_temperature: 12.5, screen_position: 0, heating_setpoint: 20, co2_setpoint: 800 } });
+  t.same(a.first_rows[0], {
+    at: '2020-09-15T12:00:00+02:00',
+    values: {
+      air_temperature: 21.5,
+      relative_humidity: 70,
+      outside_temperature: 12.5,
+      screen_position: 0,
+      heating_setpoint: 20,
+      co2_setpoint: 800,
+    },
+  });
 });
 
 t.test('30MHz-style repeated autumn hour: first occurrence summer offset, second winter', async (t) => {
   const a = await analyseExport(fixture('30mhz-autumn.csv'), { timeZone: AMS, previewRows: 20 });
   t.same(a.blocking, []);
-  t.same(a.first_rows.map((r) => r.at), [
-    '2020-10-25T01:30:00+02:00', '2020-10-25T01:45:00+02:00',
-    '2020-10-25T02:00:00+02:00', '2020-10-25T02:15:00+02:00', '2020-10-25T02:30:00+02:00', '2020-10-25T02:45:00+02:00',
-    '2020-10-25T02:00:00+01:00', '2020-10-25T02:15:00+01:00', '2020-10-25T02:30:00+01:00', '2020-10-25T02:45:00+01:00',
-    '2020-10-25T03:00:00+01:00', '2020-10-25T03:15:00+01:00',
-  ]);
+  t.same(
+    a.first_rows.map((r) => r.at),
+    [
+      '2020-10-25T01:30:00+02:00',
+      '2020-10-25T01:45:00+02:00',
+      '2020-10-25T02:00:00+02:00',
+      '2020-10-25T02:15:00+02:00',
+      '2020-10-25T02:30:00+02:00',
+      '2020-10-25T02:45:00+02:00',
+      '2020-10-25T02:00:00+01:00',
+      '2020-10-25T02:15:00+01:00',
+      '2020-10-25T02:30:00+01:00',
+      '2020-10-25T02:45:00+01:00',
+      '2020-10-25T03:00:00+01:00',
+      '2020-10-25T03:15:00+01:00',
+    ],
+  );
   const instants = a.first_rows.map((r) => Date.parse(r.at));
-  t.ok(instants.every((v, i) => i === 0 || v - instants[i - 1]! === 15 * 60_000), 'every row 15 minutes after the last: no doubled instants');
+  t.ok(
+    instants.every((v, i) => i === 0 || v - instants[i - 1]! === 15 * 60_000),
+    'every row 15 minutes after the last: no doubled instants',
+  );
   t.same(a.stats.dst.repeated_hours, ['2020-10-25T02']);
   t.equal(a.stats.dst.repeated_rows, 4);
   t.equal(a.layout.trailing_rows_dropped, 2, 'blank row and "Link to dashboard"');
@@ -214,10 +264,17 @@ t.test('.xlsx with text dates on the sheet with the most rows', async (t) => {
 t.test('.xlsx with real date cells, across the autumn change', async (t) => {
   const a = await analyseExport(fixture('real-dates.xlsx'), { timeZone: AMS });
   t.same(a.blocking, []);
-  t.same(a.first_rows.map((r) => r.at), [
-    '2020-10-25T01:30:00+02:00', '2020-10-25T02:00:00+02:00', '2020-10-25T02:30:00+02:00',
-    '2020-10-25T02:00:00+01:00', '2020-10-25T02:30:00+01:00', '2020-10-25T03:00:00+01:00',
-  ]);
+  t.same(
+    a.first_rows.map((r) => r.at),
+    [
+      '2020-10-25T01:30:00+02:00',
+      '2020-10-25T02:00:00+02:00',
+      '2020-10-25T02:30:00+02:00',
+      '2020-10-25T02:00:00+01:00',
+      '2020-10-25T02:30:00+01:00',
+      '2020-10-25T03:00:00+01:00',
+    ],
+  );
   t.equal(selected(a).outside_temperature!.header, 'Outside temperature (°C)');
 });
 
@@ -241,7 +298,9 @@ t.test('decimal commas read the same in every block of a large file', async (t) 
     const min = (i % 288) * 5;
     // Thousands separators only in the first rows (the header's block has '.' in any case).
     const pressure = i < 10 ? '1.013,25' : '1013,25';
-    lines.push(`${day}-01-2021;${String(Math.floor(min / 60)).padStart(2, '0')}:${String(min % 60).padStart(2, '0')};21,375;-3,5;${pressure}`);
+    lines.push(
+      `${day}-01-2021;${String(Math.floor(min / 60)).padStart(2, '0')}:${String(min % 60).padStart(2, '0')};21,375;-3,5;${pressure}`,
+    );
   }
   const bytes = Buffer.from(lines.join('\r\n'));
   t.ok(bytes.length > 4 * 64 * 1024, 'several blocks');
@@ -263,8 +322,21 @@ t.test('a newest-first export resolves the repeated hour the other way round', a
   t.same(a.blocking, []);
   const ats = a.first_rows.map((r) => r.at);
   t.equal(ats[0], '2020-10-25T03:15:00+01:00');
-  t.same(ats.slice(2, 6), ['2020-10-25T02:45:00+01:00', '2020-10-25T02:30:00+01:00', '2020-10-25T02:15:00+01:00', '2020-10-25T02:00:00+01:00']);
-  t.same(ats.slice(6, 10), ['2020-10-25T02:45:00+02:00', '2020-10-25T02:30:00+02:00', '2020-10-25T02:15:00+02:00', '2020-10-25T02:00:00+02:00']);
+  t.same(ats.slice(2, 6), [
+    '2020-10-25T02:45:00+01:00',
+    '2020-10-25T02:30:00+01:00',
+    '2020-10-25T02:15:00+01:00',
+    '2020-10-25T02:00:00+01:00',
+  ]);
+  t.same(ats.slice(6, 10), [
+    '2020-10-25T02:45:00+02:00',
+    '2020-10-25T02:30:00+02:00',
+    '2020-10-25T02:15:00+02:00',
+    '2020-10-25T02:00:00+02:00',
+  ]);
   const ms = ats.map((x) => Date.parse(x));
-  t.ok(ms.every((v, i) => i === 0 || ms[i - 1]! - v === 15 * 60_000), 'strictly 15 minutes apart, newest first');
+  t.ok(
+    ms.every((v, i) => i === 0 || ms[i - 1]! - v === 15 * 60_000),
+    'strictly 15 minutes apart, newest first',
+  );
 });

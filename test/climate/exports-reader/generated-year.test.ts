@@ -16,7 +16,10 @@ t.test('a generated year reads with its clock changes', async (t) => {
   t.same(a.stats.dst.repeated_hours, ['2021-10-31T02']);
   t.same(a.stats.dst.missing_hours, [], 'the generator writes no 02:00 on 28 March');
   t.equal(a.stats.data_rows, 8760);
-  const selected = a.columns.filter((c) => c.selected).map((c) => c.metric).sort();
+  const selected = a.columns
+    .filter((c) => c.selected)
+    .map((c) => c.metric)
+    .sort();
   t.equal(selected.length, 28, '30 columns, two of them second columns for a metric');
   t.ok(selected.includes('humidity_setpoint') && selected.includes('radiation_sum') && selected.includes('co2_dosing'));
   const readings: Reading[] = [];

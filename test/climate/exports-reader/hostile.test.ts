@@ -9,12 +9,18 @@ import { deflateRawSync } from 'node:zlib';
 import { deflatedSpaces, zipOneEntry } from '../../helpers/zip-bomb.js';
 import { analyseExport, ExportRefused, readReadings, type Analysis } from '../../../src/climate/exports-reader/index.js';
 
-async function drain(it: AsyncIterable<unknown>): Promise<void> { for await (const _ of it) void _; }
+async function drain(it: AsyncIterable<unknown>): Promise<void> {
+  for await (const _ of it) void _;
+}
 type TestT = InstanceType<typeof Test>;
 const opts = { timeZone: 'Europe/Amsterdam' };
 
 function onlyBlocking(t: TestT, a: Analysis, code: string) {
-  t.same(a.blocking.map((b) => b.code), [code], `blocked with ${code}`);
+  t.same(
+    a.blocking.map((b) => b.code),
+    [code],
+    `blocked with ${code}`,
+  );
   t.ok(a.blocking[0]!.message.length > 10, 'with a message');
   t.same(a.columns, []);
   t.same(a.first_rows, []);
@@ -25,7 +31,10 @@ function onlyBlocking(t: TestT, a: Analysis, code: string) {
 t.test('binary garbage', async (t) => {
   let x = 12345;
   const bytes = Buffer.alloc(200_000);
-  for (let i = 0; i < bytes.length; i++) { x = (x * 1103515245 + 12345) >>> 0; bytes[i] = x >>> 24; }
+  for (let i = 0; i < bytes.length; i++) {
+    x = (x * 1103515245 + 12345) >>> 0;
+    bytes[i] = x >>> 24;
+  }
   onlyBlocking(t, await analyseExport({ bytes, fileName: 'climate.csv' }, opts), 'not_a_table');
 });
 
@@ -36,13 +45,23 @@ t.test('an empty file and a file of one word', async (t) => {
 
 t.test('a table without times', async (t) => {
   const a = await analyseExport({ bytes: Buffer.from('a;b;c\n1;2;3\n4;5;6\n') }, opts);
-  t.same(a.blocking.map((b) => b.code), ['no_time_column']);
+  t.same(
+    a.blocking.map((b) => b.code),
+    ['no_time_column'],
+  );
 });
 
 t.test('a table whose columns mean nothing', async (t) => {
   const a = await analyseExport({ bytes: Buffer.from('time,foo,bar\n2020-01-01 00:00,1,2\n2020-01-01 01:00,3,4\n') }, opts);
-  t.same(a.blocking.map((b) => b.code), ['no_mapped_columns']);
-  t.same(a.columns.map((c) => c.confidence), [0, 0], 'unknown columns are listed with confidence 0');
+  t.same(
+    a.blocking.map((b) => b.code),
+    ['no_mapped_columns'],
+  );
+  t.same(
+    a.columns.map((c) => c.confidence),
+    [0, 0],
+    'unknown columns are listed with confidence 0',
+  );
 });
 
 t.test('an old binary .xls is refused with a hint', async (t) => {
@@ -88,17 +107,24 @@ t.test('a 32 MiB single line is refused early, streamed from disk', async (t) =>
   t.ok(a.layout.bytes_read <= 2 * 1024 * 1024, `read ${a.layout.bytes_read} bytes of 32 MiB before refusing`);
   const err = await drain(readReadings({ path: file }, opts)).catch((e: unknown) => e);
   t.ok(err instanceof ExportRefused);
-  t.same((err as ExportRefused).blocking.map((b) => b.code), ['line_too_long']);
+  t.same(
+    (err as ExportRefused).blocking.map((b) => b.code),
+    ['line_too_long'],
+  );
 });
 
 t.test('a long line after good rows is refused while importing', async (t) => {
   const dir = t.testdir({});
   const file = path.join(dir, 'late.csv');
   const good = ['time;Temperature (°C)'];
-  for (let i = 0; i < 5000; i++) good.push(`2020-01-01 ${String(Math.floor(i / 60) % 24).padStart(2, '0')}:${String(i % 60).padStart(2, '0')};20`);
+  for (let i = 0; i < 5000; i++)
+    good.push(`2020-01-01 ${String(Math.floor(i / 60) % 24).padStart(2, '0')}:${String(i % 60).padStart(2, '0')};20`);
   await writeFile(file, good.join('\n') + '\n' + '9'.repeat(2 * 1024 * 1024) + '\n');
   const a = await analyseExport({ path: file }, opts);
-  t.same(a.blocking.map((b) => b.code), ['line_too_long']);
+  t.same(
+    a.blocking.map((b) => b.code),
+    ['line_too_long'],
+  );
   t.equal(a.mapping, null, 'no mapping to confirm for a file that cannot be imported');
 });
 

@@ -52,7 +52,7 @@ t.test('30MHz one week every hour', { skip }, async (t) => {
   t.equal(a.first_rows[0]!.values.air_temperature, 18.2, 'afd 4 kastemperatuur at 2020-09-07 00:00');
   t.equal(a.first_rows[0]!.values.humidity_deficit, 2.65);
   t.equal(a.stats.data_rows, 168);
-  t.equal(a.stats.dst.repeated_rows, 0, 'this week has no clock change (the README\'s repeated hour is not in these files)');
+  t.equal(a.stats.dst.repeated_rows, 0, "this week has no clock change (the README's repeated hour is not in these files)");
 
   const a1 = await analyseExport(file('30mhz-one-week-every-hour.csv'), { timeZone: 'Europe/Amsterdam', compartment: 'afd 1' });
   t.match(col(a1, /^kastemperatuur - °C {2}\(afd 1\)/), { selected: true });
@@ -69,7 +69,8 @@ t.test('30MHz one month every 5 minutes: readings and hours', { skip }, async (t
   const pressure = a.stats.skipped_by_column.find((c) => c.metric === 'air_pressure')!;
   t.ok(pressure.skipped.out_of_range > 0, 'zero air pressure readings are skipped as impossible');
   const readings: Reading[] = [];
-  for await (const b of readReadings(file('30mhz-one-month-every-5-minutes.csv'), { timeZone: 'Europe/Amsterdam', mapping: a.mapping! })) readings.push(...b);
+  for await (const b of readReadings(file('30mhz-one-month-every-5-minutes.csv'), { timeZone: 'Europe/Amsterdam', mapping: a.mapping! }))
+    readings.push(...b);
   t.equal(readings.length, a.stats.values, 'the import reads what the preview counted');
   const hours = await aggregateHourly(readings, { timeZone: 'Europe/Amsterdam' });
   const h = hours.find((x) => x.metric === 'air_temperature' && x.hour === '2020-08-17T12:00:00+02:00')!;
@@ -115,7 +116,10 @@ t.test('aarslev celle 5: date and time columns, quoted numbers, exponents, empty
   const ats = temps.map((r) => r.at);
   t.ok(ats.includes('2014-03-30T01:50:00+01:00'));
   t.ok(ats.includes('2014-03-30T03:00:00+02:00'));
-  t.notOk(ats.some((x) => x.startsWith('2014-03-30T02:')), 'no reading in the hour that does not exist');
+  t.notOk(
+    ats.some((x) => x.startsWith('2014-03-30T02:')),
+    'no reading in the hour that does not exist',
+  );
   const i = ats.indexOf('2014-03-30T01:50:00+01:00');
   t.equal(Date.parse(ats[i + 1]!) - Date.parse(ats[i]!), 10 * 60_000, '01:50 CET to 03:00 CEST is 10 minutes');
   t.equal(readings.filter((r) => r.at.startsWith('2014-03-31T23:50')).length, 12);

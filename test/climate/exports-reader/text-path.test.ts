@@ -29,12 +29,68 @@ async function readAll(bytes: Buffer) {
   for await (const b of it) readings.push(...b);
   const hourly = readHourly({ bytes }, { timeZone: AMS });
   const hours = (await hourly.read()).values({ timeZone: AMS });
-  return { blocking: a.blocking, decimal: a.layout.decimal, time_range: a.time_range, first_rows: a.first_rows, stats: a.stats, warnings: a.warnings, readings, readerStats: it.stats, hours, hourlyWarnings: hourly.warnings };
+  return {
+    blocking: a.blocking,
+    decimal: a.layout.decimal,
+    time_range: a.time_range,
+    first_rows: a.first_rows,
+    stats: a.stats,
+    warnings: a.warnings,
+    readings,
+    readerStats: it.stats,
+    hours,
+    hourlyWarnings: hourly.warnings,
+  };
 }
 
-const ODD_COMMA = ['14,54', ' 14,5', '1.013,25', '-0', '-0,0', '+5', '1,', ',5', '1,5e3', '0x1F', 'NaN', '', ' ', 'Infinity', '-9999', '5,47e+34',
-  '12345678901234567', '1234567890,12345', '0,000001', '007', '--1', '1,2,3', 'abc', '-', '99999999999', '20', '980,123456789012'];
-const ODD_DOT = ['68.5', ' 70', '1e2', '-0', '.5', '5.', '0x10', '0b1', 'NaN', '', '12345678901234567890', '3.14159265358979', '72', '-40.0', '1e-7', '0.1', '123456789012345.5'];
+const ODD_COMMA = [
+  '14,54',
+  ' 14,5',
+  '1.013,25',
+  '-0',
+  '-0,0',
+  '+5',
+  '1,',
+  ',5',
+  '1,5e3',
+  '0x1F',
+  'NaN',
+  '',
+  ' ',
+  'Infinity',
+  '-9999',
+  '5,47e+34',
+  '12345678901234567',
+  '1234567890,12345',
+  '0,000001',
+  '007',
+  '--1',
+  '1,2,3',
+  'abc',
+  '-',
+  '99999999999',
+  '20',
+  '980,123456789012',
+];
+const ODD_DOT = [
+  '68.5',
+  ' 70',
+  '1e2',
+  '-0',
+  '.5',
+  '5.',
+  '0x10',
+  '0b1',
+  'NaN',
+  '',
+  '12345678901234567890',
+  '3.14159265358979',
+  '72',
+  '-40.0',
+  '1e-7',
+  '0.1',
+  '123456789012345.5',
+];
 
 t.test('decimal commas: unquoted text reads as the same cells quoted', async (t) => {
   const header = ['Tijd', 'Temperatuur (°C)', 'RV (%)', 'Luchtdruk (hPa)', 'Windrichting (°)', 'Neerslag (mm)', 'CO2 (ppm)'];
@@ -43,7 +99,10 @@ t.test('decimal commas: unquoted text reads as the same cells quoted', async (t)
   t.same(plain.blocking, []);
   t.equal(plain.decimal, ',');
   t.ok(plain.readings.length > 10_000, 'readings');
-  t.ok(plain.stats.skipped.not_a_number > 0 && plain.stats.skipped.out_of_range > 0 && plain.stats.skipped.empty > 0, 'every kind of skipped cell');
+  t.ok(
+    plain.stats.skipped.not_a_number > 0 && plain.stats.skipped.out_of_range > 0 && plain.stats.skipped.empty > 0,
+    'every kind of skipped cell',
+  );
   t.same(plain, quoted);
 });
 

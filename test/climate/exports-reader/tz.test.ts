@@ -7,7 +7,10 @@ import { fixtures, repoRoot } from '../../fixtures/climate/paths.js';
 
 function probe(tz: string): { tz: string; offsetNow: number; out: { name: string; first_rows: { at: string }[] }[] } {
   const stdout = execFileSync(process.execPath, ['--import', 'tsx', path.join(fixtures, 'tz-probe.ts')], {
-    cwd: repoRoot, env: { ...process.env, TZ: tz }, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024,
+    cwd: repoRoot,
+    env: { ...process.env, TZ: tz },
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
   });
   return JSON.parse(stdout);
 }

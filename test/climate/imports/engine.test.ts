@@ -11,12 +11,26 @@ t.test('import bookkeeping and undo', async (t) => {
   const tree = await createTree(s);
   const { store, sqlite, db } = s.app.services;
   const cycle = await db.selectFrom('cycles').selectAll().where('id', '=', tree.cycleId).executeTakeFirstOrThrow();
-  const meta = (name: string, hash = name): ImportMeta => ({ kind: 'csv', fileName: name, contentHash: hash, sizeBytes: 10, actor: 'watcher', mapping: { columns: [] }, warnings: [] });
-  const run = (name: string, readings: IncomingReading[], hash?: string) => store.write(SYSTEM_ACTOR, (w) => storeImport(w, sqlite, cycle, meta(name, hash), [readings]));
-  const readings = () => sqlite.prepare('SELECT metric, at_utc, value, import_id FROM climate_readings WHERE cycle_id = ? ORDER BY metric, at_utc').all(tree.cycleId) as any[];
+  const meta = (name: string, hash = name): ImportMeta => ({
+    kind: 'csv',
+    fileName: name,
+    contentHash: hash,
+    sizeBytes: 10,
+    actor: 'watcher',
+    mapping: { columns: [] },
+    warnings: [],
+  });
+  const run = (name: string, readings: IncomingReading[], hash?: string) =>
+    store.write(SYSTEM_ACTOR, (w) => storeImport(w, sqlite, cycle, meta(name, hash), [readings]));
+  const readings = () =>
+    sqlite
+      .prepare('SELECT metric, at_utc, value, import_id FROM climate_readings WHERE cycle_id = ? ORDER BY metric, at_utc')
+      .all(tree.cycleId) as any[];
   const count = (table: string) => (sqlite.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
   const undo = (id: string, confirm = false) =>
-    store.write(SYSTEM_ACTOR, async (w) => undoImport(w, sqlite, (await w.trx.selectFrom('climate_imports').selectAll().where('id', '=', id).executeTakeFirstOrThrow()), confirm));
+    store.write(SYSTEM_ACTOR, async (w) =>
+      undoImport(w, sqlite, await w.trx.selectFrom('climate_imports').selectAll().where('id', '=', id).executeTakeFirstOrThrow(), confirm),
+    );
 
   const fileA: IncomingReading[] = [
     { at: '2026-03-01T12:00:00+01:00', metric: 'air_temperature', value: 20 },
@@ -33,7 +47,10 @@ t.test('import bookkeeping and undo', async (t) => {
   const again = await run('a.csv', fileA);
   t.same([again.readings_added, again.readings_updated, again.readings_skipped], [0, 0, 3], 'the same content again changes nothing');
   t.equal(count('climate_readings'), 3);
-  t.ok(readings().every((r) => r.import_id === a.id), 'unchanged readings keep their source');
+  t.ok(
+    readings().every((r) => r.import_id === a.id),
+    'unchanged readings keep their source',
+  );
 
   const b = await run('b.csv', [
     { at: Date.UTC(2026, 2, 1, 11), metric: 'air_temperature', value: 20 },
@@ -41,8 +58,16 @@ t.test('import bookkeeping and undo', async (t) => {
     { at: Date.UTC(2026, 2, 1, 13), metric: 'air_temperature', value: 23 },
     { at: Date.UTC(2026, 2, 1, 13), metric: 'air_temperature', value: 24 },
   ]);
-  t.same([b.readings_added, b.readings_updated, b.readings_skipped, b.duplicates], [1, 1, 2, 1], 'one skipped as equal, one repeat within the file');
-  t.same(readings().map((r) => r.value), [20, 22.5, 24, 600], 'the later repeat wins');
+  t.same(
+    [b.readings_added, b.readings_updated, b.readings_skipped, b.duplicates],
+    [1, 1, 2, 1],
+    'one skipped as equal, one repeat within the file',
+  );
+  t.same(
+    readings().map((r) => r.value),
+    [20, 22.5, 24, 600],
+    'the later repeat wins',
+  );
 
   t.test('undo refused while a later import changed the same readings', async (t) => {
     const err = await undo(a.id).catch((e) => e);
@@ -55,8 +80,20 @@ t.test('import bookkeeping and undo', async (t) => {
   t.test('undo of the later import restores values and removes what it added', async (t) => {
     const r = await undo(b.id);
     t.same([r.removed, r.restored, r.missing], [1, 1, 0]);
-    t.same(readings().map((x) => [x.value, x.import_id]), [[20, a.id], [21, a.id], [600, a.id]]);
-    t.same(laterChanges(sqlite, (await db.selectFrom('climate_imports').selectAll().where('id', '=', a.id).executeTakeFirstOrThrow())).later_imports, [], 'no conflict left');
+    t.same(
+      readings().map((x) => [x.value, x.import_id]),
+      [
+        [20, a.id],
+        [21, a.id],
+        [600, a.id],
+      ],
+    );
+    t.same(
+      laterChanges(sqlite, await db.selectFrom('climate_imports').selectAll().where('id', '=', a.id).executeTakeFirstOrThrow())
+        .later_imports,
+      [],
+      'no conflict left',
+    );
     const twice = await undo(b.id).catch((e) => e);
     t.equal(twice.status, 409, 'undoing twice is refused');
   });
@@ -91,16 +128,33 @@ t.test('import bookkeeping and undo', async (t) => {
     for (const prefetchMax of [50_000, 0]) {
       const other = await createTree(s);
       const c2 = await db.selectFrom('cycles').selectAll().where('id', '=', other.cycleId).executeTakeFirstOrThrow();
-      const go = (name: string, batches: IncomingReading[][]) => store.write(SYSTEM_ACTOR, (w) => storeImport(w, sqlite, c2, meta(name), batches, prefetchMax));
+      const go = (name: string, batches: IncomingReading[][]) =>
+        store.write(SYSTEM_ACTOR, (w) => storeImport(w, sqlite, c2, meta(name), batches, prefetchMax));
       const at = (h: number) => Date.UTC(2026, 5, 1, h);
       const first = await go('one', [
-        [{ at: at(0), metric: 'co2', value: 1 }, { at: at(1), metric: 'co2', value: 2 }, { at: at(0), metric: 'co2', value: 3 }],
-        [{ at: at(1), metric: 'co2', value: 4 }, { at: at(2), metric: 'co2', value: 5 }],
+        [
+          { at: at(0), metric: 'co2', value: 1 },
+          { at: at(1), metric: 'co2', value: 2 },
+          { at: at(0), metric: 'co2', value: 3 },
+        ],
+        [
+          { at: at(1), metric: 'co2', value: 4 },
+          { at: at(2), metric: 'co2', value: 5 },
+        ],
       ]);
       t.same([first.readings_added, first.duplicates], [3, 2], `prefetchMax ${prefetchMax}: repeats within and across batches`);
-      const stored = () => (sqlite.prepare('SELECT at_utc, value FROM climate_readings WHERE cycle_id = ? ORDER BY at_utc').all(other.cycleId) as any[]).map((r) => r.value);
+      const stored = () =>
+        (sqlite.prepare('SELECT at_utc, value FROM climate_readings WHERE cycle_id = ? ORDER BY at_utc').all(other.cycleId) as any[]).map(
+          (r) => r.value,
+        );
       t.same(stored(), [3, 4, 5], 'the later value wins');
-      const second = await go('two', [[{ at: at(2), metric: 'co2', value: 5 }, { at: at(0), metric: 'co2', value: 9 }, { at: at(3), metric: 'co2', value: 6 }]]);
+      const second = await go('two', [
+        [
+          { at: at(2), metric: 'co2', value: 5 },
+          { at: at(0), metric: 'co2', value: 9 },
+          { at: at(3), metric: 'co2', value: 6 },
+        ],
+      ]);
       t.same([second.readings_added, second.readings_updated, second.readings_skipped], [1, 1, 1]);
       t.same(stored(), [9, 4, 5, 6]);
       await undo(second.id);
@@ -112,7 +166,8 @@ t.test('import bookkeeping and undo', async (t) => {
     for (const preStored of [false, true]) {
       const other = await createTree(s);
       const c3 = await db.selectFrom('cycles').selectAll().where('id', '=', other.cycleId).executeTakeFirstOrThrow();
-      const go = (name: string, batches: IncomingReading[][]) => store.write(SYSTEM_ACTOR, (w) => storeImport(w, sqlite, c3, meta(name), batches));
+      const go = (name: string, batches: IncomingReading[][]) =>
+        store.write(SYSTEM_ACTOR, (w) => storeImport(w, sqlite, c3, meta(name), batches));
       const at = Date.UTC(2026, 6, 1, 12);
       // A reading already in the span sends the batch down the path with a lookup per reading.
       if (preStored) await go('before', [[{ at, metric: 'zz_before', value: 1 }]]);
@@ -120,15 +175,26 @@ t.test('import bookkeeping and undo', async (t) => {
       batch.push({ at, metric: 'm0', value: 2 }, { at, metric: 'm599', value: 3 });
       const r = await go('wide', [batch]);
       t.same([r.readings_added, r.duplicates], [600, 2], `pre-stored ${preStored}`);
-      const value = (m: string) => (sqlite.prepare('SELECT value FROM climate_readings WHERE cycle_id = ? AND metric = ?').get(other.cycleId, m) as { value: number }).value;
+      const value = (m: string) =>
+        (sqlite.prepare('SELECT value FROM climate_readings WHERE cycle_id = ? AND metric = ?').get(other.cycleId, m) as { value: number })
+          .value;
       t.same([value('m0'), value('m1'), value('m599')], [2, 1, 3], 'written or still buffered, the later value is stored');
       await undo(r.id);
-      t.equal((sqlite.prepare('SELECT count(*) AS n FROM climate_readings WHERE cycle_id = ?').get(other.cycleId) as { n: number }).n, preStored ? 1 : 0, 'undo removes them all');
+      t.equal(
+        (sqlite.prepare('SELECT count(*) AS n FROM climate_readings WHERE cycle_id = ?').get(other.cycleId) as { n: number }).n,
+        preStored ? 1 : 0,
+        'undo removes them all',
+      );
     }
   });
 
   t.test('a failure half way leaves nothing: no readings, no record, no effects, no log', async (t) => {
-    const before = { readings: count('climate_readings'), imports: count('climate_imports'), effects: count('climate_import_undo'), log: count('change_log') };
+    const before = {
+      readings: count('climate_readings'),
+      imports: count('climate_imports'),
+      effects: count('climate_import_undo'),
+      log: count('change_log'),
+    };
     async function* batches(): AsyncGenerator<IncomingReading[]> {
       yield Array.from({ length: 5000 }, (_, i) => ({ at: Date.UTC(2026, 4, 1) + i * 60_000, metric: 'par', value: i % 1000 }));
       // An empty metric name breaks the table's CHECK constraint.
@@ -136,6 +202,14 @@ t.test('import bookkeeping and undo', async (t) => {
     }
     const err = await store.write(SYSTEM_ACTOR, (w) => storeImport(w, sqlite, cycle, meta('crash.csv'), batches())).catch((e) => e);
     t.match(String(err), /CHECK constraint failed/);
-    t.same({ readings: count('climate_readings'), imports: count('climate_imports'), effects: count('climate_import_undo'), log: count('change_log') }, before);
+    t.same(
+      {
+        readings: count('climate_readings'),
+        imports: count('climate_imports'),
+        effects: count('climate_import_undo'),
+        log: count('change_log'),
+      },
+      before,
+    );
   });
 });

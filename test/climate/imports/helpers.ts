@@ -24,6 +24,8 @@ export function climateState(s: TestServer, tree: Tree) {
   return {
     readings: q('SELECT metric, at_utc, value, import_id, fixed_id FROM climate_readings WHERE cycle_id = ? ORDER BY at_utc, metric'),
     imports: q('SELECT id, status FROM climate_imports WHERE cycle_id = ? ORDER BY id'),
-    undo: q('SELECT u.import_seq, u.metric, hex(u.added) AS added, hex(u.updated) AS updated FROM climate_import_undo u JOIN climate_imports i ON i.seq = u.import_seq WHERE i.cycle_id = ? ORDER BY u.import_seq, u.metric'),
+    undo: q(
+      'SELECT u.import_seq, u.metric, hex(u.added) AS added, hex(u.updated) AS updated FROM climate_import_undo u JOIN climate_imports i ON i.seq = u.import_seq WHERE i.cycle_id = ? ORDER BY u.import_seq, u.metric',
+    ),
   };
 }

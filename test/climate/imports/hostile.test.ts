@@ -22,29 +22,50 @@ t.test('hostile climate files', async (t) => {
   t.equal((await s.request('POST', `${C}/file`, { key, raw: form(climateCsv(12), 'ok.csv', { remember: 'true' }) })).status, 200);
   const baseline = climateState(s, tree);
 
-  const throughEveryRoute = async (t: any, label: string, make: () => Promise<Blob> | Blob, expect: { status: number; codes?: string[] }) => {
+  const throughEveryRoute = async (
+    t: any,
+    label: string,
+    make: () => Promise<Blob> | Blob,
+    expect: { status: number; codes?: string[] },
+  ) => {
     for (const route of ['csv/preview', 'csv', 'file/preview', 'file', 'ingest']) {
       const blob = await make();
       const r =
         route === 'ingest'
-          ? await s.request('POST', `${C}/ingest`, { raw: blob, headers: { 'content-type': 'application/octet-stream', 'x-api-key': key, 'x-file-name': label } })
+          ? await s.request('POST', `${C}/ingest`, {
+              raw: blob,
+              headers: { 'content-type': 'application/octet-stream', 'x-api-key': key, 'x-file-name': label },
+            })
           : await s.request('POST', `${C}/${route}`, { key, raw: form(blob, label) });
       if (route.endsWith('preview')) {
         // A preview answers 200 and lists the blocking problems.
         t.equal(r.status, 200, `${route}: ${r.text.slice(0, 300)}`);
-        if (expect.codes) t.ok(r.body.blocking.some((b: any) => expect.codes!.includes(b.code)), `${route}: blocking ${JSON.stringify(r.body.blocking)}`);
+        if (expect.codes)
+          t.ok(
+            r.body.blocking.some((b: any) => expect.codes!.includes(b.code)),
+            `${route}: blocking ${JSON.stringify(r.body.blocking)}`,
+          );
         t.equal(r.body.mapping, null, `${route}: no mapping to confirm`);
       } else {
         const status = route === 'ingest' && expect.status === 400 ? [400, 422] : [expect.status];
         t.ok(status.includes(r.status), `${route}: ${r.status} ${r.text.slice(0, 300)}`);
         t.match(r.headers.get('content-type'), /application\/problem\+json/, `${route}: problem+json`);
-        if (r.status === 400 && expect.codes) t.ok(r.body.blocking.some((b: any) => expect.codes!.includes(b.code)), `${route}: ${JSON.stringify(r.body.blocking)}`);
+        if (r.status === 400 && expect.codes)
+          t.ok(
+            r.body.blocking.some((b: any) => expect.codes!.includes(b.code)),
+            `${route}: ${JSON.stringify(r.body.blocking)}`,
+          );
       }
       t.same(climateState(s, tree), baseline, `${route}: nothing stored`);
     }
   };
 
-  t.test('binary garbage', (t) => throughEveryRoute(t, 'garbage.csv', () => new Blob([randomBytes(256 * 1024)]), { status: 400, codes: ['not_a_table', 'unsupported_encoding'] }));
+  t.test('binary garbage', (t) =>
+    throughEveryRoute(t, 'garbage.csv', () => new Blob([randomBytes(256 * 1024)]), {
+      status: 400,
+      codes: ['not_a_table', 'unsupported_encoding'],
+    }),
+  );
 
   t.test('a zip bomb posing as .xlsx', async (t) => {
     const bomb = zipOneEntry('xl/worksheets/sheet1.xml', await deflatedSpaces(300 * 1024 * 1024), 300 * 1024 * 1024);
@@ -68,7 +89,10 @@ t.test('hostile climate files', async (t) => {
 
   t.test('a million columns', async (t) => {
     const file = path.join(dir, 'wide.csv');
-    writeFileSync(file, 'time,' + Array.from({ length: 1_000_000 }, (_, i) => `c${i}`).join(',') + '\n2026-01-01 00:00,' + '1,'.repeat(999_999) + '1\n');
+    writeFileSync(
+      file,
+      'time,' + Array.from({ length: 1_000_000 }, (_, i) => `c${i}`).join(',') + '\n2026-01-01 00:00,' + '1,'.repeat(999_999) + '1\n',
+    );
     await throughEveryRoute(t, 'wide.csv', () => openAsBlob(file), { status: 400, codes: ['too_many_columns'] });
   });
 
@@ -91,7 +115,10 @@ t.test('a 32 MiB single line above the cap: 413 while streaming', async (t) => {
   await new Promise<void>((r) => ws.end(() => r()));
   const before = climateState(s, tree);
   for (const route of ['csv', 'file']) {
-    const r = await s.request('POST', `${tree.cyclePath}/climate/${route}`, { key: tree.adminKey, raw: form(await openAsBlob(file), 'line.csv') });
+    const r = await s.request('POST', `${tree.cyclePath}/climate/${route}`, {
+      key: tree.adminKey,
+      raw: form(await openAsBlob(file), 'line.csv'),
+    });
     t.equal(r.status, 413, route);
     t.equal(r.body.limit_bytes, 10 * 1024 * 1024);
   }

@@ -47,7 +47,10 @@ async function whole(p: string) {
 }
 
 t.test('hours handed over while reading are the hours of the whole file, in its order', async (t) => {
-  for (const [name, text] of [['ordered.csv', ordered], ['newest-first.csv', newestFirst]] as const) {
+  for (const [name, text] of [
+    ['ordered.csv', ordered],
+    ['newest-first.csv', newestFirst],
+  ] as const) {
     const p = file(name, text);
     const got = await collect(p);
     t.ok(got.batches > 1, `${name}: handed over in ${got.batches} batches`);
@@ -67,8 +70,11 @@ t.test('a row for an hour already handed over: NotInTimeOrder, and the import re
   const r = await s.request('POST', `${tree.cyclePath}/climate/file`, { key: tree.adminKey, raw: form(late, 'late.csv') });
   t.equal(r.status, 200, r.text);
   t.match(r.body, { kind: 'file', status: 'done', readings_added: 900, rows_read: 3600 });
-  const stored = (s.app.services.sqlite.prepare('SELECT metric, at_utc, value FROM climate_readings WHERE cycle_id = ? ORDER BY at_utc, metric').all(tree.cycleId) as { metric: string; at_utc: string; value: number }[])
-    .map((x) => `${Date.parse(x.at_utc)} ${x.metric} ${x.value}`);
+  const stored = (
+    s.app.services.sqlite
+      .prepare('SELECT metric, at_utc, value FROM climate_readings WHERE cycle_id = ? ORDER BY at_utc, metric')
+      .all(tree.cycleId) as { metric: string; at_utc: string; value: number }[]
+  ).map((x) => `${Date.parse(x.at_utc)} ${x.metric} ${x.value}`);
   t.same(stored.sort(), (await whole(p)).sort(), 'every hour whole, the late row in its own hour');
 });
 

@@ -64,7 +64,11 @@ const CHECKS: Record<string, SpotCheck> = {
   },
 };
 
-const files = existsSync(DATA) ? readdirSync(DATA).filter((f) => !f.startsWith('.')).sort() : [];
+const files = existsSync(DATA)
+  ? readdirSync(DATA)
+      .filter((f) => !f.startsWith('.'))
+      .sort()
+  : [];
 if (files.length === 0) {
   t.plan(0, `no real climate files at ${DATA} (a fresh clone has no ../shared): skipped`);
 } else {
@@ -77,7 +81,8 @@ if (files.length === 0) {
         const key = tree.adminKey;
         const C = `${tree.cyclePath}/climate`;
         const bytes = readFileSync(path.join(DATA, name));
-        const upload = (route: string, fields: Record<string, string> = {}) => s.request('POST', `${C}/${route}`, { key, raw: form(bytes, name, fields) });
+        const upload = (route: string, fields: Record<string, string> = {}) =>
+          s.request('POST', `${C}/${route}`, { key, raw: form(bytes, name, fields) });
 
         const preview = await upload('csv/preview');
         t.equal(preview.status, 200, preview.text.slice(0, 500));
@@ -106,10 +111,15 @@ if (files.length === 0) {
             const line = lines.find((l) => cells(l, check.delimiter).slice(0, timeCells).join(check.delimiter) === row);
             t.ok(line, `row ${row} in the file`);
             const expected = Number(cells(line!, check.delimiter)[col.index]);
-            const got = await s.request('GET', `${C}?metric=${check.metric}&from=${encodeURIComponent(at)}&to=${encodeURIComponent(at)}`, { key });
+            const got = await s.request('GET', `${C}?metric=${check.metric}&from=${encodeURIComponent(at)}&to=${encodeURIComponent(at)}`, {
+              key,
+            });
             t.equal(got.body.total, 1, `one ${check.metric} reading at ${at}`);
-            t.equal(got.body.items[0]?.at, at, 'stored at the file\'s instant');
-            t.ok(Math.abs(got.body.items[0]?.value - expected) < 1e-9, `${check.metric} at ${at}: ${got.body.items[0]?.value} = file ${expected}`);
+            t.equal(got.body.items[0]?.at, at, "stored at the file's instant");
+            t.ok(
+              Math.abs(got.body.items[0]?.value - expected) < 1e-9,
+              `${check.metric} at ${at}: ${got.body.items[0]?.value} = file ${expected}`,
+            );
           }
           if (check.hour) {
             // The hourly import of the same file, in another cycle.
@@ -123,11 +133,22 @@ if (files.length === 0) {
               .map(Number);
             t.ok(inHour.length > 0, `${inHour.length} values in the hour`);
             const mean = inHour.reduce((a, b) => a + b, 0) / inHour.length;
-            const got = await s.request('GET', `${tree2.cyclePath}/climate?metric=${check.metric}&from=${encodeURIComponent(check.hour.at)}&to=${encodeURIComponent(check.hour.at)}`, { key: tree2.adminKey });
+            const got = await s.request(
+              'GET',
+              `${tree2.cyclePath}/climate?metric=${check.metric}&from=${encodeURIComponent(check.hour.at)}&to=${encodeURIComponent(check.hour.at)}`,
+              { key: tree2.adminKey },
+            );
             t.equal(got.body.total, 1);
-            t.ok(Math.abs(got.body.items[0]?.value - mean) < 1e-6, `hourly ${check.metric} at ${check.hour.at}: ${got.body.items[0]?.value} = mean ${mean}`);
+            t.ok(
+              Math.abs(got.body.items[0]?.value - mean) < 1e-6,
+              `hourly ${check.metric} at ${check.hour.at}: ${got.body.items[0]?.value} = mean ${mean}`,
+            );
             const again = await s.request('POST', `${tree2.cyclePath}/climate/file`, { key: tree2.adminKey, raw: form(bytes, name) });
-            t.same([again.body.readings_added, again.body.readings_updated, again.body.readings_skipped], [0, 0, hourly.body.readings_added], 're-imported hours are neither doubled nor changed');
+            t.same(
+              [again.body.readings_added, again.body.readings_updated, again.body.readings_skipped],
+              [0, 0, hourly.body.readings_added],
+              're-imported hours are neither doubled nor changed',
+            );
           }
         }
       });

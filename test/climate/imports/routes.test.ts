@@ -15,11 +15,14 @@ t.test('climate imports over HTTP', async (t) => {
     const r = await post('csv/preview', form(climateCsv(24), 'export.csv'));
     t.equal(r.status, 200, r.text);
     t.equal(r.body.time_zone, 'Europe/Amsterdam');
-    t.same(r.body.columns.map((c: any) => [c.metric, c.unit, c.conversion, c.selected]), [
-      ['air_temperature', '°F', '°F → °C', true],
-      ['relative_humidity', '%', null, true],
-      ['co2', 'ppm', null, true],
-    ]);
+    t.same(
+      r.body.columns.map((c: any) => [c.metric, c.unit, c.conversion, c.selected]),
+      [
+        ['air_temperature', '°F', '°F → °C', true],
+        ['relative_humidity', '%', null, true],
+        ['co2', 'ppm', null, true],
+      ],
+    );
     t.same(r.body.time_range, { from: '2026-03-02T00:00:00+01:00', to: '2026-03-02T01:55:00+01:00' });
     t.equal(r.body.first_rows[0].values.air_temperature, 20);
     t.same(r.body.blocking, []);
@@ -30,14 +33,23 @@ t.test('climate imports over HTTP', async (t) => {
   t.test('csv upload by detection stores every reading at its instant, in canonical units', async (t) => {
     const r = await post('csv', form(climateCsv(24), 'export.csv'));
     t.equal(r.status, 200, r.text);
-    t.match(r.body, { kind: 'csv', status: 'done', file_name: 'export.csv', rows_read: 24, readings_added: 72, readings_updated: 0, readings_skipped: 0, actor: /^key:/ });
+    t.match(r.body, {
+      kind: 'csv',
+      status: 'done',
+      file_name: 'export.csv',
+      rows_read: 24,
+      readings_added: 72,
+      readings_updated: 0,
+      readings_skipped: 0,
+      actor: /^key:/,
+    });
     t.same(r.body.metrics, ['air_temperature', 'co2', 'relative_humidity']);
     t.same(r.body.time_range, { from: '2026-03-02T00:00:00+01:00', to: '2026-03-02T01:55:00+01:00' });
     const temps = await readings('air_temperature');
     t.equal(temps.total, 24);
     const last = temps.items[0];
     t.equal(last.at, '2026-03-02T01:55:00+01:00');
-    t.ok(Math.abs(last.value - (68 + 11 - 32) * 5 / 9) < 1e-9, '79 °F in °C');
+    t.ok(Math.abs(last.value - ((68 + 11 - 32) * 5) / 9) < 1e-9, '79 °F in °C');
     t.equal(last.source, r.body.id);
   });
 
@@ -58,15 +70,30 @@ t.test('climate imports over HTTP', async (t) => {
     const csv = climateCsv(12);
     const preview = await s.request('POST', `${url}/csv/preview`, { key: tr.adminKey, raw: form(csv, 'a.csv') });
     const mapping = { ...preview.body.mapping, columns: preview.body.mapping.columns.filter((c: any) => c.metric === 'co2') };
-    const viaMapping = await s.request('POST', `${url}/csv`, { key: tr.adminKey, raw: form(csv, 'a.csv', { mapping: JSON.stringify(mapping) }) });
+    const viaMapping = await s.request('POST', `${url}/csv`, {
+      key: tr.adminKey,
+      raw: form(csv, 'a.csv', { mapping: JSON.stringify(mapping) }),
+    });
     t.equal(viaMapping.status, 200, viaMapping.text);
     t.same(viaMapping.body.metrics, ['co2'], 'columns outside the mapping are not imported');
-    t.same(viaMapping.body.mapping.columns.map((c: any) => c.metric), ['co2']);
-    const columns = [{ column: 'Relative humidity (%)', metric: 'relative_humidity' }, { column: 1, metric: 'air_temperature', unit: '°F' }];
-    const ok = await s.request('POST', `${url}/csv`, { key: tr.adminKey, raw: form(csv, 'a.csv', { mapping: JSON.stringify(mapping), columns: JSON.stringify(columns) }) });
+    t.same(
+      viaMapping.body.mapping.columns.map((c: any) => c.metric),
+      ['co2'],
+    );
+    const columns = [
+      { column: 'Relative humidity (%)', metric: 'relative_humidity' },
+      { column: 1, metric: 'air_temperature', unit: '°F' },
+    ];
+    const ok = await s.request('POST', `${url}/csv`, {
+      key: tr.adminKey,
+      raw: form(csv, 'a.csv', { mapping: JSON.stringify(mapping), columns: JSON.stringify(columns) }),
+    });
     t.equal(ok.status, 200, ok.text);
     t.same(ok.body.metrics, ['air_temperature', 'relative_humidity'], 'columns win over the mapping');
-    t.same(ok.body.mapping.columns.map((c: any) => c.metric), ['air_temperature', 'relative_humidity']);
+    t.same(
+      ok.body.mapping.columns.map((c: any) => c.metric),
+      ['air_temperature', 'relative_humidity'],
+    );
   });
 
   t.test('bad form fields answer 422 and store nothing', async (t) => {
@@ -82,9 +109,19 @@ t.test('climate imports over HTTP', async (t) => {
     for (const [fields, name] of cases) {
       const r = await post('csv', form(climateCsv(3), 'x.csv', fields));
       t.equal(r.status, 422, JSON.stringify(fields));
-      t.ok(r.body.errors.some((e: any) => e.name === name || e.name.startsWith(name)), `${name}: ${JSON.stringify(r.body.errors)}`);
+      t.ok(
+        r.body.errors.some((e: any) => e.name === name || e.name.startsWith(name)),
+        `${name}: ${JSON.stringify(r.body.errors)}`,
+      );
     }
-    const noFile = await s.request('POST', `${C}/csv`, { key, raw: (() => { const f = new FormData(); f.append('compartment', 'x'); return f; })() });
+    const noFile = await s.request('POST', `${C}/csv`, {
+      key,
+      raw: (() => {
+        const f = new FormData();
+        f.append('compartment', 'x');
+        return f;
+      })(),
+    });
     t.equal(noFile.status, 422);
     const json = await s.request('POST', `${C}/csv`, { key, body: { file: 'x' } });
     t.equal(json.status, 415);
@@ -100,7 +137,12 @@ t.test('climate imports over HTTP', async (t) => {
       t.ok(r.body.blocking.length > 0);
       t.match(r.headers.get('content-type'), /problem\+json/);
     }
-    const mismatch = await post('csv', form(climateCsv(3, { header: 'time,Temperature (°C),RH (%),CO2 (ppm)' }), 'other.csv', { mapping: JSON.stringify((await post('csv/preview', form(climateCsv(3), 'x.csv'))).body.mapping) }));
+    const mismatch = await post(
+      'csv',
+      form(climateCsv(3, { header: 'time,Temperature (°C),RH (%),CO2 (ppm)' }), 'other.csv', {
+        mapping: JSON.stringify((await post('csv/preview', form(climateCsv(3), 'x.csv'))).body.mapping),
+      }),
+    );
     t.equal(mismatch.status, 400);
     t.equal(mismatch.body.blocking[0].code, 'mapping_mismatch');
     t.same(climateState(s, tree), before);
@@ -125,19 +167,28 @@ t.test('climate imports over HTTP', async (t) => {
     const csv = climateCsv(36, { temperature: (i) => 50 + i });
     const preview = await s.request('POST', `${url}/file/preview`, { key: tr.adminKey, raw: form(csv, 'kas.csv') });
     t.equal(preview.status, 200, preview.text);
-    t.same(preview.body.first_hours.map((h: any) => h.hour), ['2026-03-02T00:00:00+01:00', '2026-03-02T01:00:00+01:00', '2026-03-02T02:00:00+01:00']);
+    t.same(
+      preview.body.first_hours.map((h: any) => h.hour),
+      ['2026-03-02T00:00:00+01:00', '2026-03-02T01:00:00+01:00', '2026-03-02T02:00:00+01:00'],
+    );
     // Hour 0 holds 50..61 °F: mean 55.5 °F.
-    t.ok(Math.abs(preview.body.first_hours[0].values.air_temperature - (55.5 - 32) * 5 / 9) < 1e-9);
+    t.ok(Math.abs(preview.body.first_hours[0].values.air_temperature - ((55.5 - 32) * 5) / 9) < 1e-9);
     t.same(preview.body.already_stored, []);
-    const r = await s.request('POST', `${url}/file`, { key: tr.adminKey, raw: form(csv, 'kas.csv', { remember: 'true', mapping: JSON.stringify(preview.body.mapping) }) });
+    const r = await s.request('POST', `${url}/file`, {
+      key: tr.adminKey,
+      raw: form(csv, 'kas.csv', { remember: 'true', mapping: JSON.stringify(preview.body.mapping) }),
+    });
     t.equal(r.status, 200, r.text);
     t.match(r.body, { kind: 'file', readings_added: 9, remembered: true, rows_read: 36 });
     const co2 = (await s.request('GET', `${url}?metric=co2`, { key: tr.adminKey })).body;
-    t.same(co2.items.map((i: any) => [i.at, i.value]), [
-      ['2026-03-02T02:00:00+01:00', 429.5],
-      ['2026-03-02T01:00:00+01:00', 417.5],
-      ['2026-03-02T00:00:00+01:00', 405.5],
-    ]);
+    t.same(
+      co2.items.map((i: any) => [i.at, i.value]),
+      [
+        ['2026-03-02T02:00:00+01:00', 429.5],
+        ['2026-03-02T01:00:00+01:00', 417.5],
+        ['2026-03-02T00:00:00+01:00', 405.5],
+      ],
+    );
     const saved = await s.request('GET', gh, { key: tr.adminKey });
     t.equal(saved.status, 200);
     t.same(saved.body.mapping, preview.body.mapping);
@@ -145,7 +196,11 @@ t.test('climate imports over HTTP', async (t) => {
     // The next export overlaps: its first hours are stored again, with new values.
     const next = climateCsv(36, { start: '2026-03-02T01:00', temperature: () => 80 });
     const again = await s.request('POST', `${url}/file/preview`, { key: tr.adminKey, raw: form(next, 'kas2.csv') });
-    t.same(again.body.already_stored, [{ metric: 'air_temperature', readings: 2 }, { metric: 'co2', readings: 2 }, { metric: 'relative_humidity', readings: 2 }]);
+    t.same(again.body.already_stored, [
+      { metric: 'air_temperature', readings: 2 },
+      { metric: 'co2', readings: 2 },
+      { metric: 'relative_humidity', readings: 2 },
+    ]);
     const r2 = await s.request('POST', `${url}/file`, { key: tr.adminKey, raw: form(next, 'kas2.csv') });
     t.match(r2.body, { readings_added: 3, readings_updated: 6, readings_skipped: 0, remembered: false });
     t.equal((await s.request('GET', `${url}?metric=air_temperature`, { key: tr.adminKey })).body.total, 4, 'four hours, never doubled');
@@ -160,7 +215,11 @@ t.test('climate imports over HTTP', async (t) => {
     const tr = await createTree(s, { timeZone: 'Europe/Amsterdam' });
     const url = `${tr.cyclePath}/climate`;
     const csv = climateCsv(24);
-    const ingest = (body: string, headers: Record<string, string> = {}, query = '') => s.request('POST', `${url}/ingest${query}`, { raw: body, headers: { 'content-type': 'text/csv', 'x-api-key': tr.adminKey, ...headers } });
+    const ingest = (body: string, headers: Record<string, string> = {}, query = '') =>
+      s.request('POST', `${url}/ingest${query}`, {
+        raw: body,
+        headers: { 'content-type': 'text/csv', 'x-api-key': tr.adminKey, ...headers },
+      });
     const none = await ingest(csv);
     t.equal(none.status, 409);
     t.equal(none.body.code, 'no_saved_mapping');
@@ -177,7 +236,10 @@ t.test('climate imports over HTTP', async (t) => {
     t.ok(other.body.errors.length > 0);
     const inQuery = await s.request('POST', `${url}/ingest?api_key=${tr.adminKey}`, { raw: csv, headers: { 'content-type': 'text/csv' } });
     t.equal(inQuery.status, 401);
-    const cookie = await s.request('POST', `${url}/ingest`, { raw: csv, headers: { 'content-type': 'text/csv', cookie: `service_key=${tr.adminKey}`, origin: s.base } });
+    const cookie = await s.request('POST', `${url}/ingest`, {
+      raw: csv,
+      headers: { 'content-type': 'text/csv', cookie: `service_key=${tr.adminKey}`, origin: s.base },
+    });
     t.equal(cookie.status, 401);
     t.same(climateState(s, { ...tr }), before, 'refused ingests stored nothing');
   });
@@ -186,7 +248,10 @@ t.test('climate imports over HTTP', async (t) => {
     const tr = await createTree(s, { timeZone: 'Europe/Amsterdam' });
     const url = `${tr.cyclePath}/climate`;
     const first = await s.request('POST', `${url}/csv`, { key: tr.adminKey, raw: form(climateCsv(12), 'a.csv') });
-    const second = await s.request('POST', `${url}/csv`, { key: tr.adminKey, raw: form(climateCsv(12, { temperature: () => 90 }), 'b.csv') });
+    const second = await s.request('POST', `${url}/csv`, {
+      key: tr.adminKey,
+      raw: form(climateCsv(12, { temperature: () => 90 }), 'b.csv'),
+    });
     t.equal(second.body.readings_updated, 12);
     const refused = await s.request('POST', `${url}/imports/${first.body.id}/undo`, { key: tr.adminKey });
     t.equal(refused.status, 409);
@@ -206,32 +271,61 @@ t.test('climate imports over HTTP', async (t) => {
     const unknown = await s.request('POST', `${url}/imports/${tree.cycleId}/undo`, { key: tr.adminKey });
     t.equal(unknown.status, 404);
     const list = await s.request('GET', `${url}/imports`, { key: tr.adminKey });
-    t.same(list.body.items.map((i: any) => i.status), ['done', 'undone']);
+    t.same(
+      list.body.items.map((i: any) => i.status),
+      ['done', 'undone'],
+    );
     t.equal((await s.request('GET', `${url}/imports?limit=501`, { key: tr.adminKey })).status, 422);
   });
 
-  t.test('a cascading delete removes readings, imports, their undo records and the saved mapping, and leaves the other cycles alone', async (t) => {
-    const tr = await createTree(s);
-    const bystander = await createTree(s);
-    for (const x of [tr, bystander]) await s.request('POST', `${x.cyclePath}/climate/file`, { key: x.adminKey, raw: form(climateCsv(24), 'a.csv', { remember: 'true' }) });
-    const contents = await s.request('GET', `${tr.greenhousePath}/contents`, { key: tr.adminKey });
-    t.match(contents.body.counts, { climate_readings: 6, climate_imports: 1, climate_file_mappings: 1 });
-    const sqlite = s.app.services.sqlite;
-    const undoRows = () => (sqlite.prepare('SELECT count(*) AS n FROM climate_import_undo').get() as { n: number }).n;
-    const undoBefore = undoRows();
-    const undoOfCycle = (sqlite.prepare('SELECT count(*) AS n FROM climate_import_undo u JOIN climate_imports i ON i.seq = u.import_seq WHERE i.cycle_id = ?').get(tr.cycleId) as { n: number }).n;
-    t.equal(undoOfCycle, 3, 'one undo record per metric');
-    const logBefore = (sqlite.prepare('SELECT count(*) AS n FROM change_log').get() as { n: number }).n;
-    const d = await s.request('DELETE', `${tr.greenhousePath}?cascade=true`, { key: tr.adminKey });
-    t.equal(d.status, 200, d.text);
-    const n = (table: string, col: string, id: string) => (sqlite.prepare(`SELECT count(*) AS n FROM ${table} WHERE ${col} = ?`).get(id) as { n: number }).n;
-    t.same([n('climate_readings', 'cycle_id', tr.cycleId), n('climate_imports', 'cycle_id', tr.cycleId), n('climate_cycle_keys', 'cycle_id', tr.cycleId), n('climate_file_mappings', 'greenhouse_id', tr.greenhouseId)], [0, 0, 0, 0]);
-    t.equal(undoRows(), undoBefore - undoOfCycle, "the cycle's undo records went, the other cycles' stay");
-    t.equal(n('climate_readings', 'cycle_id', bystander.cycleId), 6, 'the other cycle keeps its readings');
-    const tomb = sqlite.prepare("SELECT before FROM change_log WHERE entity = 'climate_readings' AND op = 'delete' AND entity_id = ?").all(tr.cycleId) as { before: string }[];
-    t.same(tomb.map((x) => JSON.parse(x.before)), [{ cycle_id: tr.cycleId, readings: 6 }], "one change-log entry for the cycle's readings");
-    t.ok((sqlite.prepare('SELECT count(*) AS n FROM change_log').get() as { n: number }).n > logBefore);
-  });
+  t.test(
+    'a cascading delete removes readings, imports, their undo records and the saved mapping, and leaves the other cycles alone',
+    async (t) => {
+      const tr = await createTree(s);
+      const bystander = await createTree(s);
+      for (const x of [tr, bystander])
+        await s.request('POST', `${x.cyclePath}/climate/file`, {
+          key: x.adminKey,
+          raw: form(climateCsv(24), 'a.csv', { remember: 'true' }),
+        });
+      const contents = await s.request('GET', `${tr.greenhousePath}/contents`, { key: tr.adminKey });
+      t.match(contents.body.counts, { climate_readings: 6, climate_imports: 1, climate_file_mappings: 1 });
+      const sqlite = s.app.services.sqlite;
+      const undoRows = () => (sqlite.prepare('SELECT count(*) AS n FROM climate_import_undo').get() as { n: number }).n;
+      const undoBefore = undoRows();
+      const undoOfCycle = (
+        sqlite
+          .prepare('SELECT count(*) AS n FROM climate_import_undo u JOIN climate_imports i ON i.seq = u.import_seq WHERE i.cycle_id = ?')
+          .get(tr.cycleId) as { n: number }
+      ).n;
+      t.equal(undoOfCycle, 3, 'one undo record per metric');
+      const logBefore = (sqlite.prepare('SELECT count(*) AS n FROM change_log').get() as { n: number }).n;
+      const d = await s.request('DELETE', `${tr.greenhousePath}?cascade=true`, { key: tr.adminKey });
+      t.equal(d.status, 200, d.text);
+      const n = (table: string, col: string, id: string) =>
+        (sqlite.prepare(`SELECT count(*) AS n FROM ${table} WHERE ${col} = ?`).get(id) as { n: number }).n;
+      t.same(
+        [
+          n('climate_readings', 'cycle_id', tr.cycleId),
+          n('climate_imports', 'cycle_id', tr.cycleId),
+          n('climate_cycle_keys', 'cycle_id', tr.cycleId),
+          n('climate_file_mappings', 'greenhouse_id', tr.greenhouseId),
+        ],
+        [0, 0, 0, 0],
+      );
+      t.equal(undoRows(), undoBefore - undoOfCycle, "the cycle's undo records went, the other cycles' stay");
+      t.equal(n('climate_readings', 'cycle_id', bystander.cycleId), 6, 'the other cycle keeps its readings');
+      const tomb = sqlite
+        .prepare("SELECT before FROM change_log WHERE entity = 'climate_readings' AND op = 'delete' AND entity_id = ?")
+        .all(tr.cycleId) as { before: string }[];
+      t.same(
+        tomb.map((x) => JSON.parse(x.before)),
+        [{ cycle_id: tr.cycleId, readings: 6 }],
+        "one change-log entry for the cycle's readings",
+      );
+      t.ok((sqlite.prepare('SELECT count(*) AS n FROM change_log').get() as { n: number }).n > logBefore);
+    },
+  );
 });
 
 t.test('uploads above the cap answer 413 while streaming; nothing stored', async (t) => {
@@ -244,7 +338,10 @@ t.test('uploads above the cap answer 413 while streaming; nothing stored', async
     t.equal(r.status, 413, path);
     t.equal(r.body.code, 'payload_too_large');
   }
-  const raw = await s.request('POST', `${tree.cyclePath}/climate/ingest`, { raw: big, headers: { 'content-type': 'text/csv', 'x-api-key': tree.adminKey } });
+  const raw = await s.request('POST', `${tree.cyclePath}/climate/ingest`, {
+    raw: big,
+    headers: { 'content-type': 'text/csv', 'x-api-key': tree.adminKey },
+  });
   t.equal(raw.status, 413);
   const small = await s.request('POST', `${tree.cyclePath}/climate/csv`, { key: tree.adminKey, raw: form(climateCsv(10), 'small.csv') });
   t.equal(small.status, 200, 'under the cap is fine');

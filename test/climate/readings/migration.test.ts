@@ -17,7 +17,7 @@ import { startServer } from '../../helpers/server.js';
  * added and one that updated) must come through with the same ids, values, sources and
  * a working undo.
  */
-t.test('0005 keeps old readings, their ids and their imports\' undo', async (t) => {
+t.test("0005 keeps old readings, their ids and their imports' undo", async (t) => {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'cropwalk-migrate-'));
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
   const sqlite = new SQLite(path.join(dataDir, 'cropwalk.sqlite'));
@@ -30,15 +30,50 @@ t.test('0005 keeps old readings, their ids and their imports\' undo', async (t) 
   const ids = { farm: newId(), greenhouse: newId(), row: newId(), cycle: newId() };
   await store.write(SYSTEM_ACTOR, async (w) => {
     await w.insert<any>('farms', { id: ids.farm, organization_id: org.id, name: 'F', location: null, notes: null });
-    await w.insert<any>('greenhouses', { id: ids.greenhouse, organization_id: org.id, farm_id: ids.farm, name: 'G', time_zone: 'Europe/Amsterdam', latitude: null, longitude: null, area_m2: null, notes: null });
-    await w.insert<any>('rows', { id: ids.row, organization_id: org.id, farm_id: ids.farm, greenhouse_id: ids.greenhouse, name: 'R', length_m: null, plant_count: null, notes: null });
-    await w.insert<any>('cycles', { id: ids.cycle, organization_id: org.id, farm_id: ids.farm, greenhouse_id: ids.greenhouse, row_id: ids.row, name: 'C', crop: null, variety: null, started_on: '2026-01-05', ended_on: null, plants_per_m2: null, stems_per_m2: null, notes: null });
+    await w.insert<any>('greenhouses', {
+      id: ids.greenhouse,
+      organization_id: org.id,
+      farm_id: ids.farm,
+      name: 'G',
+      time_zone: 'Europe/Amsterdam',
+      latitude: null,
+      longitude: null,
+      area_m2: null,
+      notes: null,
+    });
+    await w.insert<any>('rows', {
+      id: ids.row,
+      organization_id: org.id,
+      farm_id: ids.farm,
+      greenhouse_id: ids.greenhouse,
+      name: 'R',
+      length_m: null,
+      plant_count: null,
+      notes: null,
+    });
+    await w.insert<any>('cycles', {
+      id: ids.cycle,
+      organization_id: org.id,
+      farm_id: ids.farm,
+      greenhouse_id: ids.greenhouse,
+      row_id: ids.row,
+      name: 'C',
+      crop: null,
+      variety: null,
+      started_on: '2026-01-05',
+      ended_on: null,
+      plants_per_m2: null,
+      stems_per_m2: null,
+      notes: null,
+    });
   });
   const stamp = { created_at: '2026-03-01T10:00:00.000Z', updated_at: '2026-03-02T10:00:00.000Z' };
   const imp = (id: string, name: string) =>
     sqlite
-      .prepare(`INSERT INTO climate_imports (id, organization_id, created_at, updated_at, version, cycle_id, greenhouse_id, file_name, content_hash, size_bytes, kind, actor, rows_read, readings_added, readings_updated, readings_skipped, from_utc, to_utc, metrics, status, failure_reason, mapping, warnings, undone_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, 'file', 'watcher', 2, 2, 0, 0, '2026-03-01T11:00:00.000Z', '2026-03-01T12:00:00.000Z', '["air_temperature"]', 'done', NULL, NULL, '[]', NULL)`)
+      .prepare(
+        `INSERT INTO climate_imports (id, organization_id, created_at, updated_at, version, cycle_id, greenhouse_id, file_name, content_hash, size_bytes, kind, actor, rows_read, readings_added, readings_updated, readings_skipped, from_utc, to_utc, metrics, status, failure_reason, mapping, warnings, undone_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, 'file', 'watcher', 2, 2, 0, 0, '2026-03-01T11:00:00.000Z', '2026-03-01T12:00:00.000Z', '["air_temperature"]', 'done', NULL, NULL, '[]', NULL)`,
+      )
       .run(id, org.id, stamp.created_at, stamp.created_at, `v-${name}`, ids.cycle, ids.greenhouse, name, name);
   const first = newId();
   const second = newId();
@@ -46,7 +81,9 @@ t.test('0005 keeps old readings, their ids and their imports\' undo', async (t) 
   imp(second, 'b.csv');
   const reading = (id: string, metric: string, at: string, value: number, importId: string | null) =>
     sqlite
-      .prepare('INSERT INTO climate_readings (id, organization_id, created_at, updated_at, version, cycle_id, metric, at_utc, value, import_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
+      .prepare(
+        'INSERT INTO climate_readings (id, organization_id, created_at, updated_at, version, cycle_id, metric, at_utc, value, import_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      )
       .run(id, org.id, stamp.created_at, stamp.updated_at, `v-${id}`, ids.cycle, metric, at, value, importId);
   const r1 = newId();
   const r2 = newId();
@@ -54,7 +91,9 @@ t.test('0005 keeps old readings, their ids and their imports\' undo', async (t) 
   reading(r1, 'air_temperature', '2026-03-01T11:00:00.000Z', 20, first);
   reading(r2, 'air_temperature', '2026-03-01T12:00:00.000Z', 22, second); // first added 21, second changed it to 22
   reading(r3, 'co2', '2026-03-01T11:00:00.000Z', 600, null);
-  const effect = sqlite.prepare('INSERT INTO climate_import_effects (organization_id, cycle_id, import_id, point_id, action, previous_value, previous_import_id) VALUES (?, ?, ?, ?, ?, ?, ?)');
+  const effect = sqlite.prepare(
+    'INSERT INTO climate_import_effects (organization_id, cycle_id, import_id, point_id, action, previous_value, previous_import_id) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  );
   effect.run(org.id, ids.cycle, first, r1, 'added', null, null);
   effect.run(org.id, ids.cycle, first, r2, 'added', null, null);
   effect.run(org.id, ids.cycle, second, r2, 'updated', 21, first);
@@ -85,10 +124,21 @@ t.test('0005 keeps old readings, their ids and their imports\' undo', async (t) 
   t.equal(undoSecond.status, 200, undoSecond.text);
   t.match(undoSecond.body, { removed: 0, restored: 1, missing: 0 });
   const afterSecond = await s.request('GET', `${url}?metric=air_temperature`, k);
-  t.same(afterSecond.body.items.map((r: any) => [r.point_id, r.value, r.source]), [[r2, 21, first], [r1, 20, first]], 'the value the first import set is back');
+  t.same(
+    afterSecond.body.items.map((r: any) => [r.point_id, r.value, r.source]),
+    [
+      [r2, 21, first],
+      [r1, 20, first],
+    ],
+    'the value the first import set is back',
+  );
   const undoFirst = await s.request('POST', `${url}/imports/${first}/undo`, k);
   t.equal(undoFirst.status, 200, undoFirst.text);
   t.match(undoFirst.body, { removed: 2, restored: 0, missing: 0 });
   const left = await s.request('GET', url, k);
-  t.same(left.body.items.map((r: any) => [r.point_id, r.value]), [[r3, 650]], 'only the typed reading is left');
+  t.same(
+    left.body.items.map((r: any) => [r.point_id, r.value]),
+    [[r3, 650]],
+    'only the typed reading is left',
+  );
 });

@@ -38,7 +38,14 @@ t.test('many cycles and metrics at one instant: no two share an id', async (t) =
 });
 
 t.test('text that is no UUIDv7 names no instant', async (t) => {
-  for (const bad of ['', 'x', '00000000-0000-4000-8000-000000000000', '0192f1a0-0000-7000-c000-000000000001', '0192f1a0000070008000000000000001', `${pointId(CYCLE, 'co2', AT)}0`]) {
+  for (const bad of [
+    '',
+    'x',
+    '00000000-0000-4000-8000-000000000000',
+    '0192f1a0-0000-7000-c000-000000000001',
+    '0192f1a0000070008000000000000001',
+    `${pointId(CYCLE, 'co2', AT)}0`,
+  ]) {
     t.equal(pointInstant(bad), null, JSON.stringify(bad));
   }
 });

@@ -88,7 +88,10 @@ t.test('typed climate readings over HTTP', async (t) => {
       },
     });
     t.equal(r2.status, 422);
-    t.same(r2.body.errors.map((e: any) => e.name), ['points.1.unit', 'points.2.unit', 'points.3.at', 'points.4.value', 'points.5.at', 'points.6.at', 'points.7.unit']);
+    t.same(
+      r2.body.errors.map((e: any) => e.name),
+      ['points.1.unit', 'points.2.unit', 'points.3.at', 'points.4.value', 'points.5.at', 'points.6.at', 'points.7.unit'],
+    );
     t.match(r2.body.errors[3].message, /outside the plausible range/);
     t.match(r2.body.errors[2].message, /does not exist/);
     t.same(await all(), before, 'nothing stored');
@@ -97,17 +100,28 @@ t.test('typed climate readings over HTTP', async (t) => {
   t.test('body limits', async (t) => {
     const empty = await s.request('POST', url, { key, body: { points: [] } });
     t.equal(empty.status, 422);
-    const points = Array.from({ length: 10_001 }, (_, i) => ({ metric: 'co2', value: 400, at: new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString() }));
+    const points = Array.from({ length: 10_001 }, (_, i) => ({
+      metric: 'co2',
+      value: 400,
+      at: new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString(),
+    }));
     const tooMany = await s.request('POST', url, { key, body: { points } });
     t.equal(tooMany.status, 422);
     t.equal(tooMany.body.errors[0].name, 'points');
-    const extra = await s.request('POST', url, { key, body: { points: [{ metric: 'co2', value: 1, at: '2026-01-01T00:00Z', note: 'x' }] } });
+    const extra = await s.request('POST', url, {
+      key,
+      body: { points: [{ metric: 'co2', value: 1, at: '2026-01-01T00:00Z', note: 'x' }] },
+    });
     t.equal(extra.status, 422);
     t.equal(extra.body.errors[0].name, 'points.0.note');
   });
 
   t.test('10,000 points in one request, all stored; items left out above 1,000', async (t) => {
-    const points = Array.from({ length: 10_000 }, (_, i) => ({ metric: 'par', value: i % 2000, at: new Date(Date.UTC(2025, 0, 1) + i * 300_000).toISOString() }));
+    const points = Array.from({ length: 10_000 }, (_, i) => ({
+      metric: 'par',
+      value: i % 2000,
+      at: new Date(Date.UTC(2025, 0, 1) + i * 300_000).toISOString(),
+    }));
     const r = await s.request('POST', url, { key, body: { points } });
     t.equal(r.status, 200);
     t.equal(r.body.added, 10_000);
@@ -119,14 +133,27 @@ t.test('typed climate readings over HTTP', async (t) => {
   t.test('history: newest first, metric, from/to in the greenhouse zone, paging', async (t) => {
     const r = await s.request('GET', `${url}?metric=air_temperature`, { key });
     t.equal(r.status, 200);
-    t.same(r.body.items.map((i: any) => i.at), ['2026-03-01T13:00:00+01:00', '2026-03-01T12:00:00+01:00']);
+    t.same(
+      r.body.items.map((i: any) => i.at),
+      ['2026-03-01T13:00:00+01:00', '2026-03-01T12:00:00+01:00'],
+    );
     t.same([r.body.total, r.body.limit, r.body.offset], [2, 50, 0]);
     const from = await s.request('GET', `${url}?metric=air_temperature&from=2026-03-01T12:30`, { key });
-    t.same(from.body.items.map((i: any) => i.at), ['2026-03-01T13:00:00+01:00']);
+    t.same(
+      from.body.items.map((i: any) => i.at),
+      ['2026-03-01T13:00:00+01:00'],
+    );
     const to = await s.request('GET', `${url}?metric=air_temperature&to=${encodeURIComponent('2026-03-01T12:00:00+01:00')}`, { key });
-    t.same(to.body.items.map((i: any) => i.at), ['2026-03-01T12:00:00+01:00'], 'to is inclusive');
+    t.same(
+      to.body.items.map((i: any) => i.at),
+      ['2026-03-01T12:00:00+01:00'],
+      'to is inclusive',
+    );
     const paged = await s.request('GET', `${url}?metric=par&limit=2&offset=1`, { key });
-    t.same(paged.body.items.map((i: any) => i.value), [1998, 1997]);
+    t.same(
+      paged.body.items.map((i: any) => i.value),
+      [1998, 1997],
+    );
     t.equal(paged.body.offset, 1);
   });
 
@@ -155,12 +182,19 @@ t.test('typed climate readings over HTTP', async (t) => {
       },
     });
     const list = await s.request('GET', `${u}?metric=co2`, { key: tz.adminKey });
-    t.same(list.body.items.map((i: any) => [i.at, i.value]), [
-      ['2026-10-25T02:30:00+01:00', 402],
-      ['2026-10-25T02:30:00+02:00', 403],
-    ], 'the typed 02:30 replaced the summer 02:30 (00:30Z), not the winter one');
+    t.same(
+      list.body.items.map((i: any) => [i.at, i.value]),
+      [
+        ['2026-10-25T02:30:00+01:00', 402],
+        ['2026-10-25T02:30:00+02:00', 403],
+      ],
+      'the typed 02:30 replaced the summer 02:30 (00:30Z), not the winter one',
+    );
     const from = await s.request('GET', `${u}?metric=co2&from=2026-10-25T02:30&to=2026-10-25T02:30`, { key: tz.adminKey });
-    t.same(from.body.items.map((i: any) => i.at), ['2026-10-25T02:30:00+02:00']);
+    t.same(
+      from.body.items.map((i: any) => i.at),
+      ['2026-10-25T02:30:00+02:00'],
+    );
   });
 
   t.test('patch and delete one reading', async (t) => {
@@ -174,7 +208,11 @@ t.test('typed climate readings over HTTP', async (t) => {
     t.equal(moved.status, 200);
     t.equal(moved.body.at, '2026-03-01T11:00:00+01:00');
     t.not(moved.body.point_id, older.point_id, 'a moved reading answers under the id of its new instant');
-    t.equal((await s.request('PATCH', `${url}/${older.point_id}`, { key, body: { value: 1 } })).status, 404, 'the old id names no reading now');
+    t.equal(
+      (await s.request('PATCH', `${url}/${older.point_id}`, { key, body: { value: 1 } })).status,
+      404,
+      'the old id names no reading now',
+    );
     const back = await s.request('PATCH', `${url}/${moved.body.point_id}`, { key, body: { at: older.at } });
     t.equal(back.body.point_id, older.point_id, 'moved back, it has its first id again');
     const clash = await s.request('PATCH', `${url}/${older.point_id}`, { key, body: { at: newest.at } });
@@ -196,16 +234,25 @@ t.test('typed climate readings over HTTP', async (t) => {
     const again = await s.request('DELETE', `${url}/${older.point_id}`, { key });
     t.equal(again.status, 404);
     const gone = await s.request('GET', `${url}?metric=air_temperature`, { key });
-    t.same(gone.body.items.map((i: any) => i.point_id), [newest.point_id]);
+    t.same(
+      gone.body.items.map((i: any) => i.point_id),
+      [newest.point_id],
+    );
   });
 
   t.test('a reading of another cycle is not found through this one', async (t) => {
     const other = await createTree(s);
-    const r = await s.request('POST', `${other.cyclePath}/climate`, { key: other.adminKey, body: { points: [{ metric: 'co2', value: 500, at: '2026-01-01T00:00Z' }] } });
+    const r = await s.request('POST', `${other.cyclePath}/climate`, {
+      key: other.adminKey,
+      body: { points: [{ metric: 'co2', value: 500, at: '2026-01-01T00:00Z' }] },
+    });
     const id = r.body.items[0].point_id;
     const wrongOrg = await s.request('PATCH', `${url}/${id}`, { key, body: { value: 1 } });
     t.equal(wrongOrg.status, 404);
-    const otherCycle = await s.request('POST', `${tree.greenhousePath}/rows/${tree.rowId}/cycles`, { key, body: { name: 'second', started_on: '2026-02-01' } });
+    const otherCycle = await s.request('POST', `${tree.greenhousePath}/rows/${tree.rowId}/cycles`, {
+      key,
+      body: { name: 'second', started_on: '2026-02-01' },
+    });
     const sibling = `${tree.greenhousePath}/rows/${tree.rowId}/cycles/${otherCycle.body.cycle_id}/climate`;
     const mine = (await all('&metric=co2')).items[0];
     t.equal((await s.request('DELETE', `${sibling}/${mine.point_id}`, { key })).status, 404);
@@ -221,7 +268,9 @@ t.test('typed climate readings over HTTP', async (t) => {
     t.equal(refused.body.counts.climate_readings, stored);
     const d = await s.request('DELETE', `${tree.cyclePath}?cascade=true`, { key });
     t.equal(d.status, 200, d.text);
-    const left = s.app.services.sqlite.prepare('SELECT count(*) AS n FROM climate_readings WHERE cycle_id = ?').get(tree.cycleId) as { n: number };
+    const left = s.app.services.sqlite.prepare('SELECT count(*) AS n FROM climate_readings WHERE cycle_id = ?').get(tree.cycleId) as {
+      n: number;
+    };
     t.equal(left.n, 0);
   });
 });

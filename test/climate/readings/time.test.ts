@@ -41,7 +41,10 @@ if (process.env.CLIMATE_TIME_CHILD) {
   const expected = CASES.map((c) => c[2]);
   t.same(run(), expected, `in this process (TZ=${process.env.TZ ?? 'unset'})`);
   for (const TZ of ['UTC', 'America/New_York', 'Asia/Kolkata']) {
-    const out = execFileSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url)], { env: { ...process.env, TZ, CLIMATE_TIME_CHILD: '1', TAP: '0' }, encoding: 'utf8' });
+    const out = execFileSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url)], {
+      env: { ...process.env, TZ, CLIMATE_TIME_CHILD: '1', TAP: '0' },
+      encoding: 'utf8',
+    });
     const json = out.slice(out.indexOf('['), out.lastIndexOf(']') + 1);
     t.same(JSON.parse(json), expected, `TZ=${TZ}`);
   }

@@ -48,9 +48,17 @@ t.test('the watched folder', async (t) => {
   const deps = { db, store, sqlite, clock };
   const start = () => startClimateWatcher({ dir, deps, log, limitBytes: 1024 * 1024, stabilityMs: 500, pollMs: 50 });
   const tree = await createTree(s, { timeZone: 'Europe/Amsterdam' });
-  const saved = await s.request('POST', `${tree.cyclePath}/climate/file`, { key: tree.adminKey, raw: form(climateCsv(12), 'first.csv', { remember: 'true' }) });
+  const saved = await s.request('POST', `${tree.cyclePath}/climate/file`, {
+    key: tree.adminKey,
+    raw: form(climateCsv(12), 'first.csv', { remember: 'true' }),
+  });
   t.equal(saved.status, 200);
-  const imports = () => sqlite.prepare('SELECT id, kind, status, failure_reason, rows_read, file_name, actor FROM climate_imports WHERE cycle_id = ? ORDER BY created_at, id').all(tree.cycleId) as any[];
+  const imports = () =>
+    sqlite
+      .prepare(
+        'SELECT id, kind, status, failure_reason, rows_read, file_name, actor FROM climate_imports WHERE cycle_id = ? ORDER BY created_at, id',
+      )
+      .all(tree.cycleId) as any[];
   const ghDir = path.join(dir, tree.greenhouseId);
   mkdirSync(ghDir);
 
@@ -100,7 +108,10 @@ t.test('the watched folder', async (t) => {
     t.same(await o.waitFor('top-level.csv'), { kind: 'skipped', reason: 'not in a greenhouse folder' });
     t.equal(imports().length, before);
     const lines = (s as TestServer & { logLines: string[] }).logLines;
-    t.ok(lines.some((l) => l.includes('folder names no greenhouse')), 'logged');
+    t.ok(
+      lines.some((l) => l.includes('folder names no greenhouse')),
+      'logged',
+    );
   });
 
   t.test('a link in a greenhouse folder is not followed', async (t) => {
@@ -143,7 +154,10 @@ t.test('the watched folder', async (t) => {
     await w.idle();
     const after = imports();
     t.equal(after.length, before.length + 1, 'only the new file');
-    t.same(o.seen.filter((x) => x.outcome.kind === 'imported').map((x) => x.file), ['while-down.csv']);
+    t.same(
+      o.seen.filter((x) => x.outcome.kind === 'imported').map((x) => x.file),
+      ['while-down.csv'],
+    );
     await w.close();
   });
 });
@@ -154,13 +168,20 @@ t.test('the current crop cycle: latest start that has not ended', async (t) => {
   const { db, store, sqlite, clock } = s.app.services;
   const deps = { db, store, sqlite, clock };
   const rows = `${tree.greenhousePath}/rows/${tree.rowId}/cycles`;
-  const ended = await s.request('POST', rows, { key: tree.adminKey, body: { name: 'ended', started_on: '2026-02-01', ended_on: '2026-06-30' } });
+  const ended = await s.request('POST', rows, {
+    key: tree.adminKey,
+    body: { name: 'ended', started_on: '2026-02-01', ended_on: '2026-06-30' },
+  });
   t.equal(ended.status, 201);
   const gh = await db.selectFrom('greenhouses').selectAll().where('id', '=', tree.greenhouseId).executeTakeFirstOrThrow();
   t.equal((await currentCycle(deps, gh, DateTime.fromISO('2026-07-10T00:00:00Z')))!.id, tree.cycleId, 'the ended one is passed over');
-  t.equal((await currentCycle(deps, gh, DateTime.fromISO('2026-05-10T00:00:00Z')))!.id, ended.body.cycle_id, 'before its end it is current');
+  t.equal(
+    (await currentCycle(deps, gh, DateTime.fromISO('2026-05-10T00:00:00Z')))!.id,
+    ended.body.cycle_id,
+    'before its end it is current',
+  );
   // 2026-06-30T13:00Z is already 1 July in Auckland: the cycle ended yesterday there.
-  t.equal((await currentCycle(deps, gh, DateTime.fromISO('2026-06-30T13:00:00Z')))!.id, tree.cycleId, 'today is the greenhouse\'s today');
+  t.equal((await currentCycle(deps, gh, DateTime.fromISO('2026-06-30T13:00:00Z')))!.id, tree.cycleId, "today is the greenhouse's today");
   t.equal((await currentCycle(deps, gh, DateTime.fromISO('2026-06-30T11:00:00Z')))!.id, ended.body.cycle_id);
 });
 
@@ -169,7 +190,10 @@ t.test('the feature starts the watcher from CLIMATE_WATCH_DIR and stops it on cl
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const s = await startServer(t, { climateWatchDir: dir });
   const tree = await createTree(s);
-  await s.request('POST', `${tree.cyclePath}/climate/file`, { key: tree.adminKey, raw: form(climateCsv(12), 'first.csv', { remember: 'true' }) });
+  await s.request('POST', `${tree.cyclePath}/climate/file`, {
+    key: tree.adminKey,
+    raw: form(climateCsv(12), 'first.csv', { remember: 'true' }),
+  });
   mkdirSync(path.join(dir, tree.greenhouseId));
   writeFileSync(path.join(dir, tree.greenhouseId, 'drop.csv'), climateCsv(24, { start: '2026-04-01T00:00' }));
   const until = Date.now() + 20_000;
