@@ -8,8 +8,8 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { decodeFrames, resolveFfmpeg } from '../src/scoring/media/index.js';
-import { decodeHeif } from '../src/scoring/media/heif.js';
+import { decodeFrames, resolveFfmpeg } from '../src/vision/media/index.js';
+import { decodeHeif } from '../src/vision/media/heif.js';
 import { displayP3Profile, jpegWithProfile } from '../test/helpers/icc.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');

@@ -24,10 +24,10 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { circleEvidence, createBuiltinDetector, DEFAULT_PARAMS, type BuiltinParams } from '../src/scoring/builtin/index.js';
-import { decodeImage, requireFfmpeg } from '../src/scoring/media/index.js';
+import { circleEvidence, createBuiltinDetector, DEFAULT_PARAMS, type BuiltinParams } from '../src/vision/builtin/index.js';
+import { decodeImage, requireFfmpeg } from '../src/vision/media/index.js';
 import { displayP3Profile, pngWithProfile } from '../test/helpers/icc.js';
-import type { Box, Detection, Detector, Ripeness } from '../src/scoring/types.js';
+import type { Box, Detection, Detector, Ripeness } from '../src/vision/types.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const PHOTO_DIR = path.resolve(repoRoot, '../shared/data/tomato-photos');

@@ -30,12 +30,12 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { PHOTO_DIR } from './scoring-accuracy.js';
 import { decodeAtScale, labelledPhotos, renderPhotoPan, type PhotoPan, type PhotoPanTruth } from '../scripts/photo-pan/pan.js';
-import { createBuiltinDetector, type BuiltinParams } from '../src/scoring/builtin/index.js';
-import { optionsFrom, walkOptionsFrom } from '../src/scoring/jobs/options.js';
-import { decodeFrames } from '../src/scoring/media/index.js';
-import { loadModelDetector } from '../src/scoring/onnx/index.js';
-import type { Detection, Detector } from '../src/scoring/types.js';
-import { scoreWalk, type WalkDecoder, type WalkOptions } from '../src/scoring/walk.js';
+import { createBuiltinDetector, type BuiltinParams } from '../src/vision/builtin/index.js';
+import { optionsFrom, walkOptionsFrom } from '../src/walks/jobs/options.js';
+import { decodeFrames } from '../src/vision/media/index.js';
+import { loadModelDetector } from '../src/vision/onnx/index.js';
+import type { Detection, Detector } from '../src/vision/types.js';
+import { scoreWalk, type WalkDecoder, type WalkOptions } from '../src/vision/walk.js';
 import { createOracle, NO_NOISE, TYPICAL_NOISE, type CountBreakdown } from '../test/helpers/walk-oracle.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

@@ -30,9 +30,9 @@ import { parseArgs } from 'node:util';
 import { createApp } from '../src/app.js';
 import { DEFAULTS } from '../src/config.js';
 import { createLogger } from '../src/log.js';
-import { decodeFrames } from '../src/scoring/media/decode.js';
-import { optionsFrom, walkOptionsFrom } from '../src/scoring/jobs/options.js';
-import { decodePlan } from '../src/scoring/walk.js';
+import { decodeFrames } from '../src/vision/media/decode.js';
+import { optionsFrom, walkOptionsFrom } from '../src/walks/jobs/options.js';
+import { decodePlan } from '../src/vision/walk.js';
 import { renderWalk, type RenderedWalk } from '../scripts/render/walk.js';
 import type { WalkTruth } from '../scripts/render/truth.js';
 

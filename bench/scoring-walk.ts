@@ -5,7 +5,7 @@
  * 640×360, scored with
  *   - the oracle detector (the truth of each frame with 15% misses, jitter, one false
  *     fruit a frame, 15% wrong classes): the count error is the tracker's own;
- *   - the built-in colour detector (src/scoring/builtin) when it exists: the whole chain.
+ *   - the built-in colour detector (src/vision/builtin) when it exists: the whole chain.
  * Truth is the fruit seen well (≥35% visible) in at least two sampled frames; for the
  * oracle also the fruit it actually reported in two or more frames (its misses removed).
  * Goal: within 5%.
@@ -46,12 +46,12 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { renderWalk, type RenderedWalk } from '../scripts/render/walk.js';
 import type { FruitLighting } from '../scripts/render/raster.js';
 import { USDA_STAGES, type WalkTruth } from '../scripts/render/truth.js';
-import { decodeFrames, resolveFfmpeg } from '../src/scoring/media/index.js';
-import { loadModelDetector } from '../src/scoring/onnx/index.js';
-import type { Detector, ReadAheadStats } from '../src/scoring/types.js';
+import { decodeFrames, resolveFfmpeg } from '../src/vision/media/index.js';
+import { loadModelDetector } from '../src/vision/onnx/index.js';
+import type { Detector, ReadAheadStats } from '../src/vision/types.js';
 import { DEFAULTS } from '../src/config.js';
-import { optionsFrom, walkOptionsFrom } from '../src/scoring/jobs/options.js';
-import { decodePlan, scoreWalk, type WalkDecoder, type WalkOptions } from '../src/scoring/walk.js';
+import { optionsFrom, walkOptionsFrom } from '../src/walks/jobs/options.js';
+import { decodePlan, scoreWalk, type WalkDecoder, type WalkOptions } from '../src/vision/walk.js';
 import { clipPaths, createOracle, NO_NOISE, TYPICAL_NOISE, type CountBreakdown } from '../test/helpers/walk-oracle.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -104,8 +104,8 @@ const BUILTIN_PARAMS = process.env.BUILTIN_PARAMS ? (JSON.parse(process.env.BUIL
 const THREADS = process.env.SCORING_THREADS ? Number(process.env.SCORING_THREADS) : DEFAULTS.scoringThreads;
 
 async function builtinDetector(threads = THREADS): Promise<Detector | null> {
-  if (!existsSync(path.join(ROOT, 'src/scoring/builtin/index.ts'))) return null;
-  const mod = (await import('../src/scoring/builtin/index.js')) as {
+  if (!existsSync(path.join(ROOT, 'src/vision/builtin/index.ts'))) return null;
+  const mod = (await import('../src/vision/builtin/index.js')) as {
     createBuiltinDetector?: (o?: { params?: Record<string, unknown>; threads?: number }) => Detector;
   };
   return mod.createBuiltinDetector ? mod.createBuiltinDetector({ ...(BUILTIN_PARAMS ? { params: BUILTIN_PARAMS } : {}), threads }) : null;
@@ -311,7 +311,7 @@ async function phase(kind: PhaseKind, file: string, model?: string): Promise<Pha
     // The model's load (checksum, session) is timed with the scoring, as a job pays for it.
     const threads = model ? 0 : kind === 'score-one-thread' ? 0 : THREADS;
     const det = model ? await loadModelDetector(model) : await builtinDetector(threads);
-    if (!det) throw new Error('no detector to time: src/scoring/builtin is missing');
+    if (!det) throw new Error('no detector to time: src/vision/builtin is missing');
     detector = det.info.name;
     const res = await scoreWalk({ clips: [file], detector: det, decode, options: OPTIONS });
     const ahead = det.aheadStats;
@@ -477,7 +477,7 @@ function print(r: WalkBenchResult): void {
     console.log(
       `${bi[0]!.detector}: mean |error| vs truth ${(meanAbs(bi.map((a) => a.error)) * 100).toFixed(1)}%, ${bi.filter((a) => Math.abs(a.error) <= 0.05).length} of ${bi.length} walks within 5%`,
     );
-  else console.log('built-in detector: src/scoring/builtin not present, not measured');
+  else console.log('built-in detector: src/vision/builtin not present, not measured');
   const parts = bi.flatMap((a) => (a.breakdown ? [a.breakdown] : []));
   if (parts.length) {
     // The error is a difference of two larger numbers: the walks' spread follows their sum.

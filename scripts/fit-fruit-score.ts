@@ -1,4 +1,4 @@
-// Fits the built-in detector's close-up fruit score (src/scoring/builtin/fruit-score.ts) on the
+// Fits the built-in detector's close-up fruit score (src/vision/builtin/fruit-score.ts) on the
 // tuning half of the labelled photos: the photos at even positions of the sorted list, as the
 // accuracy bench splits them; the odd ones stay unseen for the bench's check half.
 //   node --import tsx scripts/fit-fruit-score.ts [--photos ../shared/data/tomato-photos] [--l2 0.01] [--small]
@@ -12,12 +12,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseCli } from './cli.js';
 import { fitLogistic, sigmoid } from './fit/logistic.js';
-import { circleEvidence, DEFAULT_PARAMS, detectFruit, type BuiltinParams } from '../src/scoring/builtin/index.js';
-import { FRUIT_FEATURES, fruitFeatures, type FruitScoreWeights } from '../src/scoring/builtin/fruit-score.js';
-import { decodeFrames, decodeImage } from '../src/scoring/media/index.js';
-import { resizeArea } from '../src/scoring/image/resize.js';
-import { iou } from '../src/scoring/track/box.js';
-import type { Box, RgbImage } from '../src/scoring/types.js';
+import { circleEvidence, DEFAULT_PARAMS, detectFruit, type BuiltinParams } from '../src/vision/builtin/index.js';
+import { FRUIT_FEATURES, fruitFeatures, type FruitScoreWeights } from '../src/vision/builtin/fruit-score.js';
+import { decodeFrames, decodeImage } from '../src/vision/media/index.js';
+import { resizeArea } from '../src/vision/image/resize.js';
+import { iou } from '../src/vision/track/box.js';
+import type { Box, RgbImage } from '../src/vision/types.js';
 import { cachedWalk, OUT as RENDERS } from '../bench/scoring-walk.js';
 
 const USAGE = 'usage: fit-fruit-score.ts [--photos DIR] [--l2 0.01] [--small]';

@@ -30,11 +30,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseCli } from './cli.js';
 import { cachedWalk, OUT as RENDERS, PUBLISHED_SEEDS, parseSeeds } from '../bench/scoring-walk.js';
-import { createBuiltinDetector, type BuiltinParams } from '../src/scoring/builtin/index.js';
-import { optionsFrom, walkOptionsFrom } from '../src/scoring/jobs/options.js';
-import { decodeFrames } from '../src/scoring/media/index.js';
-import { decodePlan, lowScoreFor, scoreWalk, type WalkDecoder, type WalkOptions } from '../src/scoring/walk.js';
-import type { Detection, Detector, RgbImage } from '../src/scoring/types.js';
+import { createBuiltinDetector, type BuiltinParams } from '../src/vision/builtin/index.js';
+import { optionsFrom, walkOptionsFrom } from '../src/walks/jobs/options.js';
+import { decodeFrames } from '../src/vision/media/index.js';
+import { decodePlan, lowScoreFor, scoreWalk, type WalkDecoder, type WalkOptions } from '../src/vision/walk.js';
+import type { Detection, Detector, RgbImage } from '../src/vision/types.js';
 import { clipPaths, createOracle, NO_NOISE, type CountBreakdown, type SampledFrame } from '../test/helpers/walk-oracle.js';
 
 const USAGE =

@@ -5,7 +5,7 @@ import { sessionRoutes } from './session/routes.js';
 import { healthRoutes } from './health/routes.js';
 import { recordsFeature } from './records/feature.js';
 import { climateFeature } from './climate/feature.js';
-import { scoringFeature } from './scoring/feature.js';
+import { scoringFeature } from './walks/feature.js';
 
 /**
  * Every feature the service runs. A new feature adds its line here: its routes

@@ -1,6 +1,6 @@
 // What a perfect counter could count on a rendered walk, given the frames it looked at: the
 // measure the walk benchmark uses, so a person can check a walk the box scored against its render.
-import type { Ripeness } from '../../src/scoring/types.js';
+import type { Ripeness } from '../../src/vision/types.js';
 import type { WalkTruth } from '../render/truth.js';
 
 export interface RenderedFrame {

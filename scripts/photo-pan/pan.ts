@@ -8,11 +8,11 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { DEFAULT_PARAMS } from '../../src/scoring/builtin/index.js';
-import { applyGains, greyWorld } from '../../src/scoring/image/white-balance.js';
-import { median } from '../../src/scoring/track/box.js';
-import { decodeImage } from '../../src/scoring/media/index.js';
-import type { Box, Ripeness, RgbImage } from '../../src/scoring/types.js';
+import { DEFAULT_PARAMS } from '../../src/vision/builtin/index.js';
+import { applyGains, greyWorld } from '../../src/vision/image/white-balance.js';
+import { median } from '../../src/vision/track/box.js';
+import { decodeImage } from '../../src/vision/media/index.js';
+import type { Box, Ripeness, RgbImage } from '../../src/vision/types.js';
 import { spawnRawEncoder } from '../render/ffmpeg.js';
 import type { TruthFruit, WalkTruth } from '../render/truth.js';
 

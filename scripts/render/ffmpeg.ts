@@ -1,7 +1,7 @@
 // Runs the real ffmpeg binary, resolved by the media module as design-card.md
 // says (FFMPEG_PATH, else ffmpeg-static's binary, else `ffmpeg` on PATH).
 import { spawn } from 'node:child_process';
-import { requireFfmpeg } from '../../src/scoring/media/ffmpeg-path.js';
+import { requireFfmpeg } from '../../src/vision/media/ffmpeg-path.js';
 
 /** An ffmpeg process fed raw RGB frames on stdin; `write` respects the pipe's back-pressure. */
 export interface RawFrameSink {

@@ -1,6 +1,6 @@
 // Draws one frame of a scene into an RGB buffer and measures, through an object-id
 // buffer, how much of each fruit the camera actually sees (leaves and nearer fruit hide some).
-import type { Box } from '../../src/scoring/types.js';
+import type { Box } from '../../src/vision/types.js';
 import type { Scene, SceneFruit, SceneLeaf, SceneStem, SceneTruss } from './scene.js';
 import type { UsdaStage } from './truth.js';
 

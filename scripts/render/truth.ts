@@ -1,5 +1,5 @@
 // Ground truth written next to a rendered walk: what a perfect scorer would report.
-import type { Box, Ripeness } from '../../src/scoring/types.js';
+import type { Box, Ripeness } from '../../src/vision/types.js';
 
 /** USDA colour stages of tomato fruit, in ripening order. */
 export type UsdaStage = 'green' | 'breaker' | 'turning' | 'pink' | 'light_red' | 'red';
@@ -10,7 +10,7 @@ export const USDA_STAGES: readonly UsdaStage[] = ['green', 'breaker', 'turning',
  * turned: "green" up to a tenth (mature green and breakers, whose break in colour is at the
  * blossom end, out of sight of a camera beside the row), "turning" a tenth to three fifths
  * (turning and pink), "red" more (light red and red). The built-in detector's hue bounds are the
- * colorimetry boundaries of the same stages (src/scoring/builtin/ripeness.ts).
+ * colorimetry boundaries of the same stages (src/vision/builtin/ripeness.ts).
  */
 export function stageToRipeness(stage: UsdaStage): Ripeness {
   switch (stage) {

@@ -1,7 +1,7 @@
 // Renders synthetic row walks and still photos of a tomato crop, with their ground truth.
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Box } from '../../src/scoring/types.js';
+import type { Box } from '../../src/vision/types.js';
 import { spawnRawEncoder } from './ffmpeg.js';
 import { FrameRasterizer, type FruitLighting } from './raster.js';
 import { buildScene, type Scene } from './scene.js';

@@ -4,7 +4,7 @@
 // trained model: its detections mean nothing, its cost is what a trained model of that size costs.
 // BatchNorm is folded into each convolution's bias, as in an export. Built with nc = 80 it has the
 // published (fused) sizes of YOLOv8n, 3,151,904 parameters and 8.7 GFLOPs at 640, and at scale s
-// of YOLOv8s, 11,156,544 and 28.6, which test/scoring/onnx-yolo-sized.test.ts checks. Output
+// of YOLOv8s, 11,156,544 and 28.6, which test/vision/onnx/yolo-sized.test.ts checks. Output
 // [1, 4 + nc, 8400] at 640.
 import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';

@@ -43,7 +43,7 @@ export async function startServer(
     // No early removal of clips for room unless a test asks: the host's free space must not decide a test.
     // No detection threads unless a test asks: under tap's TypeScript loader each thread takes about
     // 3 s of CPU to start (0.5 s under tsx), more than the few frames of a test walk can repay, and
-    // the answers are the same either way (test/scoring/detect-ahead.test.ts; api-restart.test.ts
+    // the answers are the same either way (test/vision/builtin/detect-ahead.test.ts; api-restart.test.ts
     // scores one walk over the API both ways).
     config: { adminToken: ADMIN_TOKEN, logLevel: 'info', diskReserve: 0, scoringThreads: 0, ...config, dataDir },
     env: {},

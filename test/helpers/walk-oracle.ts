@@ -8,9 +8,9 @@ import path from 'node:path';
 import { readAllFrames } from '../../scripts/render/ffmpeg.js';
 import { createRng, gaussian } from '../../scripts/render/rng.js';
 import { USDA_STAGES, type TruthAppearance, type UsdaStage, type WalkTruth } from '../../scripts/render/truth.js';
-import type { Box, Detection, DetectionKind, Detector, RgbImage, Ripeness } from '../../src/scoring/types.js';
-import { iou } from '../../src/scoring/track/box.js';
-import type { WalkDecoder, WalkFrameInput } from '../../src/scoring/walk.js';
+import type { Box, Detection, DetectionKind, Detector, RgbImage, Ripeness } from '../../src/vision/types.js';
+import { iou } from '../../src/vision/track/box.js';
+import type { WalkDecoder, WalkFrameInput } from '../../src/vision/walk.js';
 
 export interface OracleNoise {
   /** Probability that a visible object is not detected in a frame. */

@@ -4,11 +4,11 @@ import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { Box } from '../../src/scoring/types.js';
+import type { Box } from '../../src/vision/types.js';
 import type { TruthFruit, WalkTruth } from '../../scripts/render/truth.js';
 import { compareCounts, countableFruit, renderedFramesOf, sampledEvery } from '../../scripts/compare/countable.js';
 import { renderWalk } from '../../scripts/render/walk.js';
-import { resolveFfmpeg } from '../../src/scoring/media/index.js';
+import { resolveFfmpeg } from '../../src/vision/media/index.js';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '../..');

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { PHOTO_DIR } from '../../bench/scoring-accuracy.js';
-import { resolveFfmpeg } from '../../src/scoring/media/index.js';
+import { resolveFfmpeg } from '../../src/vision/media/index.js';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '../..');

@@ -1,0 +1,224 @@
+import type { Db } from '../../db/database.js';
+import type { Writer } from '../../db/store.js';
+import { conflict, fieldError, notFound } from '../../http/problem.js';
+import { loadWalk } from '../jobs/commands.js';
+import type { StoredFrame, StoredResult } from '../jobs/result.js';
+import type { WalkTable } from '../jobs/tables.js';
+import type { Box, Ripeness } from '../../vision/types.js';
+import { applyCorrections, boxProblem, conflictingCorrections, type Correction, type Corrected } from './apply.js';
+import type { CorrectionKind, WalkCorrectionTable } from './tables.js';
+
+/**
+ * Staff corrections of a walk: each write checks the walk can be corrected, stores the
+ * correction and the walk's corrected counts in one transaction (the Writer logs both).
+ */
+
+/** A long row has a few thousand fruit; this is far above what a person corrects by hand, and keeps GET {walk}/corrections one answer. */
+export const MAX_CORRECTIONS_PER_WALK = 2000;
+
+export interface CorrectionInput {
+  kind: CorrectionKind;
+  track_id?: number;
+  ripeness?: Ripeness;
+  frame_id?: number;
+  box?: Box;
+  counts?: Partial<Record<Ripeness, number>>;
+  note?: string;
+}
+
+export interface CorrectionPatch {
+  ripeness?: Ripeness;
+  box?: Box;
+  counts?: Partial<Record<Ripeness, number>>;
+  note?: string | null;
+}
+
+/** Which fields each kind takes: required, and allowed beside them (note goes with every kind). */
+const FIELDS: Record<CorrectionKind, { required: (keyof CorrectionInput)[]; optional: (keyof CorrectionInput)[] }> = {
+  ripeness: { required: ['track_id', 'ripeness'], optional: [] },
+  remove: { required: ['track_id'], optional: [] },
+  add: { required: ['frame_id', 'ripeness'], optional: ['box'] },
+  counts: { required: ['counts'], optional: [] },
+};
+const KIND_FIELDS = ['track_id', 'ripeness', 'frame_id', 'box', 'counts'] as const;
+
+export function toCorrection(row: WalkCorrectionTable): Correction {
+  return {
+    id: row.id,
+    kind: row.kind,
+    track_id: row.track_id,
+    ripeness: row.ripeness,
+    frame_id: row.frame_id,
+    box: row.box === null ? null : (JSON.parse(row.box) as Box),
+    counts: row.counts === null ? null : (JSON.parse(row.counts) as Partial<Record<Ripeness, number>>),
+  };
+}
+
+export async function listCorrections(db: Db, walkId: string): Promise<WalkCorrectionTable[]> {
+  return db.selectFrom('walk_corrections').selectAll().where('walk_id', '=', walkId).orderBy('id').execute();
+}
+
+/** The walk's fruit and counts after its corrections; null while it has no result. */
+export function correctedResult(walk: WalkTable, rows: readonly WalkCorrectionTable[]): Corrected | null {
+  if (walk.status !== 'done' || walk.result === null) return null;
+  return applyCorrections((JSON.parse(walk.result) as StoredResult).fruit, rows.map(toCorrection));
+}
+
+/**
+ * A walk is corrected once it is scored: while it is queued or running its fruit are not known yet,
+ * and a failed walk has none. Its corrections are read once here; each command works on that list.
+ */
+async function correctableWalk(
+  w: Writer,
+  walkId: string,
+  organizationId: string,
+): Promise<{ walk: WalkTable; result: StoredResult; rows: WalkCorrectionTable[] }> {
+  const walk = await loadWalk(w.trx as unknown as Db, walkId, organizationId);
+  if (walk.status !== 'done' || walk.result === null) {
+    const why =
+      walk.status === 'failed' ? 'failed to score and has no fruit to correct' : 'is still being scored; correct it once it is done';
+    throw conflict(`The walk ${why}.`, { job_id: walk.id, walk_status: walk.status });
+  }
+  return { walk, result: JSON.parse(walk.result) as StoredResult, rows: await listCorrections(w.trx as unknown as Db, walk.id) };
+}
+
+function correctionIn(rows: readonly WalkCorrectionTable[], correctionId: string): WalkCorrectionTable {
+  const row = rows.find((r) => r.id === correctionId);
+  if (!row) throw notFound('correction');
+  return row;
+}
+
+function frameOf(result: StoredResult, frameId: number): StoredFrame {
+  const frame = result.frames.find((f) => f.index === frameId);
+  if (!frame) throw fieldError('body', 'frame_id', `no frame ${frameId} in this walk (frames 0 to ${result.frames.length - 1})`);
+  return frame;
+}
+
+function checkBox(frame: StoredFrame, box: Box): void {
+  const problem = boxProblem(box, frame.width, frame.height);
+  if (problem) throw fieldError('body', 'box', problem);
+}
+
+/** Stores the corrected counts the walk has with these corrections (the ones it has after the change); returns the walk as written. */
+async function recount(w: Writer, walk: WalkTable, result: StoredResult, rows: readonly WalkCorrectionTable[]): Promise<WalkTable> {
+  const { counts } = applyCorrections(result.fruit, rows.map(toCorrection));
+  if (
+    counts.green === walk.corrected_green &&
+    counts.turning === walk.corrected_turning &&
+    counts.red === walk.corrected_red &&
+    counts.total === walk.corrected_total
+  )
+    return walk;
+  const { after } = await w.update<WalkTable>('walks', walk.id, {
+    corrected_green: counts.green,
+    corrected_turning: counts.turning,
+    corrected_red: counts.red,
+    corrected_total: counts.total,
+  });
+  return after;
+}
+
+export interface CorrectionWritten {
+  correction: WalkCorrectionTable;
+  walk: WalkTable;
+}
+
+export async function addCorrection(w: Writer, walkId: string, organizationId: string, input: CorrectionInput): Promise<CorrectionWritten> {
+  const { walk, result, rows: existing } = await correctableWalk(w, walkId, organizationId);
+  const rule = FIELDS[input.kind];
+  for (const name of rule.required)
+    if (input[name] === undefined) throw fieldError('body', name, `is required for a correction of kind ${input.kind}`);
+  for (const name of KIND_FIELDS) {
+    if (input[name] !== undefined && !rule.required.includes(name) && !rule.optional.includes(name))
+      throw fieldError('body', name, `does not apply to a correction of kind ${input.kind}`);
+  }
+  if (input.track_id !== undefined && !result.fruit.some((f) => f.track_id === input.track_id)) {
+    throw fieldError('body', 'track_id', `no fruit with track_id ${input.track_id} in this walk (result.fruit[].track_id)`);
+  }
+  if (input.kind === 'add') {
+    const frame = frameOf(result, input.frame_id!);
+    if (input.box) checkBox(frame, input.box);
+  }
+
+  const clash = conflictingCorrections(existing.map(toCorrection), { kind: input.kind, track_id: input.track_id ?? null });
+  if (clash.length > 0) {
+    const what =
+      input.kind === 'counts'
+        ? 'The walk already has a counts correction'
+        : clash.some((c) => c.kind === 'remove')
+          ? `The fruit with track_id ${input.track_id} was removed`
+          : `The fruit with track_id ${input.track_id} already has a ripeness correction`;
+    throw conflict(`${what}: change it (PATCH) or undo it (DELETE) instead.`, { correction_ids: clash.map((c) => c.id) });
+  }
+  if (existing.length >= MAX_CORRECTIONS_PER_WALK) {
+    throw conflict(`The walk has ${existing.length} corrections, the most one walk keeps; score the row again or undo some.`, {
+      limit: MAX_CORRECTIONS_PER_WALK,
+    });
+  }
+
+  const correction = await w.insert<WalkCorrectionTable>('walk_corrections', {
+    organization_id: walk.organization_id,
+    walk_id: walk.id,
+    cycle_id: walk.cycle_id,
+    kind: input.kind,
+    track_id: input.track_id ?? null,
+    ripeness: input.ripeness ?? null,
+    frame_id: input.frame_id ?? null,
+    box: input.box ? JSON.stringify(input.box) : null,
+    counts: input.counts ? JSON.stringify(input.counts) : null,
+    note: input.note ?? null,
+    created_by_key_id: w.actor.keyId,
+  });
+  return { correction, walk: await recount(w, walk, result, [...existing, correction]) };
+}
+
+/** Changes what a correction says; which kind it is and which fruit or frame it concerns stay (interface.md). */
+export async function changeCorrection(
+  w: Writer,
+  walkId: string,
+  organizationId: string,
+  correctionId: string,
+  patch: CorrectionPatch,
+): Promise<CorrectionWritten> {
+  const { walk, result, rows } = await correctableWalk(w, walkId, organizationId);
+  const row = correctionIn(rows, correctionId);
+  const takes: Record<CorrectionKind, (keyof CorrectionPatch)[]> = {
+    ripeness: ['ripeness'],
+    remove: [],
+    add: ['ripeness', 'box'],
+    counts: ['counts'],
+  };
+  for (const name of ['ripeness', 'box', 'counts'] as const) {
+    if (patch[name] !== undefined && !takes[row.kind].includes(name))
+      throw fieldError('body', name, `cannot be changed on a correction of kind ${row.kind}`);
+  }
+  if (patch.box) checkBox(frameOf(result, row.frame_id!), patch.box);
+  const changes: Partial<WalkCorrectionTable> = {};
+  if (patch.ripeness !== undefined) changes.ripeness = patch.ripeness;
+  if (patch.box !== undefined) changes.box = JSON.stringify(patch.box);
+  if (patch.counts !== undefined) changes.counts = JSON.stringify(patch.counts);
+  if (patch.note !== undefined) changes.note = patch.note;
+  const { after } = await w.update<WalkCorrectionTable>('walk_corrections', row.id, changes);
+  return {
+    correction: after,
+    walk: await recount(
+      w,
+      walk,
+      result,
+      rows.map((r) => (r.id === after.id ? after : r)),
+    ),
+  };
+}
+
+/** Undoes a correction: the fruit or counts are as before it. */
+export async function undoCorrection(w: Writer, walkId: string, organizationId: string, correctionId: string): Promise<WalkTable> {
+  const { walk, result, rows } = await correctableWalk(w, walkId, organizationId);
+  const row = correctionIn(rows, correctionId);
+  await w.remove('walk_corrections', row.id);
+  return recount(
+    w,
+    walk,
+    result,
+    rows.filter((r) => r !== row),
+  );
+}

@@ -1,0 +1,37 @@
+import type { Feature } from '../feature.js';
+import type { Services } from '../services.js';
+import { BUILTIN_DETECTOR_NAME } from '../vision/builtin/index.js';
+import { scoringHealthCheck } from './jobs/health.js';
+import { attachRetention, MediaRetention } from './jobs/retention.js';
+import { attachRunner, forgetWalks, WalkRunner } from './jobs/runner.js';
+import { correctionRoutes } from './corrections/routes.js';
+import { scoringRoutes } from './routes.js';
+
+/**
+ * Walk scoring as a service: uploads become walks queued in SQLite, a runner
+ * scores them in worker processes, results and frames are served back.
+ */
+export const scoringFeature: Feature = {
+  name: 'scoring',
+  routes: [...scoringRoutes, ...correctionRoutes],
+  recordKinds: [
+    { name: 'walks', table: 'walks', scope: 'cycle', column: 'cycle_id', afterRemove: forgetWalks },
+    { name: 'walk_clips', table: 'walk_clips', scope: 'cycle', column: 'cycle_id', dependsOn: ['walks'] },
+    { name: 'walk_corrections', table: 'walk_corrections', scope: 'cycle', column: 'cycle_id', dependsOn: ['walks'] },
+  ],
+  async start(services: Services) {
+    const runner = new WalkRunner(services, {
+      concurrency: services.config.scoringConcurrency,
+      detectThreads: services.config.scoringThreads,
+    });
+    attachRunner(services, runner);
+    services.healthChecks.push(scoringHealthCheck(services, BUILTIN_DETECTOR_NAME));
+    // Registered before start: app.close runs onClose in reverse, so the runner stops before the database closes.
+    services.onClose.push(() => runner.stop());
+    await runner.start();
+    const retention = new MediaRetention(services);
+    attachRetention(services, retention);
+    services.onClose.push(() => retention.stop());
+    await retention.start();
+  },
+};

@@ -1,0 +1,96 @@
+import { DEFAULT_MAX_FRAMES, DEFAULT_SAMPLE_SECONDS } from '../../vision/media/decode.js';
+import type { WalkOptions } from '../../vision/walk.js';
+
+/**
+ * What a scoring request may choose. The defaults match the pipeline's own
+ * (sample every half second, at most 1,200 frames: ten minutes of clip); the
+ * bounds keep one job within minutes on the box's CPU.
+ */
+export const SCORING_MODES = ['auto', 'builtin', 'model', 'photo', 'video'] as const;
+export type ScoringMode = (typeof SCORING_MODES)[number];
+
+export interface ScoringOptions {
+  /** Detection threshold, 0..1. */
+  conf: number;
+  /** Seconds between sampled frames of a video. */
+  sample_seconds: number;
+  /** Adaptive sampling: seconds between sampled frames while the walker is fast; null: every sample_seconds. */
+  fast_sample_seconds: number | null;
+  /** Most frames sampled from each clip at sample_seconds. */
+  max_frames: number;
+  /** Millimetres per pixel at the fruit's distance; null leaves diameters unmeasured. */
+  mm_per_pixel: number | null;
+}
+
+/**
+ * The default `conf` by what was uploaded. A photo is one chance to see each fruit, so
+ * every detection counts from 0.35 (where the built-in detector's counts balance on the
+ * labelled photos). In a video every fruit is seen several times and a detection from
+ * `conf` up starts a track: from 0.5 up (where counts after tracking balance on rendered
+ * walks) a stray second circle on a fruit rarely becomes a fruit of its own, while a
+ * fruit scoring lower in one frame is still found in the next, and the tracker keeps
+ * following it down to a third of `conf`. ByteTrack separates the two thresholds the same way.
+ */
+export const DEFAULT_CONF = { photo: 0.35, video: 0.5 } as const;
+
+/** Adaptive sampling's fast interval when sample_seconds is not given. */
+export const DEFAULT_FAST_SAMPLE_SECONDS = 0.25;
+
+/** Stored options are merged over these: walks queued before a field existed read as scored then. */
+export const DEFAULT_OPTIONS: ScoringOptions = {
+  conf: DEFAULT_CONF.photo,
+  sample_seconds: DEFAULT_SAMPLE_SECONDS,
+  fast_sample_seconds: null,
+  max_frames: DEFAULT_MAX_FRAMES,
+  mm_per_pixel: null,
+};
+
+export const LIMITS = {
+  conf: { min: 0, max: 1 },
+  sample_seconds: { min: 0.05, max: 10 },
+  max_frames: { min: 1, max: 2000 },
+  /** Clips in one batch (interface.md, Limits). */
+  batchClips: 12,
+  idempotencyKey: 200,
+} as const;
+
+/** What the modes that name a kind of upload take: a photo (image) or a video clip. */
+export const KIND_OF_MODE: Partial<Record<ScoringMode, 'image' | 'video'>> = { photo: 'image', video: 'video' };
+
+export const MODE_TEXT: Record<ScoringMode, string> = {
+  auto: 'the model detector when one is configured (DETECTOR names a manifest in MODELS_DIR) and loads, else the built-in colour detector',
+  builtin: 'the built-in colour detector, whatever is configured',
+  model:
+    'the configured model detector; 422 when none is configured or its manifest is missing, and the walk fails if the model then cannot load',
+  photo: 'like auto, and every upload must be a photo (422 for a video); a check, never needed',
+  video: 'like auto, and every upload must be a video clip (422 for a photo)',
+};
+
+/**
+ * Options from validated form fields (strings already coerced by the route's schema) and
+ * what was uploaded: `conf` defaults by kind (any video clip: the video default), and
+ * without sample_seconds the sampling is adaptive.
+ */
+export function optionsFrom(
+  fields: { conf?: number; sample_seconds?: number; max_frames?: number; mm_per_pixel?: number },
+  uploads: { video: boolean },
+): ScoringOptions {
+  return {
+    conf: fields.conf ?? (uploads.video ? DEFAULT_CONF.video : DEFAULT_CONF.photo),
+    sample_seconds: fields.sample_seconds ?? DEFAULT_OPTIONS.sample_seconds,
+    fast_sample_seconds: fields.sample_seconds === undefined ? DEFAULT_FAST_SAMPLE_SECONDS : null,
+    max_frames: fields.max_frames ?? DEFAULT_OPTIONS.max_frames,
+    mm_per_pixel: fields.mm_per_pixel ?? null,
+  };
+}
+
+/** A job's options as the walk pipeline takes them. */
+export function walkOptionsFrom(o: ScoringOptions): WalkOptions {
+  return {
+    conf: o.conf,
+    sampleSeconds: o.sample_seconds,
+    ...(o.fast_sample_seconds !== null ? { fastSampleSeconds: o.fast_sample_seconds } : {}),
+    maxFrames: o.max_frames,
+    ...(o.mm_per_pixel !== null ? { mmPerPixel: o.mm_per_pixel } : {}),
+  };
+}
