@@ -22,6 +22,7 @@
  *
  * --years 3 generates three years (3× the file) instead of one: peak RSS should stay put.
  */
+import { systemClock } from '../src/clock.js';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -69,7 +70,7 @@ const cpuMs = (since: NodeJS.CpuUsage) => {
 async function cycleDb(dir: string) {
   const opened = await openDatabase(dir);
   const now = new Date().toISOString();
-  const stamp = { created_at: now, updated_at: now, version: opened.clock.now() };
+  const stamp = { created_at: now, updated_at: now, version: opened.hlc.now() };
   const org = newId();
   const farm = newId();
   const greenhouse = {
@@ -126,7 +127,7 @@ async function cycleDb(dir: string) {
     .execute();
   await opened.db.insertInto('cycles').values(cycle).execute();
   const scope = { cycle, greenhouse, zone: ZONE } as CycleScope;
-  const deps = { db: opened.db, store: new Store(opened.db, opened.clock), sqlite: opened.sqlite, clock: opened.clock };
+  const deps = { db: opened.db, store: new Store(opened.db, opened.hlc), sqlite: opened.sqlite, clock: systemClock };
   return { opened, scope, deps };
 }
 

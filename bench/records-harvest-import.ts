@@ -26,7 +26,7 @@ import type { CycleScope } from '../src/registry/scope.js';
 const lines = Number(process.argv[2] ?? 100_000);
 const dir = mkdtempSync(path.join(tmpdir(), 'cropwalk-bench-'));
 const opened = await openDatabase(dir);
-const store = new Store(opened.db, opened.clock);
+const store = new Store(opened.db, opened.hlc);
 
 const stamp = { created_at: new Date().toISOString(), updated_at: new Date().toISOString(), version: 'v' };
 const ids = { organization_id: newId(), farm_id: newId(), greenhouse_id: newId(), row_id: newId(), cycle_id: newId() };

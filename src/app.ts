@@ -9,12 +9,14 @@ import { Store, outsideWriteGuard } from './db/store.js';
 import { loadAdminToken } from './auth/admin-token.js';
 import { FailureLimiter } from './auth/failures.js';
 import { KeyCache } from './auth/principal.js';
-import { HttpProblem, insufficientStorage, isStorageFull } from './http/problem.js';
+import { internalError, methodNotAllowed, notFound, problemOf } from './http/problem.js';
 import { mountRoutes, dispatch, type Routers } from './http/pipeline.js';
+import type { ScopeResolvers } from './http/scope.js';
 import { buildOpenApi } from './http/openapi.js';
 import type { CompiledRoute } from './http/route.js';
 import type { Services } from './services.js';
 import type { Feature } from './feature.js';
+import { systemClock, type Clock } from './clock.js';
 import { FEATURES } from './features.js';
 import { docsRoutes } from './docs/routes.js';
 import { databaseCheck, storageCheck } from './health/routes.js';
@@ -25,6 +27,8 @@ export interface AppOptions {
   logger?: Logger;
   validateResponses?: boolean;
   features?: Feature[];
+  /** The service clock (src/clock.ts); tests pass a SettableClock. Default: the system clock. */
+  clock?: Clock;
   /** Start background work (job runner, folder watcher). Default true. */
   startBackground?: boolean;
 }
@@ -61,23 +65,15 @@ function serve(log: Logger, handler: Koa.Middleware): Koa.Middleware {
     ctx.set('X-Request-Id', requestId);
     try {
       await handler(ctx, END);
-      if (ctx.status === 404 && ctx.body === undefined) throw new HttpProblem(404, 'not_found', `No route for ${ctx.method} ${ctx.path}.`);
-      if (ctx.status === 405 && ctx.body === undefined)
-        throw new HttpProblem(405, 'method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}.`);
+      if (ctx.status === 404 && ctx.body === undefined) throw notFound(`No route for ${ctx.method} ${ctx.path}.`);
+      if (ctx.status === 405 && ctx.body === undefined) throw methodNotAllowed(`${ctx.method} is not allowed on ${ctx.path}.`);
     } catch (err) {
-      const problem =
-        err instanceof HttpProblem
-          ? err
-          : isStorageFull(err)
-            ? insufficientStorage()
-            : new HttpProblem(500, 'internal_error', `Something went wrong on the box. Quote request id ${requestId} when reporting it.`, {
-                request_id: requestId,
-              });
+      const known = problemOf(err);
+      const problem = known ?? internalError(requestId);
       // The operator must see a full disk, whichever layer noticed it first.
       if (problem.status === 507)
         log.error('disk full', { request_id: requestId, method: ctx.method, path: ctx.path, error: err as Error });
-      else if (!(err instanceof HttpProblem))
-        log.error('unhandled error', { request_id: requestId, method: ctx.method, path: ctx.path, error: err as Error });
+      else if (!known) log.error('unhandled error', { request_id: requestId, method: ctx.method, path: ctx.path, error: err as Error });
       ctx.status = problem.status;
       for (const [h, v] of Object.entries(problem.headers)) ctx.set(h, v);
       ctx.type = 'application/problem+json';
@@ -99,10 +95,11 @@ function serve(log: Logger, handler: Koa.Middleware): Koa.Middleware {
 export async function createApp(options: AppOptions = {}): Promise<App> {
   const config = loadConfig(options.env ?? process.env, options.config ?? {});
   const log = options.logger ?? createLogger(config.logLevel);
-  const opened = await openDatabase(config.dataDir);
+  const clock = options.clock ?? systemClock;
+  const opened = await openDatabase(config.dataDir, undefined, clock);
   const features = options.features ?? FEATURES;
 
-  const store = new Store(opened.db, opened.clock);
+  const store = new Store(opened.db, opened.hlc, clock);
   const keys = new KeyCache(opened.sqlite);
   store.afterWrite((tables) => {
     if (tables.has('api_keys')) keys.clear();
@@ -112,7 +109,8 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     log,
     db: opened.db.withPlugin(outsideWriteGuard),
     sqlite: opened.sqlite,
-    clock: opened.clock,
+    clock,
+    hlc: opened.hlc,
     store,
     keys,
     adminToken: loadAdminToken(config.adminToken, config.dataDir, log),
@@ -130,10 +128,11 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   // The docs routes serve the document built from every route, their own included.
   const built: { document?: ReturnType<typeof buildOpenApi> } = {};
   const specs = [...features.flatMap((f) => f.routes), ...docsRoutes(() => built.document)];
-  const routes = mountRoutes(routers, specs);
+  const scopes: ScopeResolvers = Object.assign({}, ...features.map((f) => f.scopes ?? {}));
+  const routes = mountRoutes(routers, specs, scopes);
   const document = (built.document = buildOpenApi(routes, { version: '1.0', description: API_DESCRIPTION }));
 
-  koa.use(serve(log, dispatch(routers, routes)));
+  koa.use(serve(log, dispatch(routers, routes, scopes)));
 
   if (options.startBackground ?? true) {
     for (const f of features) await f.start?.(services);

@@ -2,6 +2,7 @@ import type { RouteSpec } from './http/route.js';
 import type { Db } from './db/database.js';
 import type { Writer } from './db/store.js';
 import type { Services } from './services.js';
+import type { ScopeResolvers } from './http/scope.js';
 
 /**
  * A kind of record kept under the registry (harvests, climate readings, walks...).
@@ -38,6 +39,8 @@ export interface Feature {
   name: string;
   routes: RouteSpec[];
   recordKinds?: RecordKind[];
+  /** The scopes this feature resolves for routes (`scope: 'cycle'`...), by name (src/http/scope.ts). */
+  scopes?: ScopeResolvers;
   /** Background work (job runner, folder watcher); started after migrations. */
   start?(services: Services): Promise<void> | void;
 }

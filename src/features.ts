@@ -1,6 +1,7 @@
 import type { Feature } from './feature.js';
-import { registryRoutes } from './registry/routes.js';
+import { registryFeature } from './registry/feature.js';
 import { keyRoutes } from './keys/routes.js';
+import { keyScopes } from './keys/commands.js';
 import { sessionRoutes } from './session/routes.js';
 import { healthRoutes } from './health/routes.js';
 import { recordsFeature } from './records/feature.js';
@@ -15,8 +16,8 @@ import { scoringFeature } from './walks/feature.js';
 export const FEATURES: Feature[] = [
   { name: 'health', routes: healthRoutes },
   { name: 'session', routes: sessionRoutes },
-  { name: 'keys', routes: keyRoutes },
-  { name: 'registry', routes: registryRoutes },
+  { name: 'keys', routes: keyRoutes, scopes: keyScopes },
+  registryFeature,
   recordsFeature,
   climateFeature,
   scoringFeature,

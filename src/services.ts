@@ -4,6 +4,7 @@ import type { Logger } from './log.js';
 import type { Db } from './db/database.js';
 import type { Store } from './db/store.js';
 import type { HybridLogicalClock } from './db/hlc.js';
+import type { Clock } from './clock.js';
 import type { AdminToken } from './auth/admin-token.js';
 import type { FailureLimiter } from './auth/failures.js';
 import type { RecordKind } from './feature.js';
@@ -19,7 +20,10 @@ export interface Services {
   db: Db;
   sqlite: SQLite.Database;
   store: Store;
-  clock: HybridLogicalClock;
+  /** The wall clock: the only one the service reads (src/clock.ts). Tests set and move it. */
+  clock: Clock;
+  /** Version stamps (hybrid logical clock) on `clock`. */
+  hlc: HybridLogicalClock;
   adminToken: AdminToken;
   failures: FailureLimiter;
   /** Key rows by lookup, emptied after writes to api_keys. */

@@ -15,13 +15,15 @@ import {
 } from 'kysely';
 import type { Database } from './schema.js';
 import { HybridLogicalClock } from './hlc.js';
+import { systemClock, type Clock } from '../clock.js';
 
 export type Db = Kysely<Database>;
 
 export interface OpenedDatabase {
   db: Db;
   sqlite: SQLite.Database;
-  clock: HybridLogicalClock;
+  /** Version stamps for this node, on the service clock. */
+  hlc: HybridLogicalClock;
   file: string;
   close(): Promise<void>;
 }
@@ -74,7 +76,7 @@ class CauseKeepingSqliteDialect extends SqliteDialect {
   }
 }
 
-export async function openDatabase(dataDir: string, fileName = 'cropwalk.sqlite'): Promise<OpenedDatabase> {
+export async function openDatabase(dataDir: string, fileName = 'cropwalk.sqlite', clock: Clock = systemClock): Promise<OpenedDatabase> {
   mkdirSync(dataDir, { recursive: true });
   const file = path.join(dataDir, fileName);
   const sqlite = new SQLite(file);
@@ -91,17 +93,17 @@ export async function openDatabase(dataDir: string, fileName = 'cropwalk.sqlite'
     node = randomBytes(6).toString('hex');
     await db.insertInto('meta').values({ key: 'node_id', value: node }).execute();
   }
-  const clock = new HybridLogicalClock(node);
+  const hlc = new HybridLogicalClock(node, () => clock.now());
   const last = await db
     .selectFrom('change_log')
     .select((eb) => eb.fn.max('version').as('v'))
     .executeTakeFirst();
-  clock.seed(last?.v as string | undefined);
+  hlc.seed(last?.v as string | undefined);
 
   return {
     db,
     sqlite,
-    clock,
+    hlc,
     file,
     close: async () => {
       await db.destroy();

@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Kysely, KyselyPlugin, Transaction } from 'kysely';
 import type { Database, SyncedColumns } from './schema.js';
 import type { HybridLogicalClock } from './hlc.js';
+import { systemClock, type Clock } from '../clock.js';
 import { newId } from './ids.js';
 
 /** Who made a change: a key, the appliance admin token, or the box itself (watcher, jobs). */
@@ -41,6 +42,11 @@ export interface Writer {
   removeWhereIn(table: string, column: string, values: readonly string[]): Promise<number>;
   /** A new version stamp (HLC), for a record written without insert/update (e.g. a climate reading's row). */
   stamp(): string;
+  /**
+   * Runs `fn` once this transaction has committed, never if it rolls back: for what lives outside
+   * the database (a deleted walk's files, a job to start), so nothing outside runs ahead of its rows.
+   */
+  afterCommit(fn: () => Promise<void> | void): void;
   /** Logs a change to a record that is not a synced row (e.g. an import's summary). */
   log(entry: {
     organization_id: string | null;
@@ -88,7 +94,9 @@ export const outsideWriteGuard: KyselyPlugin = {
 export class Store {
   constructor(
     readonly db: Kysely<Database>,
-    readonly clock: HybridLogicalClock,
+    readonly hlc: HybridLogicalClock,
+    /** The service clock: a transaction's `now` (created_at, updated_at, the change log's `at`). */
+    readonly clock: Clock = systemClock,
   ) {}
 
   private readonly listeners: ((tables: ReadonlySet<string>) => void)[] = [];
@@ -106,19 +114,23 @@ export class Store {
   /** Runs `fn` in one transaction with a Writer bound to it. */
   async write<R>(actor: Actor, fn: (w: Writer) => Promise<R>): Promise<R> {
     const touched = new Set<string>();
+    const committed: (() => Promise<void> | void)[] = [];
     openWrites++;
+    let result: R;
     try {
-      return await insideWrite.run(true, () => this.db.transaction().execute((trx) => fn(this.writer(trx, actor, touched))));
+      result = await insideWrite.run(true, () => this.db.transaction().execute((trx) => fn(this.writer(trx, actor, touched, committed))));
     } finally {
       if (--openWrites === 0) insideWrite.disable();
       if (touched.size) for (const l of this.listeners) l(touched);
     }
+    for (const fn of committed) await fn();
+    return result;
   }
 
-  private writer(trx: Transaction<Database>, actor: Actor, touched: Set<string>): Writer {
+  private writer(trx: Transaction<Database>, actor: Actor, touched: Set<string>, committed: (() => Promise<void> | void)[]): Writer {
     const db = trx as unknown as Kysely<any>;
-    const now = new Date().toISOString();
-    const clock = this.clock;
+    const now = this.clock.iso();
+    const clock = this.hlc;
     const log: Writer['log'] = async (e) => {
       touched.add(e.entity);
       await db
@@ -144,6 +156,7 @@ export class Store {
       now,
       log,
       stamp: () => clock.now(),
+      afterCommit: (fn) => void committed.push(fn),
       async insert(table, values) {
         const version = clock.now();
         const row = { ...values, id: values.id ?? newId(), created_at: now, updated_at: now, version } as AnyRow;

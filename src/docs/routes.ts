@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { defineRoute, type RouteSpec } from '../http/route.js';
-import { notFound } from '../http/problem.js';
+import { NotFound } from '../errors.js';
 
 const require = createRequire(import.meta.url);
 // swagger-ui-dist ships the interactive reference as static files: served from here, no CDN (the box is often offline).
@@ -43,7 +43,7 @@ export function docsRoutes(document: () => unknown): RouteSpec[] {
       tags: ['Status'],
       auth: 'none',
       responses: { 200: { description: 'HTML page.', contentType: 'text/html' } },
-      handler: (ctx) => {
+      handler: ({ http: ctx }) => {
         ctx.type = 'text/html; charset=utf-8';
         ctx.set('Content-Security-Policy', "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'");
         ctx.body = PAGE;
@@ -57,7 +57,7 @@ export function docsRoutes(document: () => unknown): RouteSpec[] {
       tags: ['Status'],
       auth: 'none',
       responses: { 200: { description: 'JavaScript.', contentType: 'application/javascript' } },
-      handler: (ctx) => {
+      handler: ({ http: ctx }) => {
         ctx.type = 'application/javascript; charset=utf-8';
         ctx.body = INIT;
       },
@@ -71,9 +71,9 @@ export function docsRoutes(document: () => unknown): RouteSpec[] {
       auth: 'none',
       params: { type: 'object', required: ['file'], properties: { file: { enum: Object.keys(ASSETS) } } },
       responses: { 200: { description: 'The file.', contentType: 'application/octet-stream' } },
-      handler: async (ctx, { params }) => {
+      handler: async ({ http: ctx, params }) => {
         const type = ASSETS[params.file];
-        if (!type) throw notFound('file');
+        if (!type) throw new NotFound('file');
         ctx.type = type;
         ctx.set('Cache-Control', 'public, max-age=86400');
         ctx.body = await readFile(path.join(SWAGGER_DIR, params.file));

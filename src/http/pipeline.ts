@@ -2,8 +2,10 @@ import type Koa from 'koa';
 import type { Context } from 'koa';
 import Router from '@koa/router';
 import { bodyParser } from '@koa/bodyparser';
-import { HttpProblem, notFound, payloadTooLarge, unauthenticated, forbidden, validationFailed } from './problem.js';
-import { compileRoute, validatePart, assertValid, JsonText, type CompiledRoute, type RouteSpec, type RouteInput } from './route.js';
+import { forbidden, tooManyRequests, unauthenticated } from './problem.js';
+import { Invalid, NotFound, TooLarge, UnsupportedMedia } from '../errors.js';
+import { compileRoute, validatePart, assertValid, JsonText, type CompiledRoute, type RouteSpec, type RouteCall } from './route.js';
+import type { ScopeName, ScopeResolver, ScopeResolvers } from './scope.js';
 import { receiveMultipart, receiveRawBody, cleanupUploads } from './uploads.js';
 import { adminTokenPresented, findActiveKey, isSameOrigin, presentedKey, type Principal } from '../auth/principal.js';
 import { secretMatches } from '../auth/keys.js';
@@ -30,15 +32,7 @@ function refuse(ctx: Context, detail: string): never {
 
 function throttle(ctx: Context): void {
   const wait = ctx.services.failures.retryAfter(clientAddress(ctx));
-  if (wait > 0) {
-    throw new HttpProblem(
-      429,
-      'too_many_requests',
-      'Too many failed credentials from this client; wait before trying again.',
-      { retry_after_seconds: wait },
-      { 'Retry-After': String(wait) },
-    );
-  }
+  if (wait > 0) throw tooManyRequests('Too many failed credentials from this client; wait before trying again.', wait);
 }
 
 // Synchronous on purpose: nothing here waits, and an await per request costs a turn of the
@@ -79,7 +73,7 @@ function authenticate(ctx: Context, route: CompiledRoute, params: Record<string,
     throw forbidden('A request authenticated by the session cookie alone must come from this origin.');
   }
   if (params.organization_id !== undefined && params.organization_id !== principal.organizationId) {
-    throw notFound('organization');
+    throw new NotFound('organization');
   }
   if (route.auth === 'admin' && principal.role !== 'admin') {
     throw forbidden('This operation needs an admin key.');
@@ -108,18 +102,21 @@ async function readJsonBody(ctx: Context): Promise<unknown> {
   const hasBody = Number(ctx.get('content-length') || 0) > 0 || ctx.get('transfer-encoding') !== '';
   if (!hasBody) return undefined;
   if (!ctx.is('application/json', 'application/*+json')) {
-    throw new HttpProblem(415, 'unsupported_media_type', 'This operation takes an application/json body.');
+    throw new UnsupportedMedia('This operation takes an application/json body.');
   }
   try {
     await jsonBody(ctx.services.config.jsonBodyLimit)(ctx as any, async () => undefined);
   } catch (err: any) {
-    if (err?.status === 413 || err?.type === 'entity.too.large') throw payloadTooLarge(ctx.services.config.jsonBodyLimit);
-    throw validationFailed([{ in: 'body', name: '(body)', message: 'is not valid JSON' }], 'The body is not valid JSON.');
+    if (err?.status === 413 || err?.type === 'entity.too.large') throw new TooLarge(ctx.services.config.jsonBodyLimit);
+    throw new Invalid([{ in: 'body', name: '(body)', message: 'is not valid JSON' }], 'The body is not valid JSON.');
   }
   return (ctx.request as any).body;
 }
 
-function run(route: CompiledRoute) {
+function run(route: CompiledRoute, scopes: ScopeResolvers) {
+  const resolve = route.scope && route.scope !== 'none' ? (scopes[route.scope as ScopeName] as ScopeResolver<any> | undefined) : undefined;
+  if (route.scope && route.scope !== 'none' && !resolve)
+    throw new Error(`route ${route.operationId}: no feature resolves scope "${route.scope}"`);
   return async (ctx: Context) => {
     const params: Record<string, string> = ctx.params ? { ...(ctx.params as Record<string, string>) } : {};
     try {
@@ -143,32 +140,62 @@ function run(route: CompiledRoute) {
             ]
           : [];
 
-      const input: RouteInput = { params, query, headers, body: undefined, files: [] };
+      const services = ctx.services;
+      const call: RouteCall = {
+        params,
+        query,
+        headers,
+        body: undefined,
+        files: [],
+        scope: undefined,
+        w: undefined,
+        db: services.db,
+        services,
+        actor: actorOf(principal),
+        principal,
+        reply: { headers: {} },
+        http: ctx,
+      };
       if (route.multipart) {
         assertValid(errors);
-        const { fields, files } = await receiveMultipart(ctx, route.multipart, ctx.services.config.dataDir);
+        const { fields, files } = await receiveMultipart(ctx, route.multipart, services.config.dataDir);
         errors.push(...validatePart('body', route.validators.fields, fields));
         for (const f of route.multipart.files) {
           if (f.required && !files.some((u) => u.fieldname === f.name))
             errors.push({ in: 'body', name: f.name, message: 'is required (a file part)' });
         }
-        input.body = fields;
-        input.files = files;
+        call.body = fields;
+        call.files = files;
       } else if (route.rawBody) {
         assertValid(errors);
-        input.rawFile = await receiveRawBody(ctx, route.rawBody, ctx.services.config.dataDir);
+        call.rawFile = await receiveRawBody(ctx, route.rawBody, services.config.dataDir);
       } else if (route.body) {
         const body = await readJsonBody(ctx);
-        input.body = body === undefined ? {} : body;
-        errors.push(...validatePart('body', route.validators.body, input.body));
+        call.body = body === undefined ? {} : body;
+        const raw = (ctx.request as { rawBody?: string }).rawBody;
+        if (raw !== undefined) call.bodyBytes = Buffer.byteLength(raw);
+        errors.push(...validatePart('body', route.validators.body, call.body));
       }
       assertValid(errors);
 
-      // Most handlers answer synchronously (a read from SQLite): only a promise is awaited.
-      const answered = route.handler(ctx, input);
-      const result = answered instanceof Promise ? await answered : answered;
+      let result: unknown;
+      if (route.write) {
+        // The scope is read inside the transaction: what the handler writes under cannot go in between.
+        result = await services.store.write(call.actor, async (w) => {
+          call.w = w;
+          call.db = w.trx;
+          if (resolve) call.scope = await resolve(w.trx, params, principal);
+          return route.handler(call);
+        });
+      } else {
+        if (resolve) call.scope = await resolve(services.db, params, principal);
+        // Most read handlers answer synchronously (a read from SQLite): only a promise is awaited.
+        const answered = route.handler(call);
+        result = answered instanceof Promise ? await answered : answered;
+      }
+      for (const name in call.reply.headers) ctx.set(name, call.reply.headers[name]!);
       if (result !== undefined) {
-        ctx.status = route.successStatus;
+        ctx.status = call.reply.status ?? route.successStatus;
         if (result instanceof JsonText) {
           if (result.etag) {
             ctx.set('ETag', result.etag);
@@ -182,9 +209,9 @@ function run(route: CompiledRoute) {
         } else {
           ctx.body = result;
         }
-        const check = ctx.services.validateResponses ? route.validators.responses.get(route.successStatus) : undefined;
+        const check = services.validateResponses ? route.validators.responses.get(ctx.status) : undefined;
         if (check && !check(result instanceof JsonText ? JSON.parse(result.text) : JSON.parse(JSON.stringify(result)))) {
-          ctx.services.log.error('response does not match its schema', { operation: route.operationId, errors: check.errors });
+          services.log.error('response does not match its schema', { operation: route.operationId, errors: check.errors });
           throw new Error(`response of ${route.operationId} does not match its schema: ${JSON.stringify(check.errors)}`);
         }
       }
@@ -210,14 +237,16 @@ export function routerFor(routers: Routers, path: string): Router {
   return path.startsWith(ORG_PREFIX) ? routers.organization : routers.other;
 }
 
-export function mountRoutes(routers: Routers, specs: RouteSpec[]): CompiledRoute[] {
+export function mountRoutes(routers: Routers, specs: RouteSpec[], scopes: ScopeResolvers): CompiledRoute[] {
   const compiled = specs.map(compileRoute);
   const seen = new Set<string>();
   for (const route of compiled) {
     const key = `${route.method} ${route.path}`;
     if (seen.has(key)) throw new Error(`route declared twice: ${key}`);
     seen.add(key);
-    routerFor(routers, route.path).register(route.koaPath, [route.method.toUpperCase()], run(route), { name: route.operationId });
+    routerFor(routers, route.path).register(route.koaPath, [route.method.toUpperCase()], run(route, scopes), {
+      name: route.operationId,
+    });
   }
   return compiled;
 }
@@ -231,10 +260,10 @@ export function mountRoutes(routers: Routers, specs: RouteSpec[]): CompiledRoute
  * the exact, most frequent requests (the session, health) the router's
  * per-request pattern scan and chain building.
  */
-export function dispatch(routers: Routers, routes: CompiledRoute[]): Koa.Middleware {
+export function dispatch(routers: Routers, routes: CompiledRoute[], scopes: ScopeResolvers): Koa.Middleware {
   const exact = new Map<string, Koa.Middleware>();
   for (const route of routes) {
-    if (!route.path.includes('{')) exact.set(`${route.method.toUpperCase()} ${route.path}`, run(route) as Koa.Middleware);
+    if (!route.path.includes('{')) exact.set(`${route.method.toUpperCase()} ${route.path}`, run(route, scopes) as Koa.Middleware);
   }
   const handlers = new Map<Router, Koa.Middleware>();
   for (const r of [routers.organization, routers.other]) {

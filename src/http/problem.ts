@@ -1,15 +1,30 @@
-/**
- * The one place errors are shaped. Every failure the service answers is an
- * `HttpProblem`, rendered as application/problem+json (RFC 9457) with a stable
- * snake_case `code` (conventions.md, "Errors").
- */
-export type ProblemLocation = 'path' | 'query' | 'header' | 'body';
+import {
+  Conflict,
+  DomainError,
+  Forbidden,
+  Gone,
+  Invalid,
+  NotFound,
+  Refused,
+  StorageFull,
+  TooLarge,
+  Unavailable,
+  UnsupportedMedia,
+  UpstreamFailed,
+  isStorageFull,
+  type FieldIssue,
+  type FieldSource,
+} from '../errors.js';
 
-export interface FieldError {
-  in: ProblemLocation;
-  name: string;
-  message: string;
-}
+/**
+ * The one place answers to failures are shaped. Every failure the service answers is an
+ * `HttpProblem`, rendered as application/problem+json (RFC 9457) with a stable snake_case `code`
+ * (docs/api-conventions.md, "Errors"). Domain code throws the errors of src/errors.ts, and
+ * `problemOf` turns each kind into its answer here; the pipeline's own refusals (no key, too
+ * many failures, no route) are built by the factories below, one per kind.
+ */
+export type ProblemLocation = FieldSource;
+export type FieldError = FieldIssue;
 
 export interface ProblemBody {
   type: string;
@@ -34,6 +49,7 @@ const TITLES: Record<number, string> = {
   422: 'Unprocessable Content',
   429: 'Too Many Requests',
   500: 'Internal Server Error',
+  502: 'Bad Gateway',
   503: 'Service Unavailable',
   507: 'Insufficient Storage',
 };
@@ -71,41 +87,78 @@ export class HttpProblem extends Error {
   }
 }
 
-export const validationFailed = (errors: FieldError[], detail = 'The request failed validation.') =>
-  new HttpProblem(422, 'validation_failed', detail, { errors });
-
-export const fieldError = (where: ProblemLocation, name: string, message: string) =>
-  validationFailed([{ in: where, name, message }], `${name}: ${message}`);
+/** 422: one entry per failing field (docs/api-conventions.md). */
+export const validationFailed = (
+  errors: FieldError[],
+  detail = 'The request failed validation.',
+  code = 'validation_failed',
+  extra: Record<string, unknown> = {},
+) => new HttpProblem(422, code, detail, { errors, ...extra });
 
 export const unauthenticated = (detail = 'A valid API key is required.') => new HttpProblem(401, 'unauthenticated', detail);
 
-export const forbidden = (detail: string) => new HttpProblem(403, 'forbidden', detail);
+export const forbidden = (detail: string, code = 'forbidden', extra: Record<string, unknown> = {}) =>
+  new HttpProblem(403, code, detail, extra);
 
-export const notFound = (what = 'resource') => new HttpProblem(404, 'not_found', `No such ${what}.`);
+export const notFound = (detail: string) => new HttpProblem(404, 'not_found', detail);
 
-export const conflict = (detail: string, extra: Record<string, unknown> = {}) => new HttpProblem(409, 'conflict', detail, extra);
+export const methodNotAllowed = (detail: string) => new HttpProblem(405, 'method_not_allowed', detail);
 
-export const payloadTooLarge = (limitBytes: number) =>
-  new HttpProblem(413, 'payload_too_large', `The upload is larger than the limit of ${limitBytes} bytes.`, { limit_bytes: limitBytes });
+export const conflict = (detail: string, extra: Record<string, unknown> = {}, code = 'conflict') =>
+  new HttpProblem(409, code, detail, extra);
+
+export const gone = (detail: string, code: string, extra: Record<string, unknown> = {}) => new HttpProblem(410, code, detail, extra);
+
+export const payloadTooLarge = (detail: string, extra: Record<string, unknown>) => new HttpProblem(413, 'payload_too_large', detail, extra);
+
+export const unsupportedMediaType = (detail: string, extra: Record<string, unknown> = {}) =>
+  new HttpProblem(415, 'unsupported_media_type', detail, extra);
 
 export const badRequest = (code: string, detail: string, extra: Record<string, unknown> = {}) => new HttpProblem(400, code, detail, extra);
 
-export const unsupportedMediaType = (detail: string) => new HttpProblem(415, 'unsupported_media_type', detail);
-
-/**
- * The box's disk (or the DATA_DIR quota) is full. That is the appliance's condition, not a fault
- * of the request, and growers must not be told their file is broken: a write that fails for it
- * answers 507 wherever it happens (an upload being spooled, a file moved, SQLite's SQLITE_FULL).
- */
-export const insufficientStorage = () =>
+export const tooManyRequests = (detail: string, retryAfterSeconds: number) =>
   new HttpProblem(
-    507,
-    'insufficient_storage',
-    "The appliance's disk is full, so nothing was stored. Free space on it (old walks' clips and frames take the most) and try again.",
+    429,
+    'too_many_requests',
+    detail,
+    { retry_after_seconds: retryAfterSeconds },
+    { 'Retry-After': String(retryAfterSeconds) },
   );
 
-/** Whether an error is a write refused for want of space: ENOSPC, EDQUOT, or SQLite's SQLITE_FULL. */
-export function isStorageFull(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_FULL';
+/** 5xx answers never show what went wrong inside: the log has it, under the request id the answer carries. */
+export const internalError = (requestId: string) =>
+  new HttpProblem(500, 'internal_error', `Something went wrong on the box. Quote request id ${requestId} when reporting it.`, {
+    request_id: requestId,
+  });
+
+export const badGateway = (code: string, detail: string, extra: Record<string, unknown> = {}) => new HttpProblem(502, code, detail, extra);
+
+export const serviceUnavailable = (code: string, detail: string, extra: Record<string, unknown> = {}) =>
+  new HttpProblem(503, code, detail, extra);
+
+export const insufficientStorage = (detail: string) => new HttpProblem(507, 'insufficient_storage', detail);
+
+/**
+ * The answer to an error thrown below the HTTP layer: each kind of domain error has one status.
+ * A write refused for want of space answers 507 wherever it happened (an upload being spooled, a
+ * file moved, SQLite's SQLITE_FULL). Anything else is not a problem of the request: null, and the
+ * caller answers 500.
+ */
+export function problemOf(err: unknown): HttpProblem | null {
+  if (err instanceof HttpProblem) return err;
+  if (err instanceof DomainError) {
+    if (err instanceof Invalid) return validationFailed(err.issues, err.message, err.code, err.extra);
+    if (err instanceof NotFound) return notFound(err.message);
+    if (err instanceof Conflict) return conflict(err.message, err.extra, err.code);
+    if (err instanceof Gone) return gone(err.message, err.code, err.extra);
+    if (err instanceof TooLarge) return payloadTooLarge(err.message, err.extra);
+    if (err instanceof UnsupportedMedia) return unsupportedMediaType(err.message, err.extra);
+    if (err instanceof Refused) return badRequest(err.code, err.message, err.extra);
+    if (err instanceof Forbidden) return forbidden(err.message, err.code, err.extra);
+    if (err instanceof Unavailable) return serviceUnavailable(err.code, err.message, err.extra);
+    if (err instanceof UpstreamFailed) return badGateway(err.code, err.message, err.extra);
+    if (err instanceof StorageFull) return insufficientStorage(err.message);
+  }
+  if (isStorageFull(err)) return insufficientStorage(new StorageFull().message);
+  return null;
 }

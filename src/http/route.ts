@@ -1,7 +1,12 @@
 import type { Context } from 'koa';
 import type { ValidateFunction } from 'ajv';
 import { bodyAjv, paramAjv } from './ajv.js';
-import { HttpProblem, validationFailed, type FieldError, type ProblemLocation } from './problem.js';
+import { Invalid, type FieldIssue, type FieldSource } from '../errors.js';
+import type { Db } from '../db/database.js';
+import type { Actor, Writer } from '../db/store.js';
+import type { Principal } from '../auth/principal.js';
+import type { Services } from '../services.js';
+import type { ScopeName, Scopes } from './scope.js';
 
 /**
  * A route is declared once, with its schemas; the same declaration validates
@@ -56,17 +61,40 @@ export interface UploadedFile {
   mimetype: string;
 }
 
-export interface RouteInput<P = Record<string, string>, Q = Record<string, unknown>, B = unknown> {
+/** What a route's handler gets: the validated request, its resolved scope, and the write transaction when it writes. */
+export interface RouteCall<P = any, Q = any, B = any, S extends ScopeName = ScopeName, W extends boolean = boolean> {
   params: P;
   query: Q;
-  headers: Record<string, unknown>;
   body: B;
+  /** How many bytes the JSON body had as received (limits on stored bodies count what was sent). */
+  bodyBytes?: number;
+  headers: Record<string, unknown>;
   files: UploadedFile[];
-  /** The raw body spooled to disk, for `rawBody` routes. */
   rawFile?: UploadedFile;
+  /** The record the path names, resolved by the pipeline (src/http/scope.ts): a path across parents or organizations was a 404 before the handler. */
+  scope: Scopes[S];
+  /** The Writer of the route's one transaction (`write: true`); the scope was read inside it. */
+  w: W extends true ? Writer : undefined;
+  /** Where to read: the transaction on a write route, the database otherwise. */
+  db: Db;
+  services: Services;
+  actor: Actor;
+  principal: Principal | undefined;
+  /** The success status and headers of the answer, for the few routes that set them (202, Location). */
+  reply: { status?: number; headers: Record<string, string> };
+  /** Koa's context, for the routes whose answer is HTTP itself (the session cookie, a file streamed, the docs page). */
+  http: Context;
 }
 
-export interface RouteSpec<P = any, Q = any, B = any> {
+/**
+ * A route's declaration. `scope` and `write` are required exactly when the handler's types use
+ * them: a handler typed for a cycle cannot be declared without `scope: 'cycle'`.
+ */
+export type RouteSpec<P = any, Q = any, B = any, S extends ScopeName = any, W extends boolean = any> = RouteFields<P, Q, B, S, W> &
+  (ScopeName extends S ? unknown : S extends 'none' ? { scope?: 'none' } : { scope: S }) &
+  (boolean extends W ? unknown : W extends true ? { write: true } : { write?: false });
+
+interface RouteFields<P, Q, B, S extends ScopeName, W extends boolean> {
   method: HttpMethod;
   /** OpenAPI style, e.g. /api/organizations/{organization_id}/farms */
   path: string;
@@ -75,6 +103,10 @@ export interface RouteSpec<P = any, Q = any, B = any> {
   description?: string;
   tags: string[];
   auth: AuthMode;
+  /** What the route works on: the pipeline resolves it from the path (and the key's organization) before the handler. Default none. */
+  scope?: S;
+  /** Whether the handler writes: the pipeline runs it in one write transaction with the caller as actor. Default false. */
+  write?: W;
   params?: ObjectSchema;
   query?: ObjectSchema;
   headers?: ObjectSchema;
@@ -84,7 +116,7 @@ export interface RouteSpec<P = any, Q = any, B = any> {
   responses: Record<number, ResponseSpec>;
   /** Problem statuses this route can answer besides those implied by auth and validation. */
   errors?: number[];
-  handler: (ctx: Context, input: RouteInput<P, Q, B>) => Promise<unknown> | unknown;
+  handler: (call: RouteCall<P, Q, B, S, W>) => Promise<unknown> | unknown;
 }
 
 export interface CompiledRoute extends RouteSpec {
@@ -122,9 +154,13 @@ export class JsonText {
   }
 }
 
-export function defineRoute<P = Record<string, string>, Q = Record<string, unknown>, B = unknown>(
-  spec: RouteSpec<P, Q, B>,
-): RouteSpec<P, Q, B> {
+export function defineRoute<
+  P = Record<string, string>,
+  Q = Record<string, unknown>,
+  B = unknown,
+  S extends ScopeName = 'none',
+  W extends boolean = false,
+>(spec: RouteSpec<P, Q, B, S, W>): RouteSpec<P, Q, B, S, W> {
   return spec;
 }
 
@@ -158,8 +194,8 @@ export function compileRoute(spec: RouteSpec): CompiledRoute {
 }
 
 /** Turns ajv's errors into one entry per failing field (conventions.md, 422). */
-export function fieldErrors(where: ProblemLocation, validate: ValidateFunction): FieldError[] {
-  const seen = new Map<string, FieldError>();
+export function fieldErrors(where: FieldSource, validate: ValidateFunction): FieldIssue[] {
+  const seen = new Map<string, FieldIssue>();
   for (const e of validate.errors ?? []) {
     let name = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
     let message = e.message ?? 'is invalid';
@@ -182,15 +218,11 @@ export function fieldErrors(where: ProblemLocation, validate: ValidateFunction):
   return [...seen.values()];
 }
 
-export function validatePart(where: ProblemLocation, validate: ValidateFunction | undefined, value: unknown): FieldError[] {
+export function validatePart(where: FieldSource, validate: ValidateFunction | undefined, value: unknown): FieldIssue[] {
   if (!validate) return [];
   return validate(value) ? [] : fieldErrors(where, validate);
 }
 
-export function assertValid(errors: FieldError[]): void {
-  if (errors.length) throw validationFailed(errors);
-}
-
-export function isProblem(err: unknown): err is HttpProblem {
-  return err instanceof HttpProblem;
+export function assertValid(errors: FieldIssue[]): void {
+  if (errors.length) throw new Invalid(errors);
 }

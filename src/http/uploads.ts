@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Context } from 'koa';
 import multerModule from '@koa/multer';
 import { newId } from '../db/ids.js';
-import { HttpProblem, insufficientStorage, isStorageFull, payloadTooLarge, validationFailed } from './problem.js';
+import { DomainError, Invalid, Refused, StorageFull, TooLarge, UnsupportedMedia, isStorageFull } from '../errors.js';
 import type { MultipartSpec, RawBodySpec, UploadedFile } from './route.js';
 
 const multer = multerModule as unknown as any;
@@ -20,11 +20,11 @@ export function incomingDir(dataDir: string): string {
   return dir;
 }
 
-function mapMulterError(err: any, limit: number, spec: MultipartSpec): HttpProblem {
-  if (isStorageFull(err)) return insufficientStorage();
+function mapMulterError(err: any, limit: number, spec: MultipartSpec): DomainError {
+  if (isStorageFull(err)) return new StorageFull();
   switch (err?.code) {
     case 'LIMIT_FILE_SIZE':
-      return payloadTooLarge(limit);
+      return new TooLarge(limit);
     case 'LIMIT_FILE_COUNT':
     case 'LIMIT_UNEXPECTED_FILE': {
       // busboy's file-count error carries no field name: with a single file field it can only be that one.
@@ -34,15 +34,15 @@ function mapMulterError(err: any, limit: number, spec: MultipartSpec): HttpProbl
       const message = max
         ? `more than ${max} file${max === 1 ? '' : 's'} in this field`
         : `is not a file field of this operation, which takes ${expected || 'no file'}`;
-      return validationFailed([{ in: 'body', name, message }], `${name}: ${message}`);
+      return new Invalid([{ in: 'body', name, message }], `${name}: ${message}`);
     }
     case 'LIMIT_FIELD_VALUE':
     case 'LIMIT_FIELD_COUNT':
     case 'LIMIT_FIELD_KEY':
     case 'LIMIT_PART_COUNT':
-      return new HttpProblem(413, 'payload_too_large', 'A form field is too large, or there are too many fields.');
+      return new TooLarge(null, 'A form field is too large, or there are too many fields.');
     default:
-      return new HttpProblem(400, 'malformed_multipart', `The multipart body could not be read: ${err?.message ?? 'unknown error'}.`);
+      return new Refused('malformed_multipart', `The multipart body could not be read: ${err?.message ?? 'unknown error'}.`);
   }
 }
 
@@ -52,7 +52,7 @@ export async function receiveMultipart(
   dataDir: string,
 ): Promise<{ fields: Record<string, unknown>; files: UploadedFile[] }> {
   if (!ctx.is('multipart/form-data')) {
-    throw new HttpProblem(415, 'unsupported_media_type', 'This operation takes a multipart/form-data body.');
+    throw new UnsupportedMedia('This operation takes a multipart/form-data body.');
   }
   const limit = spec.limitBytes(ctx);
   const dir = incomingDir(dataDir);
@@ -80,7 +80,7 @@ export async function receiveMultipart(
 export async function receiveRawBody(ctx: Context, spec: RawBodySpec, dataDir: string): Promise<UploadedFile> {
   const limit = spec.limitBytes(ctx);
   const declared = Number(ctx.get('content-length') || 0);
-  if (declared > limit) throw payloadTooLarge(limit);
+  if (declared > limit) throw new TooLarge(limit);
   const file = path.join(incomingDir(dataDir), newId());
   const out = createWriteStream(file, { mode: 0o600 });
   let size = 0;
@@ -99,7 +99,7 @@ export async function receiveRawBody(ctx: Context, spec: RawBodySpec, dataDir: s
         ctx.req.unpipe(out);
         ctx.req.pause();
         out.destroy();
-        reject(payloadTooLarge(limit));
+        reject(new TooLarge(limit));
         return;
       }
     });

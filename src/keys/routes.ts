@@ -1,24 +1,13 @@
-import type { Db } from '../db/database.js';
 import { defineRoute, type RouteSpec } from '../http/route.js';
 import { listOf, pageOf, pagingQuery, pathParams, idSchema } from '../http/schemas.js';
-import { actorOf } from '../http/pipeline.js';
-import { notFound } from '../http/problem.js';
 import { ORG, ORGS } from '../registry/paths.js';
-import { createKey, createOrganization, renameKey, revokeKey } from './commands.js';
+import { createKey, createKeyFor, createOrganization, listAllKeys, listKeys, renameKey, revokeKey } from './commands.js';
 import { createdKeySchema, keySchema, presentKey } from './presenters.js';
 
 const TAG = 'Keys';
 const ADMIN_TAG = 'Appliance admin';
 const keyName = { type: 'string', minLength: 1, maxLength: 200, description: 'A name to tell the key apart, e.g. "harvest tablet".' };
 const role = { enum: ['admin', 'member'], description: 'admin manages keys; member does everything else.' };
-
-async function loadKey(db: Db, keyId: string, organizationId?: string) {
-  let q = db.selectFrom('api_keys').selectAll().where('id', '=', keyId);
-  if (organizationId) q = q.where('organization_id', '=', organizationId);
-  const key = await q.executeTakeFirst();
-  if (!key) throw notFound('key');
-  return key;
-}
 
 const orgCreatedSchema = {
   type: 'object',
@@ -44,7 +33,7 @@ const orgCreatedSchema = {
 };
 
 export const keyRoutes: RouteSpec[] = [
-  defineRoute<unknown, unknown, { name: string; key_name?: string }>({
+  defineRoute<unknown, unknown, { name: string; key_name?: string }, 'none', true>({
     method: 'post',
     path: ORGS,
     operationId: 'create_organization',
@@ -52,6 +41,7 @@ export const keyRoutes: RouteSpec[] = [
     description: "Authenticated with the appliance admin token. The answer holds the first admin key's secret: the only time it is shown.",
     tags: [ADMIN_TAG],
     auth: 'admin-token',
+    write: true,
     body: {
       type: 'object',
       required: ['name'],
@@ -70,11 +60,9 @@ export const keyRoutes: RouteSpec[] = [
         },
       },
     },
-    handler: async (ctx, { body }) => {
-      const { org, key } = await ctx.services.store.write(actorOf(ctx.state.principal), (w) =>
-        createOrganization(w, body.name, body.key_name ?? 'first admin key'),
-      );
-      ctx.set('Location', `${ORGS}/${org.id}`);
+    handler: async ({ w, body, reply }) => {
+      const { org, key } = await createOrganization(w, body.name, body.key_name ?? 'first admin key');
+      reply.headers.Location = `${ORGS}/${org.id}`;
       return {
         organization_id: org.id,
         name: org.name,
@@ -85,59 +73,51 @@ export const keyRoutes: RouteSpec[] = [
       };
     },
   }),
-  defineRoute({
+  defineRoute<Record<string, string>, unknown, unknown, 'organization'>({
     method: 'get',
     path: `${ORG}/keys`,
     operationId: 'list_keys',
     summary: "List the organization's keys (without secrets)",
     tags: [TAG],
     auth: 'admin',
+    scope: 'organization',
     params: pathParams('organization_id'),
     responses: { 200: { description: 'Keys, oldest first.', schema: listOf(keySchema) } },
-    handler: async (ctx, { params }) => {
-      const rows = await ctx.services.db
-        .selectFrom('api_keys')
-        .selectAll()
-        .where('organization_id', '=', params.organization_id!)
-        .orderBy('id')
-        .execute();
-      return { items: rows.map(presentKey) };
-    },
+    handler: async ({ db, scope }) => ({ items: (await listKeys(db, scope.id)).map(presentKey) }),
   }),
-  defineRoute<Record<string, string>, unknown, { name: string; role: 'admin' | 'member' }>({
+  defineRoute<Record<string, string>, unknown, { name: string; role: 'admin' | 'member' }, 'organization', true>({
     method: 'post',
     path: `${ORG}/keys`,
     operationId: 'create_key',
     summary: 'Create a key; its secret is in this answer only',
     tags: [TAG],
     auth: 'admin',
+    scope: 'organization',
+    write: true,
     params: pathParams('organization_id'),
     body: { type: 'object', required: ['name', 'role'], additionalProperties: false, properties: { name: keyName, role } },
     responses: { 201: { description: 'The key with its secret `api_key`.', schema: createdKeySchema } },
-    handler: async (ctx, { params, body }) => {
-      const key = await ctx.services.store.write(actorOf(ctx.state.principal), (w) =>
-        createKey(w, params.organization_id!, body.name, body.role),
-      );
+    handler: async ({ w, scope, body }) => {
+      const key = await createKey(w, scope.id, body.name, body.role);
       return { ...presentKey(key.row), api_key: key.apiKey };
     },
   }),
-  defineRoute<Record<string, string>, unknown, { name: string }>({
+  defineRoute<Record<string, string>, unknown, { name: string }, 'key', true>({
     method: 'patch',
     path: `${ORG}/keys/{key_id}`,
     operationId: 'rename_key',
     summary: 'Rename a key',
     tags: [TAG],
     auth: 'admin',
+    scope: 'key',
+    write: true,
     params: pathParams('organization_id', 'key_id'),
     body: { type: 'object', required: ['name'], additionalProperties: false, properties: { name: keyName } },
     responses: { 200: { description: 'The renamed key.', schema: keySchema } },
     errors: [404],
-    handler: async (ctx, { params, body }) => {
-      const key = await loadKey(ctx.services.db, params.key_id!, params.organization_id);
-      return presentKey(await ctx.services.store.write(actorOf(ctx.state.principal), (w) => renameKey(w, key, body.name)));
-    },
+    handler: async ({ w, scope, body }) => presentKey(await renameKey(w, scope, body.name)),
   }),
-  defineRoute({
+  defineRoute<Record<string, string>, unknown, unknown, 'key', true>({
     method: 'post',
     path: `${ORG}/keys/{key_id}/revoke`,
     operationId: 'revoke_key',
@@ -145,15 +125,12 @@ export const keyRoutes: RouteSpec[] = [
     description: 'A revoked key is refused with 401 everywhere from then on. Revoking a revoked key answers it unchanged.',
     tags: [TAG],
     auth: 'admin',
+    scope: 'key',
+    write: true,
     params: pathParams('organization_id', 'key_id'),
     responses: { 200: { description: 'The revoked key.', schema: keySchema } },
     errors: [404, 409],
-    handler: async (ctx, { params }) => {
-      return ctx.services.store.write(actorOf(ctx.state.principal), async (w) => {
-        const key = await loadKey(w.trx, params.key_id!, params.organization_id);
-        return presentKey(await revokeKey(w, key));
-      });
-    },
+    handler: async ({ w, scope }) => presentKey(await revokeKey(w, scope)),
   }),
   defineRoute<unknown, { organization_id?: string; limit: number; offset: number }>({
     method: 'get',
@@ -164,21 +141,19 @@ export const keyRoutes: RouteSpec[] = [
     auth: 'admin-token',
     query: pagingQuery({ organization_id: idSchema('Only keys of this organization.') }),
     responses: { 200: { description: 'A page of keys.', schema: pageOf(keySchema) } },
-    handler: async (ctx, { query }) => {
-      let q = ctx.services.db.selectFrom('api_keys');
-      if (query.organization_id) q = q.where('organization_id', '=', query.organization_id);
-      const total = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-      const rows = await q.selectAll().orderBy('id').limit(query.limit).offset(query.offset).execute();
-      return { items: rows.map(presentKey), total: Number(total.n), limit: query.limit, offset: query.offset };
+    handler: async ({ db, query }) => {
+      const page = await listAllKeys(db, query);
+      return { ...page, items: page.items.map(presentKey) };
     },
   }),
-  defineRoute<unknown, unknown, { organization_id: string; name: string; role: 'admin' | 'member' }>({
+  defineRoute<unknown, unknown, { organization_id: string; name: string; role: 'admin' | 'member' }, 'none', true>({
     method: 'post',
     path: '/api/admin/keys',
     operationId: 'admin_create_key',
     summary: 'Create a key for any organization (appliance admin token)',
     tags: [ADMIN_TAG],
     auth: 'admin-token',
+    write: true,
     body: {
       type: 'object',
       required: ['organization_id', 'name', 'role'],
@@ -187,28 +162,23 @@ export const keyRoutes: RouteSpec[] = [
     },
     responses: { 201: { description: 'The key with its secret `api_key`.', schema: createdKeySchema } },
     errors: [404],
-    handler: async (ctx, { body }) => {
-      const org = await ctx.services.db.selectFrom('organizations').select('id').where('id', '=', body.organization_id).executeTakeFirst();
-      if (!org) throw notFound('organization');
-      const key = await ctx.services.store.write(actorOf(ctx.state.principal), (w) =>
-        createKey(w, body.organization_id, body.name, body.role),
-      );
+    handler: async ({ w, body }) => {
+      const key = await createKeyFor(w, body.organization_id, body.name, body.role);
       return { ...presentKey(key.row), api_key: key.apiKey };
     },
   }),
-  defineRoute({
+  defineRoute<Record<string, string>, unknown, unknown, 'key', true>({
     method: 'post',
     path: '/api/admin/keys/{key_id}/revoke',
     operationId: 'admin_revoke_key',
     summary: 'Revoke any key (appliance admin token; the last active admin key of an organization gets 409)',
     tags: [ADMIN_TAG],
     auth: 'admin-token',
+    scope: 'key',
+    write: true,
     params: pathParams('key_id'),
     responses: { 200: { description: 'The revoked key.', schema: keySchema } },
     errors: [404, 409],
-    handler: async (ctx, { params }) =>
-      ctx.services.store.write(actorOf(ctx.state.principal), async (w) =>
-        presentKey(await revokeKey(w, await loadKey(w.trx, params.key_id!))),
-      ),
+    handler: async ({ w, scope }) => presentKey(await revokeKey(w, scope)),
   }),
 ];

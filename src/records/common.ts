@@ -1,6 +1,4 @@
 import type { CycleScope } from '../registry/scope.js';
-import { fieldError, type ProblemLocation } from '../http/problem.js';
-import { parseWeek, WEEK_FORMS, type IsoWeek } from '../time/weeks.js';
 import type { JsonSchema } from '../http/route.js';
 import './tables.js';
 
@@ -19,16 +17,6 @@ export function presentParents(row: { organization_id: string; farm_id: string; 
     row_id: row.row_id,
     cycle_id: row.cycle_id,
   };
-}
-
-/**
- * A week label or date that the schema's pattern let through can still be
- * impossible (week 53 of a 52-week year, 2026-02-31): that is a 422 too.
- */
-export function requireWeek(text: string, name: string, where: ProblemLocation = 'body'): IsoWeek {
-  const week = parseWeek(text);
-  if (!week) throw fieldError(where, name, `must be ${WEEK_FORMS}, and an existing week or date`);
-  return week;
 }
 
 export const NOTE_MAX = 500;

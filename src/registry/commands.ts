@@ -2,8 +2,8 @@ import type { Db } from '../db/database.js';
 import type { Writer } from '../db/store.js';
 import type { RecordKind } from '../feature.js';
 import type { Services } from '../services.js';
-import { conflict, fieldError, notFound } from '../http/problem.js';
 import { LEVELS, LEVEL_ORDER, type Level, type LevelName } from './levels.js';
+import { Conflict, Invalid, NotFound } from '../errors.js';
 
 type Row = Record<string, any>;
 
@@ -13,10 +13,10 @@ export function checkLevelRules(level: Level, merged: Row): void {
     const hasLat = merged.latitude !== null && merged.latitude !== undefined;
     const hasLon = merged.longitude !== null && merged.longitude !== undefined;
     if (hasLat !== hasLon)
-      throw fieldError('body', hasLat ? 'longitude' : 'latitude', 'latitude and longitude are given together (both, or neither)');
+      throw Invalid.field(hasLat ? 'longitude' : 'latitude', 'latitude and longitude are given together (both, or neither)', 'body');
   }
   if (level.name === 'cycle' && merged.ended_on && merged.started_on && merged.ended_on < merged.started_on) {
-    throw fieldError('body', 'ended_on', 'must not be before started_on');
+    throw Invalid.field('ended_on', 'must not be before started_on', 'body');
   }
 }
 
@@ -28,10 +28,16 @@ export async function createLevel(w: Writer, level: Level, parents: Record<strin
   return w.insert(level.table, values as any);
 }
 
+/** The children of the parent the path names, oldest first. */
+export async function listLevel(db: Db, level: Level, params: Record<string, string>): Promise<Row[]> {
+  const owner = level.parentIds.at(-1) ?? 'organization_id';
+  return (db as any).selectFrom(level.table).selectAll().where(owner, '=', params[owner]).orderBy('id').execute();
+}
+
 export async function updateLevel(w: Writer, level: Level, current: Row, patch: Row): Promise<Row> {
   const changes = Object.fromEntries(Object.entries(patch).filter(([k]) => k in level.fields));
   for (const r of level.required) {
-    if (r in changes && changes[r] === null) throw fieldError('body', r, 'cannot be cleared');
+    if (r in changes && changes[r] === null) throw Invalid.field(r, 'cannot be cleared', 'body');
   }
   checkLevelRules(level, { ...current, ...changes });
   const { after } = await w.update(level.table, current.id, changes);
@@ -135,12 +141,13 @@ export function afterDelete(services: Services, deleted: Deleted): void {
  * with `cascade` everything under it goes too, each row leaving a tombstone,
  * all inside the caller's single transaction.
  */
-export async function deleteLevel(w: Writer, kinds: RecordKind[], level: Level, id: string, cascade: boolean): Promise<Deleted> {
+export async function deleteLevel(w: Writer, services: Services, level: Level, id: string, cascade: boolean): Promise<Deleted> {
+  const kinds = services.recordKinds;
   const db = w.trx as unknown as Db;
   const counts = await levelContents(db, kinds, level, id);
   const holds = Object.values(counts).some((n) => n > 0);
   if (holds && !cascade) {
-    throw conflict(`The ${level.label} is not empty; delete with cascade=true to remove it and everything it holds.`, { counts });
+    throw new Conflict(`The ${level.label} is not empty; delete with cascade=true to remove it and everything it holds.`, { counts });
   }
   const removed = new Map<RecordKind, string[]>();
   if (holds) {
@@ -169,6 +176,8 @@ export async function deleteLevel(w: Writer, kinds: RecordKind[], level: Level, 
       );
     }
   }
-  if (!(await w.remove(level.table, id))) throw notFound(level.label);
-  return { counts, removed };
+  if (!(await w.remove(level.table, id))) throw new NotFound(level.label);
+  const deleted = { counts, removed };
+  w.afterCommit(() => afterDelete(services, deleted));
+  return deleted;
 }

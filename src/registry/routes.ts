@@ -1,10 +1,8 @@
-import type { Context } from 'koa';
 import { defineRoute, type RouteSpec } from '../http/route.js';
 import { cascadeQuery, deletedSchema, listOf, pathParams } from '../http/schemas.js';
-import { actorOf } from '../http/pipeline.js';
-import { notFound } from '../http/problem.js';
-import { LEVELS, LEVEL_ORDER, createSchema, patchSchema, responseSchema, type Level } from './levels.js';
-import { afterDelete, createLevel, deleteLevel, levelContents, updateLevel } from './commands.js';
+import type { ScopeName, Scopes } from '../http/scope.js';
+import { LEVELS, LEVEL_ORDER, createSchema, patchSchema, responseSchema, type Level, type LevelName } from './levels.js';
+import { createLevel, deleteLevel, levelContents, listLevel, updateLevel } from './commands.js';
 import { presentLevel } from './presenters.js';
 import { organizationTree } from './tree.js';
 import { ORG } from './paths.js';
@@ -15,24 +13,9 @@ function idsOf(level: Level): string[] {
   return ['organization_id', ...level.parentIds, level.idName];
 }
 
-/** Loads a level's record by the full path, so mismatched parents are a 404. */
-async function load(ctx: Context, level: Level, params: Record<string, string>) {
-  let q = (ctx.services.db as any)
-    .selectFrom(level.table)
-    .selectAll()
-    .where('id', '=', params[level.idName])
-    .where('organization_id', '=', params.organization_id);
-  for (const p of level.parentIds) q = q.where(p, '=', params[p]);
-  const row = await q.executeTakeFirst();
-  if (!row) throw notFound(level.label);
-  return row as Record<string, any>;
-}
-
-/** The parent record must exist (and belong to this path) before a child is made under it. */
-async function loadParent(ctx: Context, level: Level, params: Record<string, string>) {
-  const parentName = LEVEL_ORDER[LEVEL_ORDER.indexOf(level.name) - 1];
-  if (!parentName) return;
-  await load(ctx, LEVELS[parentName], params);
+/** The scope a level's collection hangs under: its parent level, or the organization for farms. */
+function parentScope(level: Level): ScopeName {
+  return LEVEL_ORDER[LEVEL_ORDER.indexOf(level.name) - 1] ?? 'organization';
 }
 
 const contentsSchema = {
@@ -53,19 +36,26 @@ function itemUrl(level: Level, ids: Record<string, string>): string {
   return level.itemPath.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(ids[name] ?? ''));
 }
 
+type Row = Record<string, any>;
+
+/** A level's scope is its record (a crop cycle's also carries its greenhouse and zone). */
+const rowOf = (scope: Scopes[LevelName]): Row => ('cycle' in scope && 'zone' in scope ? scope.cycle : scope) as Row;
+
 function levelRoutes(level: Level): RouteSpec[] {
   const parentParams = pathParams(...['organization_id', ...level.parentIds]);
   const itemParams = pathParams(...idsOf(level));
   const schema = responseSchema(level);
   const Title = level.label[0]!.toUpperCase() + level.label.slice(1);
   return [
-    defineRoute<Record<string, string>, unknown, Record<string, unknown>>({
+    defineRoute<Record<string, string>, unknown, Row, ScopeName, true>({
       method: 'post',
       path: level.collectionPath,
       operationId: `create_${level.name}`,
       summary: `Create a ${level.label}`,
       tags: [TAG],
       auth: 'key',
+      scope: parentScope(level),
+      write: true,
       params: parentParams,
       body: createSchema(level),
       responses: {
@@ -76,48 +66,39 @@ function levelRoutes(level: Level): RouteSpec[] {
         },
       },
       errors: [404],
-      handler: async (ctx, { params, body }) => {
-        await loadParent(ctx, level, params);
-        const row = await ctx.services.store.write(actorOf(ctx.state.principal), (w) => createLevel(w, level, params, body));
-        ctx.set('Location', itemUrl(level, { ...params, [level.idName]: String(row.id) }));
+      handler: async ({ w, params, body, reply }) => {
+        const row = await createLevel(w, level, params, body);
+        reply.headers.Location = itemUrl(level, { ...params, [level.idName]: String(row.id) });
         return presentLevel(level, row);
       },
     }),
-    defineRoute({
+    defineRoute<Record<string, string>, unknown, unknown, ScopeName>({
       method: 'get',
       path: level.collectionPath,
       operationId: `list_${level.plural}`,
       summary: `List the ${level.plural} of the parent`,
       tags: [TAG],
       auth: 'key',
+      scope: parentScope(level),
       params: parentParams,
       responses: { 200: { description: `The ${level.plural}, oldest first.`, schema: listOf(schema) } },
       errors: [404],
-      handler: async (ctx, { params }) => {
-        await loadParent(ctx, level, params);
-        const owner = level.parentIds.at(-1) ?? 'organization_id';
-        const rows = await (ctx.services.db as any)
-          .selectFrom(level.table)
-          .selectAll()
-          .where(owner, '=', params[owner])
-          .orderBy('id')
-          .execute();
-        return { items: rows.map((r: Record<string, unknown>) => presentLevel(level, r)) };
-      },
+      handler: async ({ db, params }) => ({ items: (await listLevel(db, level, params)).map((r) => presentLevel(level, r)) }),
     }),
-    defineRoute({
+    defineRoute<Record<string, string>, unknown, unknown, LevelName>({
       method: 'get',
       path: level.itemPath,
       operationId: `get_${level.name}`,
       summary: `Read a ${level.label}`,
       tags: [TAG],
       auth: 'key',
+      scope: level.name,
       params: itemParams,
       responses: { 200: { description: Title, schema } },
       errors: [404],
-      handler: async (ctx, { params }) => presentLevel(level, await load(ctx, level, params)),
+      handler: ({ scope }) => presentLevel(level, rowOf(scope)),
     }),
-    defineRoute<Record<string, string>, unknown, Record<string, unknown>>({
+    defineRoute<Record<string, string>, unknown, Row, LevelName, true>({
       method: 'patch',
       path: level.itemPath,
       operationId: `update_${level.name}`,
@@ -126,17 +107,15 @@ function levelRoutes(level: Level): RouteSpec[] {
         'Fields left out keep their value; a detail sent as null is cleared. Ids never change: an id field in the body is refused (422).',
       tags: [TAG],
       auth: 'key',
+      scope: level.name,
+      write: true,
       params: itemParams,
       body: patchSchema(level),
       responses: { 200: { description: `The changed ${level.label}.`, schema } },
       errors: [404],
-      handler: async (ctx, { params, body }) => {
-        const current = await load(ctx, level, params);
-        const row = await ctx.services.store.write(actorOf(ctx.state.principal), (w) => updateLevel(w, level, current, body));
-        return presentLevel(level, row);
-      },
+      handler: async ({ w, scope, body }) => presentLevel(level, await updateLevel(w, level, rowOf(scope), body)),
     }),
-    defineRoute<Record<string, string>, { cascade?: boolean }>({
+    defineRoute<Record<string, string>, { cascade?: boolean }, unknown, LevelName, true>({
       method: 'delete',
       path: level.itemPath,
       operationId: `delete_${level.name}`,
@@ -144,20 +123,18 @@ function levelRoutes(level: Level): RouteSpec[] {
       description: `409 with \`counts\` while the ${level.label} holds anything; with cascade=true it is removed with all it holds in one transaction. Once it has committed, the clips and frames of the walks that went with it are removed from disk, and a walk being scored is stopped.`,
       tags: [TAG],
       auth: 'key',
+      scope: level.name,
+      write: true,
       params: itemParams,
       query: cascadeQuery,
       responses: { 200: { description: 'Deleted, with what went with it.', schema: deletedSchema } },
       errors: [404, 409],
-      handler: async (ctx, { params, query }) => {
-        await load(ctx, level, params);
-        const deleted = await ctx.services.store.write(actorOf(ctx.state.principal), (w) =>
-          deleteLevel(w, ctx.services.recordKinds, level, params[level.idName]!, query.cascade === true),
-        );
-        afterDelete(ctx.services, deleted);
+      handler: async ({ w, scope, query, services }) => {
+        const deleted = await deleteLevel(w, services, level, rowOf(scope).id, query.cascade === true);
         return { deleted: true, counts: deleted.counts };
       },
     }),
-    defineRoute({
+    defineRoute<Record<string, string>, unknown, unknown, LevelName>({
       method: 'get',
       path: `${level.itemPath}/contents`,
       operationId: `${level.name}_contents`,
@@ -166,12 +143,12 @@ function levelRoutes(level: Level): RouteSpec[] {
         level.name === 'farm' ? 'Exactly what a cascading delete of the farm removes.' : 'What a cascading delete removes with it.',
       tags: [TAG],
       auth: 'key',
+      scope: level.name,
       params: itemParams,
       responses: { 200: { description: 'Counts per kind.', schema: contentsSchema } },
       errors: [404],
-      handler: async (ctx, { params }) => {
-        await load(ctx, level, params);
-        const counts = await levelContents(ctx.services.db, ctx.services.recordKinds, level, params[level.idName]!);
+      handler: async ({ db, scope, services }) => {
+        const counts = await levelContents(db, services.recordKinds, level, rowOf(scope).id);
         return { counts, total: Object.values(counts).reduce((a, b) => a + b, 0) };
       },
     }),
@@ -225,7 +202,7 @@ export const treeRoute = defineRoute({
       },
     },
   },
-  handler: async (ctx, { params }) => organizationTree(ctx.services, params.organization_id!),
+  handler: ({ services, params }) => organizationTree(services, params.organization_id!),
 });
 
 export const registryRoutes: RouteSpec[] = [treeRoute, ...LEVEL_ORDER.flatMap((n) => levelRoutes(LEVELS[n]))];

@@ -1,11 +1,13 @@
 import type { Db } from '../db/database.js';
-import type { CycleTable, GreenhouseTable } from '../db/schema.js';
-import { notFound } from '../http/problem.js';
+import type { CycleTable, FarmTable, GreenhouseTable, OrganizationTable, RowTable } from '../db/schema.js';
+import type { ScopeResolvers } from '../http/scope.js';
+import { NotFound } from '../errors.js';
+import { LEVELS, type Level } from './levels.js';
 
 /**
- * Resolves a registry path to its record, checking every id on the way, so a
- * path that mixes levels of different parents (or organizations) is a 404.
- * Every feature that hangs records under a cycle or greenhouse starts here.
+ * Resolves a registry path to its record, checking every id on the way, so a path that mixes
+ * levels of different parents (or organizations) is a 404. The pipeline does this for every
+ * route that declares `scope: 'farm' | 'greenhouse' | 'row' | 'cycle' | 'organization'`.
  */
 export interface CyclePath {
   organization_id: string;
@@ -28,29 +30,49 @@ export interface CycleScope {
   zone: string;
 }
 
-export async function resolveGreenhouse(db: Db, p: GreenhousePath): Promise<GreenhouseTable> {
-  const gh = await db
-    .selectFrom('greenhouses')
+declare module '../http/scope.js' {
+  interface Scopes {
+    organization: OrganizationTable;
+    farm: FarmTable;
+    greenhouse: GreenhouseTable;
+    row: RowTable;
+    cycle: CycleScope;
+  }
+}
+
+/** A level's record by the full path of ids: every parent id must be the record's own. */
+export async function loadLevel<T>(db: Db, level: Level, params: Record<string, string | undefined>): Promise<T> {
+  let q = (db as any)
+    .selectFrom(level.table)
     .selectAll()
-    .where('id', '=', p.greenhouse_id)
-    .where('farm_id', '=', p.farm_id)
-    .where('organization_id', '=', p.organization_id)
-    .executeTakeFirst();
-  if (!gh) throw notFound('greenhouse');
-  return gh;
+    .where('id', '=', params[level.idName])
+    .where('organization_id', '=', params.organization_id);
+  for (const p of level.parentIds) q = q.where(p, '=', params[p]);
+  const row = await q.executeTakeFirst();
+  if (!row) throw new NotFound(level.label);
+  return row as T;
+}
+
+export async function resolveOrganization(db: Db, p: { organization_id: string }): Promise<OrganizationTable> {
+  const org = await db.selectFrom('organizations').selectAll().where('id', '=', p.organization_id).executeTakeFirst();
+  if (!org) throw new NotFound('organization');
+  return org;
+}
+
+export function resolveGreenhouse(db: Db, p: GreenhousePath): Promise<GreenhouseTable> {
+  return loadLevel<GreenhouseTable>(db, LEVELS.greenhouse, p as unknown as Record<string, string>);
 }
 
 export async function resolveCycle(db: Db, p: CyclePath): Promise<CycleScope> {
-  const cycle = await db
-    .selectFrom('cycles')
-    .selectAll()
-    .where('id', '=', p.cycle_id)
-    .where('row_id', '=', p.row_id)
-    .where('greenhouse_id', '=', p.greenhouse_id)
-    .where('farm_id', '=', p.farm_id)
-    .where('organization_id', '=', p.organization_id)
-    .executeTakeFirst();
-  if (!cycle) throw notFound('crop cycle');
+  const cycle = await loadLevel<CycleTable>(db, LEVELS.cycle, p as unknown as Record<string, string>);
   const greenhouse = await db.selectFrom('greenhouses').selectAll().where('id', '=', cycle.greenhouse_id).executeTakeFirstOrThrow();
   return { cycle, greenhouse, zone: greenhouse.time_zone };
 }
+
+export const registryScopes: ScopeResolvers = {
+  organization: (db, params) => resolveOrganization(db, params as unknown as { organization_id: string }),
+  farm: (db, params) => loadLevel<FarmTable>(db, LEVELS.farm, params),
+  greenhouse: (db, params) => resolveGreenhouse(db, params as unknown as GreenhousePath),
+  row: (db, params) => loadLevel<RowTable>(db, LEVELS.row, params),
+  cycle: (db, params) => resolveCycle(db, params as unknown as CyclePath),
+};

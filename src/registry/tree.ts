@@ -1,7 +1,7 @@
 import type { Services } from '../services.js';
 import { JsonText } from '../http/route.js';
-import { notFound } from '../http/problem.js';
 import { presentTree } from './presenters.js';
+import { NotFound } from '../errors.js';
 
 /**
  * The organization tree, serialized once per state of the organization. Every
@@ -31,7 +31,7 @@ export async function organizationTree(services: Services, orgId: string): Promi
     db.selectFrom('rows').selectAll().where('organization_id', '=', orgId).orderBy('id').execute(),
     db.selectFrom('cycles').selectAll().where('organization_id', '=', orgId).orderBy('id').execute(),
   ]);
-  if (!org) throw notFound('organization');
+  if (!org) throw new NotFound('organization');
   const json = new JsonText(JSON.stringify(presentTree(org, farms, greenhouses, rows, cycles)), `W/"${orgId}-${seq}"`);
   cache.set(orgId, { seq, json });
   return json;

@@ -1,6 +1,6 @@
 import { defineRoute, type RouteSpec } from '../http/route.js';
 import { findActiveKey, SESSION_COOKIE } from '../auth/principal.js';
-import { unauthenticated } from '../http/problem.js';
+import { tooManyRequests, unauthenticated } from '../http/problem.js';
 
 const TAG = 'Session';
 
@@ -26,8 +26,7 @@ export const sessionRoutes: RouteSpec[] = [
     tags: [TAG],
     auth: 'key',
     responses: { 200: { description: 'The session.', schema: sessionSchema } },
-    handler: (ctx) => {
-      const p = ctx.state.principal;
+    handler: ({ principal: p }) => {
       if (p?.kind !== 'key') throw unauthenticated();
       return { key_id: p.keyId, organization_id: p.organizationId, role: p.role, name: p.name, via: p.source };
     },
@@ -55,22 +54,14 @@ export const sessionRoutes: RouteSpec[] = [
       },
     },
     errors: [401, 429],
-    handler: async (ctx, { body }) => {
+    // Signing in is HTTP itself (a cookie, a client address to slow down): this route reads Koa's context.
+    handler: ({ http: ctx, services, body }) => {
       const client = ctx.ip;
-      const wait = ctx.services.failures.retryAfter(client);
-      if (wait > 0) {
-        const { HttpProblem } = await import('../http/problem.js');
-        throw new HttpProblem(
-          429,
-          'too_many_requests',
-          'Too many failed credentials from this client; wait before trying again.',
-          { retry_after_seconds: wait },
-          { 'Retry-After': String(wait) },
-        );
-      }
-      const key = findActiveKey(ctx.services.keys, body.api_key);
+      const wait = services.failures.retryAfter(client);
+      if (wait > 0) throw tooManyRequests('Too many failed credentials from this client; wait before trying again.', wait);
+      const key = findActiveKey(services.keys, body.api_key);
       if (!key) {
-        ctx.services.failures.fail(client);
+        services.failures.fail(client);
         throw unauthenticated('The API key is unknown or revoked.');
       }
       ctx.cookies.set(SESSION_COOKIE, body.api_key, { httpOnly: true, sameSite: 'strict', secure: ctx.secure, path: '/', overwrite: true });
@@ -90,7 +81,7 @@ export const sessionRoutes: RouteSpec[] = [
         schema: { type: 'object', required: ['signed_out'], properties: { signed_out: { const: true } } },
       },
     },
-    handler: (ctx) => {
+    handler: ({ http: ctx }) => {
       ctx.cookies.set(SESSION_COOKIE, null, { httpOnly: true, sameSite: 'strict', secure: ctx.secure, path: '/', overwrite: true });
       return { signed_out: true };
     },

@@ -47,6 +47,25 @@ export function presentInstant(utcIso: string, zone: string): string {
   return DateTime.fromISO(utcIso, { zone: 'utc' }).setZone(zone).toISO({ suppressMilliseconds: true })!;
 }
 
-export function nowUtc(): string {
-  return new Date().toISOString();
+/**
+ * The instants the box stores: readings before the epoch or centuries ahead are typing mistakes,
+ * and the fixed-width text form of a stored instant (and its CHECK) only holds for four-digit
+ * years. Typed readings, imports and history bounds all keep to these.
+ */
+export const STORED_FROM_MS = Date.UTC(1970, 0, 1);
+export const STORED_UNTIL_MS = Date.UTC(2200, 0, 1);
+
+export type StoredInstant = { ok: true; utc: string } | { ok: false; message: string };
+
+/**
+ * Reads an instant to store or to bound a query: `parseInstant` (greenhouse zone without an
+ * offset, spring gap refused, autumn repeat read as its first instant), limited to the years a
+ * stored instant can hold.
+ */
+export function readInstant(text: string, zone: string): StoredInstant {
+  const parsed = parseInstant(text, zone);
+  if (!parsed.ok) return parsed;
+  const ms = Date.parse(parsed.utc);
+  if (!(ms >= STORED_FROM_MS && ms < STORED_UNTIL_MS)) return { ok: false, message: 'must be between 1970 and 2200' };
+  return { ok: true, utc: new Date(ms).toISOString() };
 }

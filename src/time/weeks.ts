@@ -1,4 +1,5 @@
 import { DateTime } from 'luxon';
+import { Invalid, type FieldSource } from '../errors.js';
 
 /**
  * ISO 8601 weeks (Monday to Sunday, ISO week-numbering year). Requests name a
@@ -66,4 +67,24 @@ export function weekOfInstant(instantIso: string, zone: string): IsoWeek {
 
 export function isValidDate(date: string): boolean {
   return DATE.test(date) && DateTime.fromISO(date, { zone: 'UTC' }).isValid;
+}
+
+/**
+ * A week label or date that a schema's pattern let through can still be impossible (week 53 of
+ * a 52-week year, 2026-02-31): that is a 422 naming the field, like any other bad field.
+ */
+export function requireWeek(text: string, name: string, where: FieldSource = 'body'): IsoWeek {
+  const week = parseWeek(text);
+  if (!week) throw Invalid.field(name, `must be ${WEEK_FORMS}, and an existing week or date`, where);
+  return week;
+}
+
+/**
+ * The week as an instant range [from, to) on the greenhouse clock: Monday 00:00 local to the
+ * next Monday 00:00 local. A week with a clock change is 167 or 169 hours long, which a fixed
+ * UTC window would get wrong.
+ */
+export function weekWindowUtc(week: IsoWeek, zone: string): { from: string; to: string } {
+  const start = DateTime.fromISO(week.start, { zone }).startOf('day');
+  return { from: start.toUTC().toISO()!, to: start.plus({ weeks: 1 }).toUTC().toISO()! };
 }

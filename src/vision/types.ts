@@ -39,7 +39,8 @@ export interface Detection {
 export interface DetectorInfo {
   /** Stable name shown in results and /api/health, e.g. "builtin-colour" or the model manifest's name. */
   name: string;
-  kind: 'builtin' | 'onnx';
+  /** The detector kind that runs it (src/vision/detectors.ts): "builtin", "onnx". */
+  kind: string;
   /** Whether this detector can count stems / plants; when not, `reason` says why. */
   stems: { supported: boolean; reason?: string };
   plants: { supported: boolean; reason?: string };

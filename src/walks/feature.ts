@@ -6,6 +6,7 @@ import { attachRetention, MediaRetention } from './jobs/retention.js';
 import { attachRunner, forgetWalks, WalkRunner } from './jobs/runner.js';
 import { correctionRoutes } from './corrections/routes.js';
 import { scoringRoutes } from './routes.js';
+import { walkScopes } from './jobs/commands.js';
 
 /**
  * Walk scoring as a service: uploads become walks queued in SQLite, a runner
@@ -14,6 +15,7 @@ import { scoringRoutes } from './routes.js';
 export const scoringFeature: Feature = {
   name: 'scoring',
   routes: [...scoringRoutes, ...correctionRoutes],
+  scopes: walkScopes,
   recordKinds: [
     { name: 'walks', table: 'walks', scope: 'cycle', column: 'cycle_id', afterRemove: forgetWalks },
     { name: 'walk_clips', table: 'walk_clips', scope: 'cycle', column: 'cycle_id', dependsOn: ['walks'] },

@@ -1,25 +1,25 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
 import type { Context } from 'koa';
-import { defineRoute, JsonText, type JsonSchema, type ObjectSchema, type RouteSpec } from '../http/route.js';
+import type { Db } from '../db/database.js';
+import type { Actor } from '../db/store.js';
+import type { Principal } from '../auth/principal.js';
+import type { Services } from '../services.js';
+import { defineRoute, JsonText, type JsonSchema, type ObjectSchema, type RouteCall, type RouteSpec } from '../http/route.js';
 import { idSchema, listOf, pageOf, pagingQuery, pathParams, weekSchema } from '../http/schemas.js';
-import { actorOf } from '../http/pipeline.js';
-import { fieldError, notFound } from '../http/problem.js';
 import { CYCLE, CYCLE_PARAMS } from '../registry/paths.js';
-import { resolveCycle, type CyclePath } from '../registry/scope.js';
+import { type CyclePath } from '../registry/scope.js';
 import { parseWeek, WEEK_FORMS } from '../time/weeks.js';
-import { clipsOf, deleteWalk, listCycleWalks, loadWalk, moveWalkToWeek, walkZone, type RescoreFields } from './jobs/commands.js';
+import { Invalid } from '../errors.js';
+import { clipsOf, frameFile, listCycleWalks, moveWalkToWeek, removeWalk, walkZone, type RescoreFields } from './jobs/commands.js';
 import { queueRescore } from './jobs/rescore.js';
-import { mediaRemoved } from './jobs/retention.js';
-import { chooseDetector, configuredDetector } from './jobs/detector-choice.js';
 import { DEFAULT_CONF, DEFAULT_FAST_SAMPLE_SECONDS, DEFAULT_OPTIONS, LIMITS, MODE_TEXT, SCORING_MODES } from './jobs/options.js';
 import { presentWalk, presentWalkSummary, walkSchema, walkSummarySchema } from './jobs/presenters.js';
-import { forgetWalks, runnerOf } from './jobs/runner.js';
-import { FRAME_NAMES, framePath } from './jobs/storage.js';
+import { runnerOf } from './jobs/runner.js';
+import { FRAME_NAMES } from './jobs/storage.js';
 import { submitWalk, type ScoringFields, type SubmitInput, type Submitter } from './jobs/submit.js';
 import type { WalkTable } from './jobs/tables.js';
-import { examplePath, loadExamples } from './examples/catalogue.js';
+import { exampleFile, loadExamples } from './examples/catalogue.js';
 
 const TAG = 'Scoring';
 
@@ -92,39 +92,32 @@ const walkResponse = (status: number, what: string) => ({
   },
 });
 
+/** A walk as answered: with its clips, its keep settings and its greenhouse's zone. */
+async function present(services: Services, db: Db, walk: WalkTable) {
+  const { walkClipKeepDays: clips, walkFrameKeepDays: frames } = services.config;
+  return presentWalk(walk, await clipsOf(db, walk.id), { clips, frames }, await walkZone(db, walk));
+}
+
 /** An accepted walk: HTTP's way of saying where to poll (RFC 9110, 201 and 202), beside the job_id in the body. */
-function presentAccepted(ctx: Context, walk: WalkTable) {
-  ctx.set('Location', `/api/observations/${walk.id}`);
-  return present(ctx, walk);
-}
-
-async function present(ctx: Context, walk: WalkTable) {
-  const { walkClipKeepDays: clips, walkFrameKeepDays: frames } = ctx.services.config;
-  return presentWalk(walk, await clipsOf(ctx.services.db, walk.id), { clips, frames }, await walkZone(ctx.services.db, walk));
-}
-
-function organizationOf(ctx: Context): string {
-  const p = ctx.state.principal;
-  if (p?.kind !== 'key') throw new Error('scoring routes need an organization key');
-  return p.organizationId;
+function presentAccepted(call: RouteCall, walk: WalkTable) {
+  call.reply.headers.Location = `/api/observations/${walk.id}`;
+  return present(call.services, call.db, walk);
 }
 
 /** The upload's owner: the key's organization (a walk belongs to it) and the key, for the change log. */
-function submitterOf(ctx: Context): Submitter {
-  return {
-    organizationId: organizationOf(ctx),
-    keyId: ctx.state.principal?.kind === 'key' ? ctx.state.principal.keyId : null,
-    actor: actorOf(ctx.state.principal),
-  };
+function submitterOf(principal: Principal | undefined, actor: Actor): Submitter {
+  if (principal?.kind !== 'key') throw new Error('scoring routes need an organization key');
+  return { organizationId: principal.organizationId, keyId: principal.keyId, actor };
 }
-
-const accept = (ctx: Context, input: SubmitInput) => submitWalk(ctx.services, submitterOf(ctx), runnerOf(ctx.services), input);
 
 function weekOf(fields: ScoringFields): string {
   const week = parseWeek(fields.week ?? '');
-  if (!week) throw fieldError('body', 'week', `must be ${WEEK_FORMS}`);
+  if (!week) throw Invalid.field('week', `must be ${WEEK_FORMS}`, 'body');
   return week.label;
 }
+
+const accept = (call: RouteCall, input: SubmitInput) =>
+  submitWalk(call.services, submitterOf(call.principal, call.actor), runnerOf(call.services), input);
 
 export const scoringRoutes: RouteSpec[] = [
   defineRoute<unknown, unknown, ScoringFields>({
@@ -143,9 +136,9 @@ export const scoringRoutes: RouteSpec[] = [
     },
     responses: walkResponse(202, 'Accepted and queued (or, with a repeated Idempotency-Key, the walk made the first time).'),
     errors: [409, 413, 415, 503],
-    handler: async (ctx, { body, files, headers }) => {
-      ctx.status = 202;
-      const walk = await accept(ctx, {
+    handler: async (call) => {
+      const { body, files, headers } = call;
+      const walk = await accept(call, {
         operation: 'observation',
         source: 'observation',
         scope: null,
@@ -154,10 +147,10 @@ export const scoringRoutes: RouteSpec[] = [
         labels: ['file'],
         idempotencyKey: headers['idempotency-key'] as string | undefined,
       });
-      return presentAccepted(ctx, walk);
+      return presentAccepted(call, walk);
     },
   }),
-  defineRoute<{ id: string }>({
+  defineRoute<{ id: string }, unknown, unknown, 'walk'>({
     method: 'get',
     path: '/api/observations/{id}',
     operationId: 'get_observation',
@@ -166,6 +159,7 @@ export const scoringRoutes: RouteSpec[] = [
       "Status is queued, running, done or failed; progress goes from 0 to 1. When done, `result` holds every scored frame (with image and overlay URLs and quality), each fruit counted once (track id, ripeness, votes, best box, diameter), stems and plants, the walk's quality warnings and the counts by ripeness. A walk of another organization is a 404.",
     tags: [TAG],
     auth: 'key',
+    scope: 'walk',
     params: walkIdParams,
     responses: {
       200: {
@@ -181,13 +175,13 @@ export const scoringRoutes: RouteSpec[] = [
       },
     },
     errors: [404],
-    handler: async (ctx, { params }) => {
+    handler: async ({ services, db, scope }) => {
       // The answer's own hash: the version alone misses progress ticks and the keep settings.
-      const text = JSON.stringify(await present(ctx, await loadWalk(ctx.services.db, params.id, organizationOf(ctx))));
+      const text = JSON.stringify(await present(services, db, scope));
       return new JsonText(text, `"${createHash('sha256').update(text).digest('base64url').slice(0, 27)}"`);
     },
   }),
-  defineRoute<{ id: string }, unknown, { week: string }>({
+  defineRoute<{ id: string }, unknown, { week: string }, 'walk', true>({
     method: 'patch',
     path: '/api/observations/{id}',
     operationId: 'move_observation',
@@ -195,6 +189,8 @@ export const scoringRoutes: RouteSpec[] = [
     description: `For a walk saved to the wrong week: \`week\` (${WEEK_FORMS}) is the only field; the walk keeps its counts, result and files, and the change log has the move. A walk that is in no crop cycle (POST /api/observations, an example) has no week: 422. Any key of the organization; a walk of another organization is a 404.`,
     tags: [TAG],
     auth: 'key',
+    scope: 'walk',
+    write: true,
     params: walkIdParams,
     body: {
       type: 'object',
@@ -204,15 +200,9 @@ export const scoringRoutes: RouteSpec[] = [
     },
     responses: { 200: { description: 'The walk, in its new week.', schema: walkSchema } },
     errors: [404],
-    handler: async (ctx, { params, body }) => {
-      const week = weekOf(body);
-      return present(
-        ctx,
-        await ctx.services.store.write(actorOf(ctx.state.principal), (w) => moveWalkToWeek(w, params.id, organizationOf(ctx), week)),
-      );
-    },
+    handler: async ({ services, w, scope, body }) => present(services, w.trx, await moveWalkToWeek(w, scope, body.week)),
   }),
-  defineRoute<{ id: string }, unknown, RescoreFields>({
+  defineRoute<{ id: string }, unknown, RescoreFields, 'walk'>({
     method: 'post',
     path: '/api/observations/{id}/rescore',
     operationId: 'rescore_observation',
@@ -224,19 +214,15 @@ export const scoringRoutes: RouteSpec[] = [
       "A walk still queued or being scored is a 409 (code conflict, with its job_id and walk_status, queued or running), and so is one whose clips were removed (past WALK_CLIP_KEEP_DAYS, or for room under DISK_RESERVE; code clips_removed), and one with staff corrections (code conflict, with their correction_ids: a new scoring numbers the fruit anew, so undo them first); mode photo or video against what the walk holds, or mode model with no usable model, is a 422; another organization's walk is a 404.",
     tags: [TAG],
     auth: 'key',
+    scope: 'walk',
     params: walkIdParams,
     body: optionsSchema,
     responses: walkResponse(202, 'Queued again.'),
     errors: [404, 409],
-    handler: async (ctx, { params, body }) => {
-      const fields = body ?? {};
-      if (fields.mode) chooseDetector(configuredDetector(ctx.services.config.detector, ctx.services.config.modelsDir), fields.mode);
-      const walk = await queueRescore(ctx.services, actorOf(ctx.state.principal), params.id, organizationOf(ctx), fields);
-      ctx.status = 202;
-      return presentAccepted(ctx, walk);
-    },
+    // Not `write`: scoring again removes the old frames under the media lock around its own transaction.
+    handler: async (call) => presentAccepted(call, await queueRescore(call.services, call.actor, call.scope, call.body ?? {})),
   }),
-  defineRoute<{ id: string }>({
+  defineRoute<{ id: string }, unknown, unknown, 'walk', true>({
     method: 'delete',
     path: '/api/observations/{id}',
     operationId: 'delete_observation',
@@ -247,6 +233,8 @@ export const scoringRoutes: RouteSpec[] = [
       'a walk of another organization is a 404. The Idempotency-Key it was made with makes a new walk afterwards.',
     tags: [TAG],
     auth: 'key',
+    scope: 'walk',
+    write: true,
     params: walkIdParams,
     responses: {
       200: {
@@ -260,14 +248,12 @@ export const scoringRoutes: RouteSpec[] = [
       },
     },
     errors: [404],
-    handler: async (ctx, { params }) => {
-      const walk = await loadWalk(ctx.services.db, params.id, organizationOf(ctx));
-      await ctx.services.store.write(actorOf(ctx.state.principal), (w) => deleteWalk(w, walk.id));
-      await forgetWalks(ctx.services, [walk.id]);
-      return { deleted: true, job_id: walk.id };
+    handler: async ({ services, w, scope }) => {
+      await removeWalk(w, services, scope.id);
+      return { deleted: true, job_id: scope.id };
     },
   }),
-  defineRoute<{ id: string; frame: number; name: string }>({
+  defineRoute<{ id: string; frame: number; name: string }, unknown, unknown, 'walk'>({
     method: 'get',
     path: '/api/observations/{id}/frames/{frame}/{name}',
     operationId: 'get_observation_frame',
@@ -276,6 +262,7 @@ export const scoringRoutes: RouteSpec[] = [
       "Frames are numbered across the whole walk as in result.frames[].index. The overlay outlines fruit by ripeness (green, orange for turning, red), stems in blue and plants in purple, with the track id above each counted fruit. Only frames of a walk of the key's organization are served. Frames are kept WALK_FRAME_KEEP_DAYS after the walk is scored (default: for ever; the walk's media.frames says until when); once removed (or taken for room under DISK_RESERVE) they answer 410 frames_removed.",
     tags: [TAG],
     auth: 'key',
+    scope: 'walk',
     params: {
       type: 'object',
       required: ['id', 'frame', 'name'],
@@ -287,21 +274,18 @@ export const scoringRoutes: RouteSpec[] = [
     },
     responses: { 200: { description: 'The JPEG.', contentType: 'image/jpeg' } },
     errors: [404, 410],
-    handler: async (ctx, { params }) => {
-      const walk = await loadWalk(ctx.services.db, params.id, organizationOf(ctx));
-      if (walk.frames_removed_at !== null) throw mediaRemoved('frames', walk.id, walk.frames_removed_at);
-      const file = framePath(ctx.services.config.dataDir, walk.id, params.frame, params.name);
-      const info = file ? await stat(file).catch(() => null) : null;
-      if (!file || !info?.isFile()) throw notFound('frame');
+    // A file streamed: this route sets Koa's body itself.
+    handler: async ({ http: ctx, services, scope, params }) => {
+      const { file, size } = await frameFile(services.config.dataDir, scope, params.frame, params.name);
       ctx.status = 200;
       ctx.type = 'image/jpeg';
-      ctx.length = info.size;
+      ctx.length = size;
       ctx.set('Cache-Control', 'private, max-age=3600');
       ctx.body = createReadStream(file);
       return undefined;
     },
   }),
-  defineRoute<CyclePath, unknown, ScoringFields>({
+  defineRoute<CyclePath, unknown, ScoringFields, 'cycle'>({
     method: 'post',
     path: `${CYCLE}/videos`,
     operationId: 'create_cycle_video',
@@ -309,6 +293,7 @@ export const scoringRoutes: RouteSpec[] = [
     description: `Multipart: \`file\` (one clip or photo), \`week\` (required: ${WEEK_FORMS}) and the scoring options of POST /api/observations. Answers 201 with the queued walk (job_id), linked to this crop cycle and week. With an Idempotency-Key header a retry answers the same walk (201 again) instead of making a second one. ${uploadErrors}`,
     tags: [TAG],
     auth: 'key',
+    scope: 'cycle',
     params: pathParams(...CYCLE_PARAMS),
     headers: idempotencyHeaders,
     multipart: {
@@ -318,9 +303,10 @@ export const scoringRoutes: RouteSpec[] = [
     },
     responses: walkResponse(201, 'The walk, saved to the crop cycle and week.'),
     errors: [404, 409, 413, 415, 503],
-    handler: async (ctx, { params, body, files, headers }) => {
-      const scope = await resolveCycle(ctx.services.db, params);
-      const walk = await accept(ctx, {
+    // Not `write`: each upload is checked (ffprobe) and moved before the walk's transaction.
+    handler: async (call) => {
+      const { scope, body, files, headers } = call;
+      const walk = await accept(call, {
         operation: 'cycle_video',
         source: 'cycle_video',
         scope: { ...scope, week: weekOf(body) },
@@ -329,10 +315,10 @@ export const scoringRoutes: RouteSpec[] = [
         labels: ['file'],
         idempotencyKey: headers['idempotency-key'] as string | undefined,
       });
-      return presentAccepted(ctx, walk);
+      return presentAccepted(call, walk);
     },
   }),
-  defineRoute<CyclePath, unknown, ScoringFields>({
+  defineRoute<CyclePath, unknown, ScoringFields, 'cycle'>({
     method: 'post',
     path: `${CYCLE}/videos/batch`,
     operationId: 'create_cycle_video_batch',
@@ -340,6 +326,7 @@ export const scoringRoutes: RouteSpec[] = [
     description: `Multipart: repeated \`files\` fields (1 to ${LIMITS.batchClips}, in the order they were walked), \`week\` (required) and the scoring options. The clips are scored as one walk: a fruit filmed at the end of one clip and the start of the next is counted once. The job's \`clips\` shows progress per clip. More than ${LIMITS.batchClips} files, or none, is a 422. Idempotency-Key as for {cycle}/videos. ${uploadErrors}`,
     tags: [TAG],
     auth: 'key',
+    scope: 'cycle',
     params: pathParams(...CYCLE_PARAMS),
     headers: idempotencyHeaders,
     multipart: {
@@ -356,9 +343,9 @@ export const scoringRoutes: RouteSpec[] = [
     },
     responses: walkResponse(201, 'The walk, saved to the crop cycle and week.'),
     errors: [404, 409, 413, 415, 503],
-    handler: async (ctx, { params, body, files, headers }) => {
-      const scope = await resolveCycle(ctx.services.db, params);
-      const walk = await accept(ctx, {
+    handler: async (call) => {
+      const { scope, body, files, headers } = call;
+      const walk = await accept(call, {
         operation: 'cycle_batch',
         source: 'cycle_batch',
         scope: { ...scope, week: weekOf(body) },
@@ -367,10 +354,10 @@ export const scoringRoutes: RouteSpec[] = [
         labels: files.map((_, i) => `files[${i}]`),
         idempotencyKey: headers['idempotency-key'] as string | undefined,
       });
-      return presentAccepted(ctx, walk);
+      return presentAccepted(call, walk);
     },
   }),
-  defineRoute<CyclePath, { week?: string; limit: number; offset: number }>({
+  defineRoute<CyclePath, { week?: string; limit: number; offset: number }, unknown, 'cycle'>({
     method: 'get',
     path: `${CYCLE}/walks`,
     operationId: 'list_cycle_walks',
@@ -378,19 +365,13 @@ export const scoringRoutes: RouteSpec[] = [
     description: `Every walk uploaded to {cycle}/videos or {cycle}/videos/batch, with status, week and counts. Filter by \`week\` (${WEEK_FORMS}); fetch GET /api/observations/{job_id} for a walk's frames and fruit.`,
     tags: [TAG],
     auth: 'key',
+    scope: 'cycle',
     params: pathParams(...CYCLE_PARAMS),
     query: pagingQuery({ week: { ...weekSchema, description: `Only walks saved to this week: ${WEEK_FORMS}.` } }),
     responses: { 200: { description: 'A page of walks.', schema: pageOf(walkSummarySchema) } },
     errors: [404],
-    handler: async (ctx, { params, query }) => {
-      const scope = await resolveCycle(ctx.services.db, params);
-      const week = query.week === undefined ? undefined : parseWeek(query.week);
-      if (week === null) throw fieldError('query', 'week', `must be ${WEEK_FORMS}`);
-      const { rows, total } = await listCycleWalks(ctx.services.db, scope.cycle.id, {
-        week: week?.label,
-        limit: query.limit,
-        offset: query.offset,
-      });
+    handler: async ({ db, scope, query }) => {
+      const { rows, total } = await listCycleWalks(db, scope, query);
       return { items: rows.map((r) => presentWalkSummary(r, r.clip_count, scope.zone)), total, limit: query.limit, offset: query.offset };
     },
   }),
@@ -467,14 +448,12 @@ export const scoringRoutes: RouteSpec[] = [
     },
     responses: { 200: { description: 'The photo.', contentType: 'image/jpeg' } },
     errors: [404],
-    handler: async (ctx, { params }) => {
-      const example = loadExamples().find((e) => e.key === params.key);
-      if (!example) throw notFound('example');
-      const file = examplePath(example);
-      const info = await stat(file);
+    // A file streamed: this route sets Koa's body itself.
+    handler: async ({ http: ctx, params }) => {
+      const { file, size } = await exampleFile(params.key);
       ctx.status = 200;
       ctx.type = 'image/jpeg';
-      ctx.length = info.size;
+      ctx.length = size;
       ctx.body = createReadStream(file);
       return undefined;
     },
@@ -496,24 +475,21 @@ export const scoringRoutes: RouteSpec[] = [
     body: optionsSchema,
     responses: walkResponse(202, 'Accepted and queued.'),
     errors: [404, 503],
-    handler: async (ctx, { params, body }) => {
-      const example = loadExamples().find((e) => e.key === params.key);
-      if (!example) throw notFound('example');
-      const file = examplePath(example);
-      const info = await stat(file);
-      ctx.status = 202;
-      const walk = await accept(ctx, {
+    handler: async (call) => {
+      const { params, body } = call;
+      const { example, file, size } = await exampleFile(params.key);
+      const walk = await accept(call, {
         operation: 'example',
         source: 'example',
         scope: null,
         fields: { mm_per_pixel: example.mm_per_pixel, ...body },
-        files: [{ fieldname: 'file', originalname: example.file, path: file, size: info.size, mimetype: 'image/jpeg' }],
+        files: [{ fieldname: 'file', originalname: example.file, path: file, size, mimetype: 'image/jpeg' }],
         labels: ['example'],
         idempotencyKey: undefined,
         exampleKey: example.key,
         copy: true,
       });
-      return presentAccepted(ctx, walk);
+      return presentAccepted(call, walk);
     },
   }),
 ];

@@ -14,12 +14,12 @@ t.test('the database file: WAL, synchronous=FULL, foreign keys, migrations once'
   t.equal(first.sqlite.pragma('foreign_keys', { simple: true }), 1);
   const applied = first.sqlite.prepare('select name from kysely_migration order by name').all() as { name: string }[];
   t.ok(applied.some((m) => m.name === '0001_registry'));
-  const node = first.clock.node;
-  const stamp = first.clock.now();
+  const node = first.hlc.node;
+  const stamp = first.hlc.now();
   await first.close();
   const second = await openDatabase(dir);
   t.same(second.sqlite.prepare('select name from kysely_migration order by name').all(), applied, 'nothing re-applied');
-  t.equal(second.clock.node, node, 'the node id is kept');
+  t.equal(second.hlc.node, node, 'the node id is kept');
   await second.close();
   t.ok(stamp.endsWith(node));
 });
@@ -28,7 +28,7 @@ t.test('every write appends to the change log in the same transaction', async (t
   const dir = mkdtempSync(path.join(tmpdir(), 'cropwalk-store-'));
   const opened = await openDatabase(dir);
   t.teardown(() => opened.close());
-  const store = new Store(opened.db, opened.clock);
+  const store = new Store(opened.db, opened.hlc);
   const actor = { keyId: 'key-1', label: 'key:key-1' };
 
   const org = await store.write(actor, (w) => w.insert('organizations', { organization_id: 'org-1', id: 'org-1', name: 'A' } as any));

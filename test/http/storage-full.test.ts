@@ -5,7 +5,8 @@ import t, { type Test } from 'tap';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { insufficientStorage, isStorageFull } from '../../src/http/problem.js';
+import { problemOf } from '../../src/http/problem.js';
+import { isStorageFull, StorageFull } from '../../src/errors.js';
 import { LOW_STORAGE_BYTES, storageCheck, storageOf } from '../../src/health/routes.js';
 import { startServer, createTree, type TestServer } from '../helpers/server.js';
 import { ballast as ballastFile, serverOnSmallDisk, smallDiskSkip } from '../helpers/small-disk.js';
@@ -24,7 +25,7 @@ t.test('what counts as a full disk', async (t) => {
     'ENOSPC',
   ])
     t.notOk(isStorageFull(err), String((err as { code?: string } | null)?.code ?? err));
-  t.match(insufficientStorage().toBody(), {
+  t.match(problemOf(new StorageFull())!.toBody(), {
     status: 507,
     code: 'insufficient_storage',
     title: 'Insufficient Storage',

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { startServer, createTree } from '../helpers/server.js';
 import { fruitMassForWeek } from '../../src/records/fruit-mass/history.js';
-import { currentWeek } from '../../src/records/fruit-mass/commands.js';
+import { SettableClock } from '../../src/clock.js';
 
 t.test('fruitMassForWeek: the values known for that week', async (t) => {
   const history = [
@@ -20,7 +20,9 @@ t.test('fruitMassForWeek: the values known for that week', async (t) => {
 });
 
 t.test('fruit mass over HTTP', async (t) => {
-  const s = await startServer(t);
+  // Sunday 23:30 UTC is already Monday of the next week in Amsterdam: the default week is the greenhouse's.
+  const clock = new SettableClock('2026-02-15T23:30:00Z');
+  const s = await startServer(t, {}, { clock });
   const tree = await createTree(s);
   const key = tree.adminKey;
   const url = `${tree.cyclePath}/fruit-mass`;
@@ -69,8 +71,10 @@ t.test('fruit mass over HTTP', async (t) => {
 
   const now = await s.request('POST', url, { key, body: { green_g: 1, turning_g: 2, red_g: 3 } });
   t.equal(now.status, 200);
-  t.equal(now.body.week, currentWeek('Europe/Amsterdam').label, 'default: the current week in the greenhouse zone');
-  t.equal((await get()).week, currentWeek('Europe/Amsterdam').label);
+  t.equal(now.body.week, '2026-W08', 'default: the current week in the greenhouse zone, on the service clock');
+  t.equal((await get()).week, '2026-W08');
+  clock.advance(7 * 24 * 3600_000);
+  t.equal((await get()).week, '2026-W09', 'the default follows the clock');
 
   t.test('bad input is a 422 and changes nothing', async (t) => {
     const before = await get('?week=2026-W12');

@@ -78,78 +78,78 @@ t.test('parseHarvestCsv: refusals name each bad line', async (t) => {
       'week,kg,note\n2026-W07,1,ok\n2026-W07,-3,neg\n2026-W99,2,bad week\n2026-W07,1\n2026-W07,"1,5",comma decimal with comma delimiter\n',
     ),
   );
-  t.equal(e.status, 422);
+  t.equal(e.code, 'validation_failed');
   t.equal(e.extra.bad_lines, 4);
   t.same(
-    e.extra.errors.map((x: any) => x.name),
+    e.issues.map((x: any) => x.name),
     ['line 3', 'line 4', 'line 5', 'line 6'],
   );
-  t.match(e.extra.errors[0], { in: 'body', name: 'line 3', message: /^kg: must be a number ≥ 0/ });
-  t.match(e.extra.errors[1].message, /^week: must be/);
-  t.match(e.extra.errors[2].message, /has 2 fields where the header has 3/);
+  t.match(e.issues[0], { in: 'body', name: 'line 3', message: /^kg: must be a number ≥ 0/ });
+  t.match(e.issues[1].message, /^week: must be/);
+  t.match(e.issues[2].message, /has 2 fields where the header has 3/);
 
   const lines = err(() => parseHarvestCsv('week,kg,note\n"a\nb",1,x\n2026-W07,oops,y\n'));
   t.same(
-    lines.extra.errors.map((x: any) => x.name),
+    lines.issues.map((x: any) => x.name),
     ['line 2', 'line 4'],
     'physical line numbers past a multi-line quoted field',
   );
 
   const cr = err(() => parseHarvestCsv('week,kg\r2026-W07,1\r2026-W07,bad\r'));
   t.same(
-    cr.extra.errors.map((x: any) => x.name),
+    cr.issues.map((x: any) => x.name),
     ['line 3'],
     'lone CR line ends',
   );
   const crlf = err(() => parseHarvestCsv('week,kg\r\n2026-W07,1\r\n\r\n2026-W07,bad\r\n'));
   t.same(
-    crlf.extra.errors.map((x: any) => x.name),
+    crlf.issues.map((x: any) => x.name),
     ['line 4'],
     'CRLF counted once, blank lines counted',
   );
 
   const long = err(() => parseHarvestCsv(`week,kg,note\n2026-W07,1,${'n'.repeat(501)}\n`));
-  t.match(long.extra.errors[0].message, /note: at most 500 characters/);
+  t.match(long.issues[0].message, /note: at most 500 characters/);
 
   t.match(
     err(() => parseHarvestCsv('week,kg,price\n2026-W07,1,3\n')),
-    { status: 422, extra: { errors: [{ name: 'column 3', message: /"price" is not a harvest column/ }] } },
+    { code: 'validation_failed', issues: [{ name: 'column 3', message: /"price" is not a harvest column/ }] },
   );
   t.match(
     err(() => parseHarvestCsv('week,note\n2026-W07,x\n')),
-    { status: 422, extra: { errors: [{ name: 'column kg' }] } },
+    { code: 'validation_failed', issues: [{ name: 'column kg' }] },
   );
   t.match(
     err(() => parseHarvestCsv('week,kg,KG\n2026-W07,1,2\n')),
-    { status: 422, extra: { errors: [{ name: 'column 3', message: /twice/ }] } },
+    { code: 'validation_failed', issues: [{ name: 'column 3', message: /twice/ }] },
   );
   t.match(
     err(() => parseHarvestCsv('week,kg\r\n\r\n')),
-    { status: 422, message: /no harvest lines/ },
+    { code: 'validation_failed', message: /no harvest lines/ },
   );
   t.match(
     err(() => parseHarvestCsv('')),
-    { status: 422, extra: { errors: [{ name: 'file', message: /empty/ }] } },
+    { code: 'validation_failed', issues: [{ name: 'file', message: /empty/ }] },
   );
   t.match(
     err(() => parseHarvestCsv(new Uint8Array([0xff, 0xfe, 0x00, 0x41]))),
-    { status: 422, extra: { errors: [{ name: 'file' }] } },
+    { code: 'validation_failed', issues: [{ name: 'file' }] },
   );
   t.match(
     err(() => parseHarvestCsv(new Uint8Array([0x77, 0x65, 0x65, 0x6b, 0xc3, 0x28]))),
-    { status: 422, extra: { errors: [{ name: 'file', message: /UTF-8/ }] } },
+    { code: 'validation_failed', issues: [{ name: 'file', message: /UTF-8/ }] },
     'invalid UTF-8',
   );
 
   const many = 'week,kg\n' + '2026-W07,x\n'.repeat(1500);
   const capped = err(() => parseHarvestCsv(many));
-  t.equal(capped.extra.errors.length, 1000, 'listed errors are capped');
+  t.equal(capped.issues.length, 1000, 'listed errors are capped');
   t.equal(capped.extra.bad_lines, 1500, 'the total is given');
 
   const tooMany = 'week,kg\n' + '2026-W07,1\n'.repeat(MAX_HARVEST_LINES + 1);
   t.match(
     err(() => parseHarvestCsv(tooMany)),
-    { status: 422, extra: { errors: [{ name: 'file', message: /more than 100000/ }] } },
+    { code: 'validation_failed', issues: [{ name: 'file', message: /more than 100000/ }] },
   );
 });
 

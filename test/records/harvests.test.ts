@@ -4,7 +4,7 @@ import { harvestWeek } from '../../src/records/harvests/commands.js';
 import { loadConfig } from '../../src/config.js';
 
 // tap's typings want an Error as the pattern; the thrown HttpProblem is matched on its status.
-const unprocessable = { status: 422 } as unknown as Error;
+const unprocessable = { code: 'validation_failed' } as unknown as Error;
 
 t.test('harvest upload cap: a setting like the other caps, 5 MiB by default', async (t) => {
   t.equal(loadConfig({}).harvestUploadLimit, 5 * 1024 * 1024);

@@ -5,10 +5,10 @@ import { startServer, createTree } from '../helpers/server.js';
 import { irrigationInstant } from '../../src/records/irrigation/commands.js';
 import { presentIrrigation } from '../../src/records/irrigation/presenters.js';
 import { harvestWeek } from '../../src/records/harvests/commands.js';
-import { currentWeek } from '../../src/records/fruit-mass/commands.js';
+import { fruitMassWeek } from '../../src/records/fruit-mass/commands.js';
 
 // tap's typings want an Error as the pattern; the thrown HttpProblem is matched on its status.
-const unprocessable = { status: 422 } as unknown as Error;
+const unprocessable = { code: 'validation_failed' } as unknown as Error;
 
 /**
  * Record times must depend on the greenhouse zone only, never on the zone the
@@ -35,10 +35,10 @@ t.test(`record times in process zone ${process.env.TZ ?? '(unset)'}`, async (t) 
   t.equal(harvestWeek(undefined, '2026-03-30').label, '2026-W14');
 
   // Sunday 23:30 UTC: already Monday (next week) in Amsterdam, still Sunday in New York.
-  t.equal(currentWeek('Europe/Amsterdam', '2026-02-15T23:30:00Z').label, '2026-W08');
-  t.equal(currentWeek('America/New_York', '2026-02-15T23:30:00Z').label, '2026-W07');
-  t.equal(currentWeek('Pacific/Kiritimati', '2026-02-15T09:59:00Z').label, '2026-W07');
-  t.equal(currentWeek('Pacific/Kiritimati', '2026-02-15T10:00:00Z').label, '2026-W08', 'UTC+14');
+  t.equal(fruitMassWeek(undefined, 'Europe/Amsterdam', '2026-02-15T23:30:00Z').label, '2026-W08');
+  t.equal(fruitMassWeek(undefined, 'America/New_York', '2026-02-15T23:30:00Z').label, '2026-W07');
+  t.equal(fruitMassWeek(undefined, 'Pacific/Kiritimati', '2026-02-15T09:59:00Z').label, '2026-W07');
+  t.equal(fruitMassWeek(undefined, 'Pacific/Kiritimati', '2026-02-15T10:00:00Z').label, '2026-W08', 'UTC+14');
 
   const s = await startServer(t);
   const tree = await createTree(s, { timeZone: 'Europe/Amsterdam' });

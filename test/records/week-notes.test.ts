@@ -123,7 +123,7 @@ t.test('week notes over HTTP', async (t) => {
 });
 
 t.test('weekWindowUtc follows the greenhouse clock', async (t) => {
-  const { weekWindowUtc } = await import('../../src/records/week-notes/read.js');
+  const { weekWindowUtc } = await import('../../src/time/weeks.js');
   const { parseWeek } = await import('../../src/time/weeks.js');
   t.same(weekWindowUtc(parseWeek('2026-W07')!, 'Europe/Amsterdam'), { from: '2026-02-08T23:00:00.000Z', to: '2026-02-15T23:00:00.000Z' });
   const dst = weekWindowUtc(parseWeek('2026-W13')!, 'Europe/Amsterdam');

@@ -2,6 +2,7 @@
 // month-day-year (with - / . separators, two- or four-digit years), Excel serial days,
 // and separate date and time cells. Which instant a wall clock is, is local-time.ts's job.
 import type { DateOrder } from './types.js';
+import { systemClock } from '../../clock.js';
 
 export interface WallClock {
   y: number;
@@ -125,8 +126,12 @@ function parseOffset(s: string): number {
   return sign * (+digits.slice(0, 2) * 60 + (digits.length > 2 ? +digits.slice(2, 4) : 0));
 }
 
-/** Two-digit years are this century unless that puts them more than a year in the future. */
-export function fullYear(y: number, digits: number, nowYear = new Date().getUTCFullYear()): number {
+/**
+ * Two-digit years are this century unless that puts them more than a year in the future. The
+ * reader runs on a thread of its own, without the service's clock: the year comes from the system
+ * clock, which decides only a two-digit year within a year of the turn of a century.
+ */
+export function fullYear(y: number, digits: number, nowYear = new Date(systemClock.now()).getUTCFullYear()): number {
   if (digits > 2) return y;
   const century = Math.floor(nowYear / 100) * 100;
   return century + y > nowYear + 1 ? century - 100 + y : century + y;

@@ -6,6 +6,7 @@ import type { ReadingColumns } from '../exports-reader/index.js';
 import type { ClimateImportTable, ImportKind } from './tables.js';
 import './tables.js';
 import { ensureCycleKey } from '../readings/points.js';
+import { STORED_FROM_MS, STORED_UNTIL_MS } from '../../time/instants.js';
 
 /** One reading as an export reader yields it: an instant (ISO with offset, or epoch ms), a metric, a canonical value. */
 export interface IncomingReading {
@@ -174,8 +175,6 @@ async function nextImportSeq(w: Writer): Promise<number> {
 
 // The stored form refuses instants outside these (the table's CHECK); a reading outside is a
 // wrong date in the file, and failing the whole import names it instead of a constraint.
-const EARLIEST = Date.UTC(1970, 0, 1);
-const LATEST = Date.UTC(2200, 0, 1);
 
 /**
  * Stores an import's readings and its record, in the caller's transaction
@@ -262,7 +261,7 @@ export async function storeImport(
     for (let i = 0; i < n; i++) {
       const ms = cols.ms[i]!;
       if (!Number.isFinite(ms)) throw new Error(`reading without a valid instant: ${Array.isArray(batch) ? String(batch[i]!.at) : ms}`);
-      if (!(ms >= EARLIEST && ms < LATEST))
+      if (!(ms >= STORED_FROM_MS && ms < STORED_UNTIL_MS))
         throw new Error(`reading at ${new Date(ms).toISOString()}: instants before 1970 or after 2199 are not stored`);
       if (ms < lo) lo = ms;
       if (ms > hi) hi = ms;

@@ -1,3 +1,4 @@
+import { NotFound } from '../../errors.js';
 import type { Db } from '../../db/database.js';
 import type { Writer } from '../../db/store.js';
 import type { ClimateFileMappingTable } from './tables.js';
@@ -31,4 +32,11 @@ export async function forgetMapping(w: Writer, greenhouseId: string): Promise<Cl
   if (!existing) return undefined;
   await w.remove('climate_file_mappings', existing.id);
   return existing;
+}
+
+/** The greenhouse's saved column choices, or NotFound. */
+export async function requireMappingRecord(db: Db, greenhouseId: string): Promise<ClimateFileMappingTable> {
+  const saved = await savedMapping(db, greenhouseId);
+  if (!saved) throw new NotFound('saved column choices for this greenhouse');
+  return saved;
 }

@@ -3,25 +3,15 @@ import type { Context } from 'koa';
 import { defineRoute, type RouteSpec, type UploadedFile } from '../../http/route.js';
 import { bodyAjv } from '../../http/ajv.js';
 import { pageOf, pagingQuery, pathParams } from '../../http/schemas.js';
-import { actorOf } from '../../http/pipeline.js';
-import { notFound, validationFailed, type FieldError } from '../../http/problem.js';
 import { CYCLE, CYCLE_PARAMS, GREENHOUSE, GREENHOUSE_PARAMS } from '../../registry/paths.js';
-import { resolveCycle, resolveGreenhouse, type CyclePath, type GreenhousePath } from '../../registry/scope.js';
+import type { CyclePath, GreenhousePath } from '../../registry/scope.js';
+import type { Services } from '../../services.js';
 import type { Principal } from '../../auth/principal.js';
 import type { ColumnChoice, ConfirmedMapping } from '../exports-reader/index.js';
-import {
-  importExport,
-  previewCsv,
-  previewFile,
-  requireSavedMapping,
-  type ClimateDeps,
-  type ExportChoices,
-  type ExportFile,
-} from './service.js';
-import { undoImport } from './undo.js';
-import { findImport, listImports } from './history.js';
-import type { Db } from '../../db/database.js';
-import { forgetMapping, savedMapping } from './mappings.js';
+import { importExport, ingestExport, previewCsv, previewFile, type ClimateDeps, type ExportChoices, type ExportFile } from './service.js';
+import { undoImportOf } from './undo.js';
+import { listImports } from './history.js';
+import { forgetMapping, requireMappingRecord } from './mappings.js';
 import { importSchema, presentImport, presentSavedMapping, savedMappingSchema } from './presenters.js';
 import {
   columnChoicesSchema,
@@ -32,6 +22,7 @@ import {
   filePreviewSchema,
   importResultSchema,
 } from './schemas.js';
+import { Invalid, type FieldIssue } from '../../errors.js';
 
 const TAG = 'Climate imports';
 const validateColumns = bodyAjv.compile(columnChoicesSchema);
@@ -52,8 +43,8 @@ const uploadSpec = (fields: typeof csvFormSchema, description: string) => ({
   limitBytes: fileLimit,
 });
 
-function depsOf(ctx: Context): ClimateDeps {
-  const { db, store, sqlite, clock } = ctx.services;
+function depsOf(services: Services): ClimateDeps {
+  const { db, store, sqlite, clock } = services;
   return { db, store, sqlite, clock };
 }
 
@@ -64,14 +55,13 @@ function actorLabel(principal: Principal | undefined): string {
 
 /** A name to show, never a path: the client's name is kept for the record only. */
 export function displayName(raw: string | undefined, fallback: string): string {
-  const base = path
-    .basename(String(raw ?? '').replace(/\\/g, '/')) // eslint-disable-next-line no-control-regex -- control characters are what is being removed
-    .replace(/[\u0000-\u001f\u007f]/g, '')
-    .slice(0, 255);
+  const name = path.basename(String(raw ?? '').replace(/\\/g, '/'));
+  // eslint-disable-next-line no-control-regex -- control characters are what is removed
+  const base = name.replace(/[\u0000-\u001f\u007f]/g, '').slice(0, 255);
   return base || fallback;
 }
 
-function jsonField<T>(name: string, text: string | undefined, validate: typeof validateColumns): { value?: T; errors: FieldError[] } {
+function jsonField<T>(name: string, text: string | undefined, validate: typeof validateColumns): { value?: T; errors: FieldIssue[] } {
   if (text === undefined || text === '') return { errors: [] };
   let parsed: unknown;
   try {
@@ -94,12 +84,12 @@ function choicesOf(body: FormFields): ExportChoices {
   const columns = jsonField<ColumnChoice[]>('columns', body.columns, validateColumns);
   const mapping = jsonField<ConfirmedMapping>('mapping', body.mapping, validateMapping);
   const errors = [...columns.errors, ...mapping.errors];
-  if (errors.length) throw validationFailed(errors);
+  if (errors.length) throw new Invalid(errors);
   return { columns: columns.value, mapping: mapping.value, compartment: body.compartment, dateOrder: body.date_order };
 }
 
 function exportFile(file: UploadedFile | undefined, fallback: string): ExportFile {
-  if (!file) throw validationFailed([{ in: 'body', name: 'file', message: 'is required (a file part)' }]);
+  if (!file) throw new Invalid([{ in: 'body', name: 'file', message: 'is required (a file part)' }]);
   return { path: file.path, fileName: displayName(file.originalname, fallback), size: file.size };
 }
 
@@ -107,7 +97,7 @@ const cycleParams = pathParams(...CYCLE_PARAMS);
 const ERRORS_IMPORT = [400, 404, 413, 415];
 
 export const importRoutes: RouteSpec[] = [
-  defineRoute<CyclePath, unknown, FormFields>({
+  defineRoute<CyclePath, unknown, FormFields, 'cycle'>({
     method: 'post',
     path: `${CYCLE}/climate/csv/preview`,
     operationId: 'preview_climate_csv',
@@ -116,16 +106,14 @@ export const importRoutes: RouteSpec[] = [
       "multipart/form-data with `file` and the same optional fields as the upload. Answers what the upload would store: the detected layout, per column the metric, unit, conversion and confidence, the time zone (the greenhouse's) and time range, the first rows, warnings, blocking problems, and the `mapping` to confirm. A file with blocking problems still answers 200 here, listing them.",
     tags: [TAG],
     auth: 'key',
+    scope: 'cycle',
     params: cycleParams,
     multipart: uploadSpec(csvFormSchema, 'The climate CSV (any delimiter, any of the usual encodings).'),
     responses: { 200: { description: 'The analysis.', schema: csvPreviewSchema } },
     errors: [404, 413, 415],
-    handler: async (ctx, { params, body, files }) => {
-      const scope = await resolveCycle(ctx.services.db, params);
-      return previewCsv(scope, exportFile(files[0], 'upload.csv'), choicesOf(body));
-    },
+    handler: ({ scope, body, files }) => previewCsv(scope, exportFile(files[0], 'upload.csv'), choicesOf(body)),
   }),
-  defineRoute<CyclePath, unknown, FormFields>({
+  defineRoute<CyclePath, unknown, FormFields, 'cycle'>({
     method: 'post',
     path: `${CYCLE}/climate/csv`,
     operationId: 'import_climate_csv',
@@ -134,24 +122,24 @@ export const importRoutes: RouteSpec[] = [
       "multipart/form-data. Precedence: `columns` (you name them) wins; else a confirmed preview `mapping` (columns outside it are not imported); else the layout is detected. Each row's values are stored as readings at the row's instant, converted to canonical units; a reading that exists is updated, never doubled. 400 `climate_file_blocked` (with `blocking`) while the file has blocking problems; 413 above the upload cap (`CLIMATE_UPLOAD_LIMIT`, checked while streaming). All or nothing: one transaction. Answers the import record.",
     tags: [TAG],
     auth: 'key',
+    scope: 'cycle',
     params: cycleParams,
     multipart: uploadSpec(csvFormSchema, 'The climate CSV.'),
     responses: { 200: { description: 'The import record.', schema: importResultSchema } },
     errors: ERRORS_IMPORT,
-    handler: async (ctx, { params, body, files }) => {
-      const scope = await resolveCycle(ctx.services.db, params);
-      const choices = choicesOf(body);
-      const row = await importExport(depsOf(ctx), scope, exportFile(files[0], 'upload.csv'), {
+    // Not `write`: the import runs its own transaction while a thread reads the file (src/climate/imports/service.ts).
+    handler: async ({ services, scope, body, files, actor, principal }) => {
+      const row = await importExport(depsOf(services), scope, exportFile(files[0], 'upload.csv'), {
         kind: 'csv',
-        actor: actorOf(ctx.state.principal),
-        actorLabel: actorLabel(ctx.state.principal),
+        actor,
+        actorLabel: actorLabel(principal),
         hourly: false,
-        choices,
+        choices: choicesOf(body),
       });
       return { ...presentImport(row, scope.zone), remembered: row.remembered };
     },
   }),
-  defineRoute<CyclePath, unknown, FormFields>({
+  defineRoute<CyclePath, unknown, FormFields, 'cycle'>({
     method: 'post',
     path: `${CYCLE}/climate/file/preview`,
     operationId: 'preview_climate_file',
@@ -160,16 +148,14 @@ export const importRoutes: RouteSpec[] = [
       "multipart/form-data with `file` and optionally `mapping`, `columns`, `compartment`, `date_order`. Answers the file, the clock it is read on (`time_zone`), each column with metric and unit, setpoints, the first 24 hours as hourly values, what the cycle already stores in the file's time range, warnings, blocking problems and the `mapping` to confirm.",
     tags: [TAG],
     auth: 'key',
+    scope: 'cycle',
     params: cycleParams,
     multipart: uploadSpec(csvFormSchema, 'The export: CSV or other delimited text, or .xlsx.'),
     responses: { 200: { description: 'The analysis with the first hours.', schema: filePreviewSchema } },
     errors: [404, 413, 415],
-    handler: async (ctx, { params, body, files }) => {
-      const scope = await resolveCycle(ctx.services.db, params);
-      return previewFile(ctx.services.db, scope, exportFile(files[0], 'export'), choicesOf(body));
-    },
+    handler: ({ db, scope, body, files }) => previewFile(db, scope, exportFile(files[0], 'export'), choicesOf(body)),
   }),
-  defineRoute<CyclePath, unknown, FormFields>({
+  defineRoute<CyclePath, unknown, FormFields, 'cycle'>({
     method: 'post',
     path: `${CYCLE}/climate/file`,
     operationId: 'import_climate_file',
@@ -178,25 +164,24 @@ export const importRoutes: RouteSpec[] = [
       "multipart/form-data. Uses the confirmed `mapping` (or `columns`, or detection when both are absent). Finer readings become hourly values (means for states such as temperature, sums for amounts such as rain or radiation sums, circular means for wind direction); hours already stored are updated, never doubled. `remember=true` saves the mapping as the greenhouse's column choices (used by ingest and the watched folder). 400 `climate_file_blocked` while the file has blocking problems; 413 above the upload cap.",
     tags: [TAG],
     auth: 'key',
+    scope: 'cycle',
     params: cycleParams,
     multipart: uploadSpec(fileFormSchema, 'The export: CSV or other delimited text, or .xlsx.'),
     responses: { 200: { description: 'The import record.', schema: importResultSchema } },
     errors: ERRORS_IMPORT,
-    handler: async (ctx, { params, body, files }) => {
-      const scope = await resolveCycle(ctx.services.db, params);
-      const choices = choicesOf(body);
-      const row = await importExport(depsOf(ctx), scope, exportFile(files[0], 'export'), {
+    handler: async ({ services, scope, body, files, actor, principal }) => {
+      const row = await importExport(depsOf(services), scope, exportFile(files[0], 'export'), {
         kind: 'file',
-        actor: actorOf(ctx.state.principal),
-        actorLabel: actorLabel(ctx.state.principal),
+        actor,
+        actorLabel: actorLabel(principal),
         hourly: true,
-        choices,
+        choices: choicesOf(body),
         remember: body.remember === true,
       });
       return { ...presentImport(row, scope.zone), remembered: row.remembered };
     },
   }),
-  defineRoute<CyclePath, { filename?: string }>({
+  defineRoute<CyclePath, { filename?: string }, unknown, 'cycle'>({
     method: 'post',
     path: `${CYCLE}/climate/ingest`,
     operationId: 'ingest_climate_file',
@@ -205,6 +190,7 @@ export const importRoutes: RouteSpec[] = [
       "The request body is the file itself (CSV, text or .xlsx); its name comes from header `X-File-Name` or query `filename`. The key is taken from a header only (X-API-Key or Authorization: Bearer); a cookie or a key in the query is refused with 401. The greenhouse's saved column choices are used: 409 `no_saved_mapping` when none are saved, 422 `mapping_mismatch` when the file does not have their columns. Same import as POST {cycle}/climate/file (hourly values, updated never doubled).",
     tags: [TAG],
     auth: 'header-key',
+    scope: 'cycle',
     params: cycleParams,
     query: {
       type: 'object',
@@ -230,23 +216,14 @@ export const importRoutes: RouteSpec[] = [
     },
     responses: { 200: { description: 'The import record.', schema: importResultSchema } },
     errors: [400, 404, 409, 413],
-    handler: async (ctx, { params, query, rawFile }) => {
-      const scope = await resolveCycle(ctx.services.db, params);
-      const mapping = await requireSavedMapping(ctx.services.db, scope.greenhouse.id);
+    handler: async ({ http, services, scope, query, rawFile, actor, principal }) => {
       const file = exportFile(rawFile, 'ingest');
-      if (!ctx.get('x-file-name')) file.fileName = displayName(query.filename, 'ingest');
-      const row = await importExport(depsOf(ctx), scope, file, {
-        kind: 'ingest',
-        actor: actorOf(ctx.state.principal),
-        actorLabel: actorLabel(ctx.state.principal),
-        hourly: true,
-        choices: { mapping },
-        mappingMustFit: true,
-      });
+      if (!http.get('x-file-name')) file.fileName = displayName(query.filename, 'ingest');
+      const row = await ingestExport(depsOf(services), scope, file, actor, actorLabel(principal));
       return { ...presentImport(row, scope.zone), remembered: false };
     },
   }),
-  defineRoute<GreenhousePath>({
+  defineRoute<GreenhousePath, unknown, unknown, 'greenhouse'>({
     method: 'get',
     path: `${GREENHOUSE}/climate/file-mapping`,
     operationId: 'get_climate_file_mapping',
@@ -254,17 +231,13 @@ export const importRoutes: RouteSpec[] = [
     description: 'Saved by POST {cycle}/climate/file with remember=true; used by ingest and the watched folder. 404 when none are saved.',
     tags: [TAG],
     auth: 'key',
+    scope: 'greenhouse',
     params: pathParams(...GREENHOUSE_PARAMS),
     responses: { 200: { description: 'The saved choices.', schema: savedMappingSchema } },
     errors: [404],
-    handler: async (ctx, { params }) => {
-      const gh = await resolveGreenhouse(ctx.services.db, params);
-      const saved = await savedMapping(ctx.services.db, gh.id);
-      if (!saved) throw notFound('saved column choices for this greenhouse');
-      return presentSavedMapping(saved);
-    },
+    handler: async ({ db, scope }) => presentSavedMapping(await requireMappingRecord(db, scope.id)),
   }),
-  defineRoute<GreenhousePath>({
+  defineRoute<GreenhousePath, unknown, unknown, 'greenhouse', true>({
     method: 'delete',
     path: `${GREENHOUSE}/climate/file-mapping`,
     operationId: 'delete_climate_file_mapping',
@@ -273,6 +246,8 @@ export const importRoutes: RouteSpec[] = [
       'Ingest answers 409 and the watched folder records failed imports until choices are saved again. Answers 200 with `deleted: false` when none were saved.',
     tags: [TAG],
     auth: 'key',
+    scope: 'greenhouse',
+    write: true,
     params: pathParams(...GREENHOUSE_PARAMS),
     responses: {
       200: {
@@ -286,13 +261,12 @@ export const importRoutes: RouteSpec[] = [
       },
     },
     errors: [404],
-    handler: async (ctx, { params }) => {
-      const gh = await resolveGreenhouse(ctx.services.db, params);
-      const gone = await ctx.services.store.write(actorOf(ctx.state.principal), (w) => forgetMapping(w, gh.id));
+    handler: async ({ w, scope }) => {
+      const gone = await forgetMapping(w, scope.id);
       return gone ? { deleted: true, mapping: presentSavedMapping(gone) } : { deleted: false };
     },
   }),
-  defineRoute<CyclePath, { limit: number; offset: number }>({
+  defineRoute<CyclePath, { limit: number; offset: number }, unknown, 'cycle'>({
     method: 'get',
     path: `${CYCLE}/climate/imports`,
     operationId: 'list_climate_imports',
@@ -300,17 +274,17 @@ export const importRoutes: RouteSpec[] = [
     description: "Every import: uploads, ingests and the watched folder's, done, failed (with the reason) or undone.",
     tags: [TAG],
     auth: 'key',
+    scope: 'cycle',
     params: cycleParams,
     query: { ...pagingQuery(), additionalProperties: false },
     responses: { 200: { description: 'A page of imports.', schema: pageOf(importSchema) } },
     errors: [404],
-    handler: async (ctx, { params, query }) => {
-      const scope = await resolveCycle(ctx.services.db, params);
-      const { rows, total } = await listImports(ctx.services.db, scope.cycle.id, query);
+    handler: async ({ db, scope, query }) => {
+      const { rows, total } = await listImports(db, scope.cycle.id, query);
       return { items: rows.map((r) => presentImport(r, scope.zone)), total, limit: query.limit, offset: query.offset };
     },
   }),
-  defineRoute<CyclePath & { import_id: string }, unknown, { confirm?: boolean }>({
+  defineRoute<CyclePath & { import_id: string }, unknown, { confirm?: boolean }, 'cycle', true>({
     method: 'post',
     path: `${CYCLE}/climate/imports/{import_id}/undo`,
     operationId: 'undo_climate_import',
@@ -319,6 +293,8 @@ export const importRoutes: RouteSpec[] = [
       '409 `conflict` with `later_imports` (their ids) and `manual_edits` when later imports or hand edits changed readings this import wrote, unless the body is {"confirm": true}: then those later values go too. 409 when it was undone already or failed. One transaction.',
     tags: [TAG],
     auth: 'key',
+    scope: 'cycle',
+    write: true,
     params: pathParams(...CYCLE_PARAMS, 'import_id'),
     body: {
       type: 'object',
@@ -354,14 +330,8 @@ export const importRoutes: RouteSpec[] = [
       },
     },
     errors: [404, 409],
-    handler: async (ctx, { params, body }) => {
-      const scope = await resolveCycle(ctx.services.db, params);
-      const { sqlite } = ctx.services;
-      const r = await ctx.services.store.write(actorOf(ctx.state.principal), async (w) => {
-        const imp = await findImport(w.trx as unknown as Db, scope.cycle.id, params.import_id);
-        if (!imp) throw notFound('climate import');
-        return undoImport(w, sqlite, imp, body.confirm === true);
-      });
+    handler: async ({ w, services, scope, params, body }) => {
+      const r = await undoImportOf(w, services.sqlite, scope, params.import_id, body.confirm === true);
       return {
         import: presentImport(r.import, scope.zone),
         removed: r.removed,

@@ -3,9 +3,8 @@ import { createReadStream } from 'node:fs';
 import type SQLite from 'better-sqlite3';
 import type { Db } from '../../db/database.js';
 import type { Actor, Store } from '../../db/store.js';
-import type { HybridLogicalClock } from '../../db/hlc.js';
+import type { Clock } from '../../clock.js';
 import type { CycleScope } from '../../registry/scope.js';
-import { HttpProblem, badRequest } from '../../http/problem.js';
 import {
   analyseExport,
   readColumns,
@@ -22,13 +21,14 @@ import { NotInTimeOrder, readHourlyOnThread } from './reader-thread.js';
 import { cycleKeyOf } from '../readings/points.js';
 import { saveMapping, savedMapping } from './mappings.js';
 import type { ClimateImportTable, ImportKind } from './tables.js';
+import { Conflict, Invalid, Refused } from '../../errors.js';
 
 /** What the import functions need of the running service; plain values, no Koa. */
 export interface ClimateDeps {
   db: Db;
   store: Store;
   sqlite: SQLite.Database;
-  clock: HybridLogicalClock;
+  clock: Clock;
 }
 
 /** An export on disk (an upload spooled by the pipeline, or a file in the watched folder). */
@@ -63,8 +63,8 @@ function optionsFor(scope: CycleScope, choices: ExportChoices, previewRows?: num
 }
 
 /** 400 `climate_file_blocked` listing the file's blocking problems. */
-export function fileBlocked(blocking: Problem[]): HttpProblem {
-  return badRequest(
+export function fileBlocked(blocking: Problem[]): Refused {
+  return new Refused(
     'climate_file_blocked',
     `The file cannot be imported: ${blocking.map((b) => b.message).join('; ')}. Nothing was stored.`,
     { blocking },
@@ -231,29 +231,35 @@ export async function importExport(
   }
 }
 
-function refusal(blocking: Problem[], req: ImportRequest): HttpProblem {
+function refusal(blocking: Problem[], req: ImportRequest): Invalid | Refused {
   if (req.mappingMustFit && mappingDoesNotFit(blocking)) {
-    return new HttpProblem(
-      422,
-      'mapping_mismatch',
+    return new Invalid(
+      [{ in: 'body', name: '(body)', message: 'does not have the columns of the saved column choices' }],
       `The file does not match the greenhouse's saved column choices: ${blocking.map((b) => b.message).join('; ')}. Nothing was stored.`,
-      {
-        errors: [{ in: 'body', name: '(body)', message: 'does not have the columns of the saved column choices' }],
-        blocking,
-      },
+      'mapping_mismatch',
+      { blocking },
     );
   }
   return fileBlocked(blocking);
+}
+
+/**
+ * An export a script posted: imported with the greenhouse's saved column choices, which must
+ * fit the file (409 `no_saved_mapping` without them, 422 `mapping_mismatch` when they do not fit).
+ */
+export async function ingestExport(deps: ClimateDeps, scope: CycleScope, file: ExportFile, actor: Actor, actorLabel: string) {
+  const mapping = await requireSavedMapping(deps.db, scope.greenhouse.id);
+  return importExport(deps, scope, file, { kind: 'ingest', actor, actorLabel, hourly: true, choices: { mapping }, mappingMustFit: true });
 }
 
 /** The greenhouse's saved mapping, or 409 `no_saved_mapping`. */
 export async function requireSavedMapping(db: Db, greenhouseId: string): Promise<ConfirmedMapping> {
   const saved = await savedMapping(db, greenhouseId);
   if (!saved) {
-    throw new HttpProblem(
-      409,
-      'no_saved_mapping',
+    throw new Conflict(
       'This greenhouse has no saved column choices: preview a file with POST {cycle}/climate/file/preview and import it with remember=true first.',
+      {},
+      'no_saved_mapping',
     );
   }
   return JSON.parse(saved.mapping) as ConfirmedMapping;

@@ -1,8 +1,10 @@
 import type SQLite from 'better-sqlite3';
 import type { Writer } from '../../db/store.js';
-import { HttpProblem } from '../../http/problem.js';
 import type { ClimateImportTable } from './tables.js';
 import { unpackFloats } from './engine.js';
+import { Conflict, NotFound } from '../../errors.js';
+import type { CycleScope } from '../../registry/scope.js';
+import { findImport } from './history.js';
 
 export interface LaterChanges {
   /** Imports after this one whose values now stand in readings this import wrote. */
@@ -84,11 +86,24 @@ export interface UndoResult {
  * imports or hand edits changed the same readings, unless `confirm`: then
  * those later values go too, as the caller asked.
  */
+/** Undoes one import of the cycle (NotFound when the cycle has no such import). */
+export async function undoImportOf(
+  w: Writer,
+  sqlite: SQLite.Database,
+  scope: CycleScope,
+  importId: string,
+  confirm: boolean,
+): Promise<UndoResult> {
+  const imp = await findImport(w.trx, scope.cycle.id, importId);
+  if (!imp) throw new NotFound('climate import');
+  return undoImport(w, sqlite, imp, confirm);
+}
+
 export async function undoImport(w: Writer, sqlite: SQLite.Database, imp: ClimateImportTable, confirm: boolean): Promise<UndoResult> {
   if (imp.status === 'undone')
-    throw new HttpProblem(409, 'conflict', `This import was undone already (${imp.undone_at}).`, { import_id: imp.id, later_imports: [] });
+    throw new Conflict(`This import was undone already (${imp.undone_at}).`, { import_id: imp.id, later_imports: [] });
   if (imp.status === 'failed')
-    throw new HttpProblem(409, 'conflict', 'This import failed and stored nothing; there is nothing to undo.', {
+    throw new Conflict('This import failed and stored nothing; there is nothing to undo.', {
       import_id: imp.id,
       later_imports: [],
     });
@@ -99,9 +114,7 @@ export async function undoImport(w: Writer, sqlite: SQLite.Database, imp: Climat
       later.later_imports.length ? `${later.later_imports.length} later import(s) changed readings it wrote` : '',
       later.manual_edits ? `${later.manual_edits} of its readings were edited by hand since` : '',
     ].filter(Boolean);
-    throw new HttpProblem(
-      409,
-      'conflict',
+    throw new Conflict(
       `Undoing this import would also throw away later changes: ${parts.join('; ')}. Send {"confirm": true} to undo it anyway.`,
       {
         import_id: imp.id,

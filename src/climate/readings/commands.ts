@@ -2,10 +2,11 @@ import type { Writer } from '../../db/store.js';
 import type { CycleScope } from '../../registry/scope.js';
 import { climateMetric, toCanonical } from '../metrics.js';
 import { conversion, parseUnit, unitBySymbol } from '../../units/units.js';
-import { conflict, validationFailed, type FieldError } from '../../http/problem.js';
-import { readInstant } from './time.js';
+import { readInstant } from '../../time/instants.js';
 import type { ClimateReading } from './tables.js';
-import { deleteStoredPoint, insertManualPoint, pointAt, setManualPoint, type FoundPoint } from './points.js';
+import { deleteStoredPoint, findPoint, insertManualPoint, listPoints, pointAt, setManualPoint, type FoundPoint } from './points.js';
+import { Conflict, Invalid, NotFound, type FieldIssue } from '../../errors.js';
+import type { Db } from '../../db/database.js';
 
 export interface PointInput {
   metric: string;
@@ -47,7 +48,7 @@ export function canonicalValue(metric: string, value: number, unit: string | und
  * whole request (422) with one entry per bad field, e.g. `points.3.unit`.
  */
 export function checkPoints(points: PointInput[], zone: string): CanonicalPoint[] {
-  const errors: FieldError[] = [];
+  const errors: FieldIssue[] = [];
   const out: CanonicalPoint[] = [];
   points.forEach((p, i) => {
     const at = readInstant(p.at, zone);
@@ -57,7 +58,7 @@ export function checkPoints(points: PointInput[], zone: string): CanonicalPoint[
     if (at.ok && v.ok) out.push({ metric: p.metric, value: v.value, at_utc: at.utc });
   });
   if (errors.length)
-    throw validationFailed(
+    throw new Invalid(
       errors,
       `${new Set(errors.map((e) => e.name.split('.')[1])).size} of ${points.length} points are invalid; nothing was stored.`,
     );
@@ -77,6 +78,11 @@ export interface AddResult {
  * manual reading), one with the same value is left as it is. Within one
  * request a later duplicate wins.
  */
+/** Checks typed readings (every bad one named, nothing stored) and stores them in the caller's transaction. */
+export function recordPoints(w: Writer, scope: CycleScope, points: PointInput[]): Promise<AddResult> {
+  return addPoints(w, scope, checkPoints(points, scope.zone));
+}
+
 export async function addPoints(w: Writer, scope: CycleScope, points: CanonicalPoint[]): Promise<AddResult> {
   const byKey = new Map<string, CanonicalPoint>();
   for (const p of points) byKey.set(`${p.metric}\u0000${p.at_utc}`, p);
@@ -109,8 +115,43 @@ export interface PointPatch {
  * value sent with it. Moving it onto an instant where the same metric already
  * has a reading is a 409 naming that reading: two readings never share a key.
  */
-export async function updatePoint(w: Writer, scope: CycleScope, current: FoundPoint, patch: PointPatch): Promise<ClimateReading> {
-  const errors: FieldError[] = [];
+/** A reading of the cycle by its point_id, or NotFound. */
+export async function requirePoint(db: Db, scope: CycleScope, pointId: string): Promise<FoundPoint> {
+  const current = await findPoint(db, scope.cycle, pointId);
+  if (!current) throw new NotFound('climate reading');
+  return current;
+}
+
+/** Reads a page of readings; `from` and `to` are instants read in the greenhouse zone (422 naming each bad one). */
+export async function readingsPage(
+  db: Db,
+  scope: CycleScope,
+  query: { metric?: string; from?: string; to?: string; limit: number; offset: number },
+): Promise<{ rows: ClimateReading[]; total: number; limit: number; offset: number }> {
+  const errors: FieldIssue[] = [];
+  const bound = (name: 'from' | 'to') => {
+    const text = query[name];
+    if (text === undefined) return undefined;
+    const r = readInstant(text, scope.zone);
+    if (!r.ok) errors.push({ in: 'query', name, message: r.message });
+    return r.ok ? r.utc : undefined;
+  };
+  const fromUtc = bound('from');
+  const toUtc = bound('to');
+  if (errors.length) throw new Invalid(errors);
+  const { rows, total } = await listPoints(db, scope.cycle, {
+    metric: query.metric,
+    fromUtc,
+    toUtc,
+    limit: query.limit,
+    offset: query.offset,
+  });
+  return { rows, total, limit: query.limit, offset: query.offset };
+}
+
+export async function updatePoint(w: Writer, scope: CycleScope, pointId: string, patch: PointPatch): Promise<ClimateReading> {
+  const current = await requirePoint(w.trx, scope, pointId);
+  const errors: FieldIssue[] = [];
   const reading = current.reading;
   let value = reading.value;
   let atUtc = reading.at_utc;
@@ -126,18 +167,21 @@ export async function updatePoint(w: Writer, scope: CycleScope, current: FoundPo
     if (at.ok) atUtc = at.utc;
     else errors.push({ in: 'body', name: 'at', message: at.message });
   }
-  if (errors.length) throw validationFailed(errors);
+  if (errors.length) throw new Invalid(errors);
   const atMs = Date.parse(atUtc);
   if (atMs !== current.key.at_ms) {
     const clash = await pointAt(w.trx, scope.cycle, reading.metric, atMs);
     if (clash)
-      throw conflict(`${reading.metric} already has a reading at that time; edit or delete that one instead.`, {
+      throw new Conflict(`${reading.metric} already has a reading at that time; edit or delete that one instead.`, {
         point_id: clash.reading.id,
       });
   }
   return setManualPoint(w, scope.cycle, current, value, atMs);
 }
 
-export async function deletePoint(w: Writer, scope: CycleScope, current: FoundPoint): Promise<void> {
+/** Deletes a reading; answers it as it was. */
+export async function deletePoint(w: Writer, scope: CycleScope, pointId: string): Promise<ClimateReading> {
+  const current = await requirePoint(w.trx, scope, pointId);
   await deleteStoredPoint(w, scope.cycle, current);
+  return current.reading;
 }

@@ -1,14 +1,10 @@
 import { defineRoute, type RouteSpec } from '../../http/route.js';
 import { pageOf, pathParams } from '../../http/schemas.js';
-import { actorOf } from '../../http/pipeline.js';
-import { notFound, validationFailed, type FieldError } from '../../http/problem.js';
 import { CYCLE, CYCLE_PARAMS } from '../../registry/paths.js';
-import { resolveCycle, type CyclePath } from '../../registry/scope.js';
+import type { CyclePath } from '../../registry/scope.js';
 import { CLIMATE_METRICS } from '../metrics.js';
-import { addPoints, checkPoints, deletePoint, updatePoint, type PointInput, type PointPatch } from './commands.js';
-import { findPoint, listPoints } from './points.js';
+import { deletePoint, readingsPage, recordPoints, updatePoint, type PointInput, type PointPatch } from './commands.js';
 import { METRIC_DESCRIPTION, presentReading, readingSchema } from './presenters.js';
-import { readInstant } from './time.js';
 
 export const MAX_POINTS = 10_000;
 export const MAX_READINGS_LIMIT = 1_000;
@@ -62,7 +58,7 @@ const addResultSchema = {
 };
 
 export const readingRoutes: RouteSpec[] = [
-  defineRoute<CyclePath, unknown, { points: PointInput[] }>({
+  defineRoute<CyclePath, unknown, { points: PointInput[] }, 'cycle', true>({
     method: 'post',
     path: `${CYCLE}/climate`,
     operationId: 'add_climate_readings',
@@ -70,6 +66,8 @@ export const readingRoutes: RouteSpec[] = [
     description: `1 to ${MAX_POINTS} points. Every point is checked first: one bad point answers 422 with an entry per bad field (\`points.3.unit\`) and nothing is stored. One metric at one instant is one reading: sending it again updates it, never doubles it.`,
     tags: [TAG],
     auth: 'key',
+    scope: 'cycle',
+    write: true,
     params: pathParams(...CYCLE_PARAMS),
     body: {
       type: 'object',
@@ -81,10 +79,8 @@ export const readingRoutes: RouteSpec[] = [
     },
     responses: { 200: { description: 'What was stored.', schema: addResultSchema } },
     errors: [404],
-    handler: async (ctx, { params, body }) => {
-      const scope = await resolveCycle(ctx.services.db, params);
-      const points = checkPoints(body.points, scope.zone);
-      const r = await ctx.services.store.write(actorOf(ctx.state.principal), (w) => addPoints(w, scope, points));
+    handler: async ({ w, scope, body }) => {
+      const r = await recordPoints(w, scope, body.points);
       return {
         added: r.added,
         updated: r.updated,
@@ -93,7 +89,7 @@ export const readingRoutes: RouteSpec[] = [
       };
     },
   }),
-  defineRoute<CyclePath, { metric?: string; from?: string; to?: string; limit: number; offset: number }>({
+  defineRoute<CyclePath, { metric?: string; from?: string; to?: string; limit: number; offset: number }, unknown, 'cycle'>({
     method: 'get',
     path: `${CYCLE}/climate`,
     operationId: 'list_climate_readings',
@@ -102,6 +98,7 @@ export const readingRoutes: RouteSpec[] = [
       'Filtered by metric and by a time range (`from` and `to` inclusive). Times are answered on the greenhouse clock with their offset.',
     tags: [TAG],
     auth: 'key',
+    scope: 'cycle',
     params: pathParams(...CYCLE_PARAMS),
     query: {
       type: 'object',
@@ -122,30 +119,12 @@ export const readingRoutes: RouteSpec[] = [
     },
     responses: { 200: { description: 'A page of readings.', schema: pageOf(readingSchema) } },
     errors: [404],
-    handler: async (ctx, { params, query }) => {
-      const scope = await resolveCycle(ctx.services.db, params);
-      const errors: FieldError[] = [];
-      const bound = (name: 'from' | 'to') => {
-        const text = query[name];
-        if (text === undefined) return undefined;
-        const r = readInstant(text, scope.zone);
-        if (!r.ok) errors.push({ in: 'query', name, message: r.message });
-        return r.ok ? r.utc : undefined;
-      };
-      const fromUtc = bound('from');
-      const toUtc = bound('to');
-      if (errors.length) throw validationFailed(errors);
-      const { rows, total } = await listPoints(ctx.services.db, scope.cycle, {
-        metric: query.metric,
-        fromUtc,
-        toUtc,
-        limit: query.limit,
-        offset: query.offset,
-      });
-      return { items: rows.map((r) => presentReading(r, scope.zone)), total, limit: query.limit, offset: query.offset };
+    handler: async ({ db, scope, query }) => {
+      const { rows, ...page } = await readingsPage(db, scope, query);
+      return { ...page, items: rows.map((r) => presentReading(r, scope.zone)) };
     },
   }),
-  defineRoute<CyclePath & { point_id: string }, unknown, PointPatch>({
+  defineRoute<CyclePath & { point_id: string }, unknown, PointPatch, 'cycle', true>({
     method: 'patch',
     path: `${CYCLE}/climate/{point_id}`,
     operationId: 'update_climate_reading',
@@ -154,6 +133,8 @@ export const readingRoutes: RouteSpec[] = [
       "Fields left out keep their value. `unit` is the unit of `value` and comes with it. The reading becomes a manual one. Moving it onto an instant where the same metric already has a reading answers 409 with that reading's `point_id`. A point_id is made from the cycle, the metric and the instant, so a reading moved with `at` answers under the point_id of its new instant (readings stored by a release before this storage keep the ids they had); the old id then answers 404.",
     tags: [TAG],
     auth: 'key',
+    scope: 'cycle',
+    write: true,
     params: pathParams(...CYCLE_PARAMS, 'point_id'),
     body: {
       type: 'object',
@@ -163,22 +144,17 @@ export const readingRoutes: RouteSpec[] = [
     },
     responses: { 200: { description: 'The reading after the edit.', schema: readingSchema } },
     errors: [404, 409],
-    handler: async (ctx, { params, body }) => {
-      const scope = await resolveCycle(ctx.services.db, params);
-      return ctx.services.store.write(actorOf(ctx.state.principal), async (w) => {
-        const current = await findPoint(w.trx, scope.cycle, params.point_id);
-        if (!current) throw notFound('climate reading');
-        return presentReading(await updatePoint(w, scope, current, body), scope.zone);
-      });
-    },
+    handler: async ({ w, scope, params, body }) => presentReading(await updatePoint(w, scope, params.point_id, body), scope.zone),
   }),
-  defineRoute<CyclePath & { point_id: string }>({
+  defineRoute<CyclePath & { point_id: string }, unknown, unknown, 'cycle', true>({
     method: 'delete',
     path: `${CYCLE}/climate/{point_id}`,
     operationId: 'delete_climate_reading',
     summary: 'Delete one reading',
     tags: [TAG],
     auth: 'key',
+    scope: 'cycle',
+    write: true,
     params: pathParams(...CYCLE_PARAMS, 'point_id'),
     responses: {
       200: {
@@ -192,14 +168,9 @@ export const readingRoutes: RouteSpec[] = [
       },
     },
     errors: [404],
-    handler: async (ctx, { params }) => {
-      const scope = await resolveCycle(ctx.services.db, params);
-      return ctx.services.store.write(actorOf(ctx.state.principal), async (w) => {
-        const current = await findPoint(w.trx, scope.cycle, params.point_id);
-        if (!current) throw notFound('climate reading');
-        await deletePoint(w, scope, current);
-        return { deleted: true, reading: presentReading(current.reading, scope.zone) };
-      });
-    },
+    handler: async ({ w, scope, params }) => ({
+      deleted: true,
+      reading: presentReading(await deletePoint(w, scope, params.point_id), scope.zone),
+    }),
   }),
 ];

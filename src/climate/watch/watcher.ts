@@ -7,7 +7,7 @@ import type { Logger } from '../../log.js';
 import type { Actor } from '../../db/store.js';
 import type { CycleTable, GreenhouseTable } from '../../db/schema.js';
 import { UUID_PATTERN } from '../../db/ids.js';
-import { HttpProblem } from '../../http/problem.js';
+import { DomainError } from '../../errors.js';
 import type { CycleScope } from '../../registry/scope.js';
 import { importExport, sha256File, type ClimateDeps } from '../imports/service.js';
 import { recordFailedImport } from '../imports/engine.js';
@@ -41,7 +41,7 @@ export interface WatcherOptions {
 export async function currentCycle(
   deps: ClimateDeps,
   greenhouse: GreenhouseTable,
-  now: DateTime = DateTime.now(),
+  now: DateTime = DateTime.fromMillis(deps.clock.now()),
 ): Promise<CycleTable | undefined> {
   const today = now.setZone(greenhouse.time_zone).toISODate()!;
   return deps.db
@@ -147,7 +147,8 @@ export async function importWatchedFile(opts: Pick<WatcherOptions, 'dir' | 'deps
     });
     return { kind: 'imported', importId: row.id };
   } catch (err) {
-    if (err instanceof HttpProblem) return fail(err.message, mapping);
+    // A file the domain refuses (blocking problems, no saved mapping, too large) is the file's fault, not the box's.
+    if (err instanceof DomainError) return fail(err.message, mapping);
     log.error('climate watch: import crashed', { file: rel, error: err as Error });
     return fail(`internal error while importing: ${(err as Error).message}`, mapping);
   }

@@ -1,18 +1,17 @@
 import { defineRoute, type RouteSpec } from '../../http/route.js';
 import { MAX_LIMIT, pagingQuery, pathParams, weekSchema } from '../../http/schemas.js';
-import { actorOf } from '../../http/pipeline.js';
 import { CYCLE, CYCLE_PARAMS } from '../../registry/paths.js';
-import { resolveCycle, type CyclePath } from '../../registry/scope.js';
+import { type CyclePath } from '../../registry/scope.js';
 import { fruitMassListSchema, fruitMassSchema, saveFruitMassBody } from './schemas.js';
-import { fruitMassHistory, fruitMassWeek, saveFruitMass } from './commands.js';
-import { fruitMassForWeek, type FruitMassValues } from './history.js';
+import { fruitMassPage, saveFruitMass } from './commands.js';
+import { type FruitMassValues } from './history.js';
 import { presentFruitMass } from './presenters.js';
 
 const TAG = 'Fruit mass';
 const paging = pagingQuery();
 
 export const fruitMassRoutes: RouteSpec[] = [
-  defineRoute<CyclePath, unknown, FruitMassValues & { week?: string }>({
+  defineRoute<CyclePath, unknown, FruitMassValues & { week?: string }, 'cycle', true>({
     method: 'post',
     path: `${CYCLE}/fruit-mass`,
     operationId: 'save_fruit_mass',
@@ -21,18 +20,15 @@ export const fruitMassRoutes: RouteSpec[] = [
       'Mean grams per fruit for green, turning and red fruit, applying from `week` (default: the current week in the greenhouse zone) until a later entry. The same week again replaces its values; a later week adds to the history, so forecasts of past weeks keep the mass known then.',
     tags: [TAG],
     auth: 'key',
+    scope: 'cycle',
+    write: true,
     params: pathParams(...CYCLE_PARAMS),
     body: saveFruitMassBody,
     responses: { 200: { description: 'The saved entry.', schema: fruitMassSchema } },
     errors: [404],
-    handler: async (ctx, { params, body }) => {
-      const scope = await resolveCycle(ctx.services.db, params);
-      const week = fruitMassWeek(body.week, scope.zone);
-      const row = await ctx.services.store.write(actorOf(ctx.state.principal), (w) => saveFruitMass(w, scope, week, body));
-      return presentFruitMass(row);
-    },
+    handler: async ({ w, scope, body }) => presentFruitMass(await saveFruitMass(w, scope, body)),
   }),
-  defineRoute<CyclePath, { week?: string; limit: number; offset: number }>({
+  defineRoute<CyclePath, { week?: string; limit: number; offset: number }, unknown, 'cycle'>({
     method: 'get',
     path: `${CYCLE}/fruit-mass`,
     operationId: 'list_fruit_mass',
@@ -41,6 +37,7 @@ export const fruitMassRoutes: RouteSpec[] = [
       'Every saved entry (the week each applies from), oldest first, and the values in force for query `week` (default the current week in the greenhouse zone). The history is paged (`limit` default and maximum 500, 422 above; `offset`); `in_force` always looks at the whole history.',
     tags: [TAG],
     auth: 'key',
+    scope: 'cycle',
     params: pathParams(...CYCLE_PARAMS),
     query: {
       ...paging,
@@ -59,19 +56,9 @@ export const fruitMassRoutes: RouteSpec[] = [
     },
     responses: { 200: { description: 'History and the values in force.', schema: fruitMassListSchema } },
     errors: [404],
-    handler: async (ctx, { params, query }) => {
-      const scope = await resolveCycle(ctx.services.db, params);
-      const week = fruitMassWeek(query.week, scope.zone, 'query');
-      const history = await fruitMassHistory(ctx.services.db, scope.cycle.id);
-      const inForce = fruitMassForWeek(history, week.label);
-      return {
-        items: history.slice(query.offset, query.offset + query.limit).map(presentFruitMass),
-        total: history.length,
-        limit: query.limit,
-        offset: query.offset,
-        week: week.label,
-        in_force: inForce && presentFruitMass(inForce),
-      };
+    handler: async ({ db, scope, query, services }) => {
+      const { inForce, ...page } = await fruitMassPage(db, scope, query, services.clock.iso());
+      return { ...page, items: page.items.map(presentFruitMass), in_force: inForce && presentFruitMass(inForce) };
     },
   }),
 ];

@@ -1,6 +1,6 @@
-import type { JsonSchema, ObjectSchema } from '../../http/route.js';
-import { syncedFields, weekLabelSchema, weekSchema } from '../../http/schemas.js';
 import { parentProperties, PARENT_FIELDS } from '../common.js';
+import type { JsonSchema, ObjectSchema } from '../../http/route.js';
+import { weekSchema, syncedFields, weekLabelSchema } from '../../http/schemas.js';
 
 const grams = (ripeness: string): JsonSchema => ({
   type: 'number',

@@ -1,7 +1,8 @@
 import Papa from 'papaparse';
 import { parseWeek, WEEK_FORMS, type IsoWeek } from '../../time/weeks.js';
-import { HttpProblem, validationFailed, type FieldError } from '../../http/problem.js';
+import type { FieldIssue as FieldError } from '../../errors.js';
 import { NOTE_MAX } from '../common.js';
+import { Invalid } from '../../errors.js';
 
 /**
  * Reads a harvest CSV as growers' spreadsheets write it: UTF-8 with or without
@@ -24,7 +25,7 @@ export const MAX_LISTED_ERRORS = 1000;
 /** Bounded work per request: a file above this many harvest lines is refused whole. */
 export const MAX_HARVEST_LINES = 100_000;
 
-const fileError = (message: string, detail = `file: ${message}`) => validationFailed([{ in: 'body', name: 'file', message }], detail);
+const fileError = (message: string, detail = `file: ${message}`) => new Invalid([{ in: 'body', name: 'file', message }], detail);
 
 /** Decodes strictly: a file that is not UTF-8 text is refused instead of stored as mojibake. */
 export function decodeCsv(bytes: Uint8Array): string {
@@ -158,15 +159,15 @@ export function parseHarvestCsv(input: string | Uint8Array): HarvestLine[] {
   });
 
   if (headerProblems.length)
-    throw validationFailed(headerProblems, 'The header line of the harvest file is not week,kg[,note]; nothing was stored.');
+    throw new Invalid(headerProblems, 'The header line of the harvest file is not week,kg[,note]; nothing was stored.');
   if (tooMany) throw fileError(`has more than ${MAX_HARVEST_LINES} harvest lines; split it into several files`);
   if (badLines) {
     const more = badLines > errors.length ? ` (the first ${errors.length} are listed)` : '';
-    throw new HttpProblem(
-      422,
-      'validation_failed',
+    throw new Invalid(
+      errors,
       `${badLines} line${badLines === 1 ? '' : 's'} of the harvest file ${badLines === 1 ? 'is' : 'are'} not valid${more}; nothing was stored.`,
-      { errors, bad_lines: badLines },
+      'validation_failed',
+      { bad_lines: badLines },
     );
   }
   if (!header) throw fileError('is empty; expected a header line week,kg (and optionally note)');

@@ -1,5 +1,5 @@
-import type { HarvestTable } from '../tables.js';
 import { presentParents } from '../common.js';
+import type { HarvestTable } from '../tables.js';
 
 export function presentHarvest(h: HarvestTable) {
   return {

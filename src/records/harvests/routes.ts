@@ -1,22 +1,18 @@
-import { readFile } from 'node:fs/promises';
 import { defineRoute, type RouteSpec } from '../../http/route.js';
 import { MAX_LIMIT, pageOf, pagingQuery, pathParams, weekSchema } from '../../http/schemas.js';
-import { actorOf } from '../../http/pipeline.js';
 import { CYCLE, CYCLE_PARAMS } from '../../registry/paths.js';
-import { resolveCycle, type CyclePath } from '../../registry/scope.js';
-import { requireWeek } from '../common.js';
+import type { CyclePath } from '../../registry/scope.js';
 import { createHarvestBody, harvestImportSchema, harvestSchema, patchHarvestBody } from './schemas.js';
 import {
   createHarvest,
   deleteHarvest,
-  importHarvests,
+  importHarvestFile,
   listHarvests,
-  loadHarvest,
   updateHarvest,
   type HarvestInput,
   type HarvestPatch,
 } from './commands.js';
-import { parseHarvestCsv, MAX_HARVEST_LINES, MAX_LISTED_ERRORS } from './csv.js';
+import { MAX_HARVEST_LINES, MAX_LISTED_ERRORS } from './csv.js';
 import { presentHarvest } from './presenters.js';
 
 const TAG = 'Harvests';
@@ -46,7 +42,7 @@ const harvestQuery = {
 };
 
 export const harvestRoutes: RouteSpec[] = [
-  defineRoute<CyclePath, unknown, HarvestInput>({
+  defineRoute<CyclePath, unknown, HarvestInput, 'cycle', true>({
     method: 'post',
     path: `${CYCLE}/harvests`,
     operationId: 'create_harvest',
@@ -55,17 +51,15 @@ export const harvestRoutes: RouteSpec[] = [
       'One harvest of the crop cycle: kilograms picked, the ISO week it counts for (label or any date of it; answered as a label), an optional note and optional local harvest date. 422 when neither `week` nor `harvested_on` is sent, or when `harvested_on` is outside `week`.',
     tags: [TAG],
     auth: 'key',
+    scope: 'cycle',
+    write: true,
     params: pathParams(...CYCLE_PARAMS),
     body: createHarvestBody,
     responses: { 201: { description: 'The stored harvest.', schema: harvestSchema } },
     errors: [404],
-    handler: async (ctx, { params, body }) => {
-      const scope = await resolveCycle(ctx.services.db, params);
-      const row = await ctx.services.store.write(actorOf(ctx.state.principal), (w) => createHarvest(w, scope, body));
-      return presentHarvest(row);
-    },
+    handler: async ({ w, scope, body }) => presentHarvest(await createHarvest(w, scope, body)),
   }),
-  defineRoute<CyclePath, { week?: string; limit: number; offset: number }>({
+  defineRoute<CyclePath, { week?: string; limit: number; offset: number }, unknown, 'cycle'>({
     method: 'get',
     path: `${CYCLE}/harvests`,
     operationId: 'list_harvests',
@@ -73,18 +67,17 @@ export const harvestRoutes: RouteSpec[] = [
     description: `Ordered by week, then by when they were recorded. Paged: \`limit\` (default ${HARVEST_PAGE}, at most ${MAX_LIMIT}; above is a 422) and \`offset\` (default 0); \`total\` counts every harvest that matches.`,
     tags: [TAG],
     auth: 'key',
+    scope: 'cycle',
     params: pathParams(...CYCLE_PARAMS),
     query: harvestQuery,
     responses: { 200: { description: 'Harvests by week, then creation.', schema: pageOf(harvestSchema) } },
     errors: [404],
-    handler: async (ctx, { params, query }) => {
-      const week = query.week === undefined ? undefined : requireWeek(query.week, 'week', 'query');
-      const scope = await resolveCycle(ctx.services.db, params);
-      const { items, total } = await listHarvests(ctx.services.db, scope.cycle.id, week, query.limit, query.offset);
-      return { items: items.map(presentHarvest), total, limit: query.limit, offset: query.offset };
+    handler: async ({ db, scope, query }) => {
+      const page = await listHarvests(db, scope, query);
+      return { ...page, items: page.items.map(presentHarvest) };
     },
   }),
-  defineRoute<ItemParams, unknown, HarvestPatch>({
+  defineRoute<ItemParams, unknown, HarvestPatch, 'cycle', true>({
     method: 'patch',
     path: `${CYCLE}/harvests/{harvest_id}`,
     operationId: 'update_harvest',
@@ -93,37 +86,32 @@ export const harvestRoutes: RouteSpec[] = [
       'Fields left out keep their value; `note` or `harvested_on` sent as null is cleared. The changed harvest must keep `harvested_on` inside `week` (422 otherwise, harvest unchanged). The backtest reads harvests live and follows the edit.',
     tags: [TAG],
     auth: 'key',
+    scope: 'cycle',
+    write: true,
     params: itemParams,
     body: patchHarvestBody,
     responses: { 200: { description: 'The changed harvest.', schema: harvestSchema } },
     errors: [404],
-    handler: async (ctx, { params, body }) => {
-      const scope = await resolveCycle(ctx.services.db, params);
-      const row = await ctx.services.store.write(actorOf(ctx.state.principal), async (w) =>
-        updateHarvest(w, await loadHarvest(w.trx, scope.cycle.id, params.harvest_id), body),
-      );
-      return presentHarvest(row);
-    },
+    handler: async ({ w, scope, params, body }) => presentHarvest(await updateHarvest(w, scope, params.harvest_id, body)),
   }),
-  defineRoute<ItemParams>({
+  defineRoute<ItemParams, unknown, unknown, 'cycle', true>({
     method: 'delete',
     path: `${CYCLE}/harvests/{harvest_id}`,
     operationId: 'delete_harvest',
     summary: 'Delete a harvest',
     tags: [TAG],
     auth: 'key',
+    scope: 'cycle',
+    write: true,
     params: itemParams,
     responses: { 200: { description: 'Deleted.', schema: deletedHarvestSchema } },
     errors: [404],
-    handler: async (ctx, { params }) => {
-      const scope = await resolveCycle(ctx.services.db, params);
-      await ctx.services.store.write(actorOf(ctx.state.principal), async (w) =>
-        deleteHarvest(w, await loadHarvest(w.trx, scope.cycle.id, params.harvest_id)),
-      );
+    handler: async ({ w, scope, params }) => {
+      await deleteHarvest(w, scope, params.harvest_id);
       return { deleted: true, harvest_id: params.harvest_id };
     },
   }),
-  defineRoute<CyclePath>({
+  defineRoute<CyclePath, unknown, unknown, 'cycle', true>({
     method: 'post',
     path: `${CYCLE}/harvests/csv`,
     operationId: 'import_harvests_csv',
@@ -135,6 +123,8 @@ export const harvestRoutes: RouteSpec[] = [
     ].join('\n\n'),
     tags: [TAG],
     auth: 'key',
+    scope: 'cycle',
+    write: true,
     params: pathParams(...CYCLE_PARAMS),
     multipart: {
       fields: { type: 'object', properties: {}, additionalProperties: false },
@@ -143,11 +133,8 @@ export const harvestRoutes: RouteSpec[] = [
     },
     responses: { 201: { description: 'Every line stored, in file order.', schema: harvestImportSchema } },
     errors: [404],
-    handler: async (ctx, { params, files }) => {
-      const scope = await resolveCycle(ctx.services.db, params);
-      // The file is at most the cap (checked while streaming), so reading it whole is bounded.
-      const lines = parseHarvestCsv(await readFile(files[0]!.path));
-      const rows = await ctx.services.store.write(actorOf(ctx.state.principal), (w) => importHarvests(w, scope, lines));
+    handler: async ({ w, scope, files }) => {
+      const rows = await importHarvestFile(w, scope, files[0]!.path);
       return { items: rows.map(presentHarvest), count: rows.length };
     },
   }),

@@ -1,5 +1,5 @@
 import type { JsonSchema, ObjectSchema } from '../../http/route.js';
-import { dateSchema, syncedFields, weekLabelSchema, weekSchema } from '../../http/schemas.js';
+import { weekLabelSchema, weekSchema, dateSchema, syncedFields } from '../../http/schemas.js';
 import { NOTE_MAX, parentProperties, PARENT_FIELDS } from '../common.js';
 
 const kg: JsonSchema = { type: 'number', minimum: 0, 'x-unit': 'kg', description: 'Harvested mass, kilograms (kg), ≥ 0.' };

@@ -1,11 +1,11 @@
+import { cycleColumns } from '../common.js';
 import type { Db } from '../../db/database.js';
 import type { Writer } from '../../db/store.js';
 import type { CycleScope } from '../../registry/scope.js';
-import { fieldError, notFound, validationFailed } from '../../http/problem.js';
 import { parseInstant } from '../../time/instants.js';
-import { cycleColumns } from '../common.js';
 import type { IrrigationTable } from '../tables.js';
 import { MEASUREMENTS, type Measurement } from './schemas.js';
+import { Invalid, NotFound } from '../../errors.js';
 
 export type IrrigationInput = { at: string; note?: string } & Partial<Record<Measurement, number>>;
 export type IrrigationPatch = { at?: string; note?: string | null } & Partial<Record<Measurement, number | null>>;
@@ -13,13 +13,13 @@ export type IrrigationPatch = { at?: string; note?: string | null } & Partial<Re
 /** Reads `at`: with an offset as given, without one on the greenhouse's clock. Stored as UTC. */
 export function irrigationInstant(at: string, zone: string): string {
   const parsed = parseInstant(at, zone);
-  if (!parsed.ok) throw fieldError('body', 'at', parsed.message);
+  if (!parsed.ok) throw Invalid.field('at', parsed.message, 'body');
   return parsed.utc;
 }
 
 function requireMeasurement(values: Partial<Record<Measurement, number | null>>, verb: string): void {
   if (MEASUREMENTS.some((m) => values[m] !== undefined && values[m] !== null)) return;
-  throw validationFailed(
+  throw new Invalid(
     [
       {
         in: 'body',
@@ -52,17 +52,13 @@ export async function loadIrrigation(db: Db, cycleId: string, entryId: string): 
     .where('id', '=', entryId)
     .where('cycle_id', '=', cycleId)
     .executeTakeFirst();
-  if (!row) throw notFound('irrigation entry');
+  if (!row) throw new NotFound('irrigation entry');
   return row;
 }
 
 /** Left out keeps, null clears; the merged entry must keep a measurement, else nothing changes. */
-export async function updateIrrigation(
-  w: Writer,
-  scope: CycleScope,
-  current: IrrigationTable,
-  patch: IrrigationPatch,
-): Promise<IrrigationTable> {
+export async function updateIrrigation(w: Writer, scope: CycleScope, entryId: string, patch: IrrigationPatch): Promise<IrrigationTable> {
+  const current = await loadIrrigation(w.trx, scope.cycle.id, entryId);
   const merged: Record<Measurement, number | null> = measurementsOf(current);
   for (const m of MEASUREMENTS) if (patch[m] !== undefined) merged[m] = patch[m]!;
   requireMeasurement(merged, 'this change would clear the last one');
@@ -75,16 +71,17 @@ export async function updateIrrigation(
   return after;
 }
 
-export async function deleteIrrigation(w: Writer, current: IrrigationTable): Promise<void> {
+export async function deleteIrrigation(w: Writer, scope: CycleScope, entryId: string): Promise<void> {
+  const current = await loadIrrigation(w.trx, scope.cycle.id, entryId);
   await w.remove('irrigation_entries', current.id);
 }
 
 export async function listIrrigation(
   db: Db,
-  cycleId: string,
-  limit: number,
-  offset: number,
-): Promise<{ items: IrrigationTable[]; total: number }> {
+  scope: CycleScope,
+  { limit, offset }: { limit: number; offset: number },
+): Promise<{ items: IrrigationTable[]; total: number; limit: number; offset: number }> {
+  const cycleId = scope.cycle.id;
   const items = await db
     .selectFrom('irrigation_entries')
     .selectAll()
@@ -100,5 +97,5 @@ export async function listIrrigation(
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('cycle_id', '=', cycleId)
     .executeTakeFirstOrThrow();
-  return { items, total: Number(count.n) };
+  return { items, total: Number(count.n), limit, offset };
 }

@@ -1,5 +1,5 @@
-import { presentInstant } from '../../time/instants.js';
 import { presentParents } from '../common.js';
+import { presentInstant } from '../../time/instants.js';
 import type { IrrigationTable } from '../tables.js';
 
 export function presentIrrigation(e: IrrigationTable, zone: string) {

@@ -1,14 +1,12 @@
 import { defineRoute, type RouteSpec } from '../../http/route.js';
 import { pagingQuery, pathParams } from '../../http/schemas.js';
-import { actorOf } from '../../http/pipeline.js';
 import { CYCLE, CYCLE_PARAMS } from '../../registry/paths.js';
-import { resolveCycle, type CyclePath } from '../../registry/scope.js';
+import { type CyclePath } from '../../registry/scope.js';
 import { createIrrigationBody, irrigationPageSchema, irrigationSchema, patchIrrigationBody } from './schemas.js';
 import {
   createIrrigation,
   deleteIrrigation,
   listIrrigation,
-  loadIrrigation,
   updateIrrigation,
   type IrrigationInput,
   type IrrigationPatch,
@@ -20,7 +18,7 @@ const itemParams = pathParams(...CYCLE_PARAMS, 'entry_id');
 type ItemParams = CyclePath & { entry_id: string };
 
 export const irrigationRoutes: RouteSpec[] = [
-  defineRoute<CyclePath, unknown, IrrigationInput>({
+  defineRoute<CyclePath, unknown, IrrigationInput, 'cycle', true>({
     method: 'post',
     path: `${CYCLE}/irrigation`,
     operationId: 'create_irrigation_entry',
@@ -29,17 +27,15 @@ export const irrigationRoutes: RouteSpec[] = [
       'When (`at`) and what was measured: volume and drain in litres, EC in mS/cm, pH, duration in minutes, and a note. At least one measurement is required (422 otherwise). A local `at` in the spring-forward gap of the greenhouse zone is a 422.',
     tags: [TAG],
     auth: 'key',
+    scope: 'cycle',
+    write: true,
     params: pathParams(...CYCLE_PARAMS),
     body: createIrrigationBody,
     responses: { 201: { description: 'The stored entry.', schema: irrigationSchema } },
     errors: [404],
-    handler: async (ctx, { params, body }) => {
-      const scope = await resolveCycle(ctx.services.db, params);
-      const row = await ctx.services.store.write(actorOf(ctx.state.principal), (w) => createIrrigation(w, scope, body));
-      return presentIrrigation(row, scope.zone);
-    },
+    handler: async ({ w, scope, body }) => presentIrrigation(await createIrrigation(w, scope, body), scope.zone),
   }),
-  defineRoute<CyclePath, { limit: number; offset: number }>({
+  defineRoute<CyclePath, { limit: number; offset: number }, unknown, 'cycle'>({
     method: 'get',
     path: `${CYCLE}/irrigation`,
     operationId: 'list_irrigation_entries',
@@ -48,17 +44,17 @@ export const irrigationRoutes: RouteSpec[] = [
       'Paged: `limit` (default 50, at most 500; above is a 422) and `offset` (default 0). `total` counts every entry of the cycle.',
     tags: [TAG],
     auth: 'key',
+    scope: 'cycle',
     params: pathParams(...CYCLE_PARAMS),
     query: pagingQuery(),
     responses: { 200: { description: 'A page of entries, newest `at` first.', schema: irrigationPageSchema } },
     errors: [404],
-    handler: async (ctx, { params, query }) => {
-      const scope = await resolveCycle(ctx.services.db, params);
-      const { items, total } = await listIrrigation(ctx.services.db, scope.cycle.id, query.limit, query.offset);
-      return { items: items.map((e) => presentIrrigation(e, scope.zone)), total, limit: query.limit, offset: query.offset };
+    handler: async ({ db, scope, query }) => {
+      const page = await listIrrigation(db, scope, query);
+      return { ...page, items: page.items.map((e) => presentIrrigation(e, scope.zone)) };
     },
   }),
-  defineRoute<ItemParams, unknown, IrrigationPatch>({
+  defineRoute<ItemParams, unknown, IrrigationPatch, 'cycle', true>({
     method: 'patch',
     path: `${CYCLE}/irrigation/{entry_id}`,
     operationId: 'update_irrigation_entry',
@@ -67,25 +63,23 @@ export const irrigationRoutes: RouteSpec[] = [
       'Fields left out keep their value; a measurement or the note sent as null is cleared. A change that would leave no measurement is a 422 and the entry is unchanged.',
     tags: [TAG],
     auth: 'key',
+    scope: 'cycle',
+    write: true,
     params: itemParams,
     body: patchIrrigationBody,
     responses: { 200: { description: 'The changed entry.', schema: irrigationSchema } },
     errors: [404],
-    handler: async (ctx, { params, body }) => {
-      const scope = await resolveCycle(ctx.services.db, params);
-      const row = await ctx.services.store.write(actorOf(ctx.state.principal), async (w) =>
-        updateIrrigation(w, scope, await loadIrrigation(w.trx, scope.cycle.id, params.entry_id), body),
-      );
-      return presentIrrigation(row, scope.zone);
-    },
+    handler: async ({ w, scope, params, body }) => presentIrrigation(await updateIrrigation(w, scope, params.entry_id, body), scope.zone),
   }),
-  defineRoute<ItemParams>({
+  defineRoute<ItemParams, unknown, unknown, 'cycle', true>({
     method: 'delete',
     path: `${CYCLE}/irrigation/{entry_id}`,
     operationId: 'delete_irrigation_entry',
     summary: 'Delete an irrigation entry',
     tags: [TAG],
     auth: 'key',
+    scope: 'cycle',
+    write: true,
     params: itemParams,
     responses: {
       200: {
@@ -99,11 +93,8 @@ export const irrigationRoutes: RouteSpec[] = [
       },
     },
     errors: [404],
-    handler: async (ctx, { params }) => {
-      const scope = await resolveCycle(ctx.services.db, params);
-      await ctx.services.store.write(actorOf(ctx.state.principal), async (w) =>
-        deleteIrrigation(w, await loadIrrigation(w.trx, scope.cycle.id, params.entry_id)),
-      );
+    handler: async ({ w, scope, params }) => {
+      await deleteIrrigation(w, scope, params.entry_id);
       return { deleted: true, entry_id: params.entry_id };
     },
   }),

@@ -1,10 +1,11 @@
 import type { Db } from '../../db/database.js';
 import type { Writer } from '../../db/store.js';
 import type { CycleScope } from '../../registry/scope.js';
-import { notFound, validationFailed, type FieldError } from '../../http/problem.js';
+import type { FieldIssue as FieldError } from '../../errors.js';
 import { cycleColumns } from '../common.js';
 import type { TrussCountRowTable, TrussCountTable } from '../tables.js';
 import type { CountedRow } from './figures.js';
+import { Invalid, NotFound } from '../../errors.js';
 
 export interface TrussCountInput {
   counted_on: string;
@@ -29,11 +30,14 @@ export function duplicateRows(rows: readonly CountedRow[]): FieldError[] {
   return errors;
 }
 
-/** Saves one count date, replacing every row it had, inside the caller's one transaction. */
-export async function saveTrussCount(w: Writer, scope: CycleScope, input: TrussCountInput): Promise<TrussCountTable> {
+/**
+ * Saves one count date, replacing every row it had, inside the caller's one transaction, and
+ * answers every stored date: a date's figures compare it with the one before it.
+ */
+export async function saveTrussCount(w: Writer, scope: CycleScope, input: TrussCountInput): Promise<StoredCount[]> {
   const dups = duplicateRows(input.rows);
   if (dups.length)
-    throw validationFailed(
+    throw new Invalid(
       dups,
       `${dups.length} row${dups.length === 1 ? '' : 's'} repeat a (plant, truss) already counted on ${input.counted_on}.`,
     );
@@ -63,18 +67,19 @@ export async function saveTrussCount(w: Writer, scope: CycleScope, input: TrussC
       flowers: r.flowers ?? null,
     });
   }
-  return count;
+  return listTrussCounts(w.trx, scope.cycle.id);
 }
 
 /** Deletes a count date with its rows; returns how many rows went. */
-export async function deleteTrussCount(w: Writer, cycleId: string, countedOn: string): Promise<number> {
+export async function deleteTrussCount(w: Writer, scope: CycleScope, countedOn: string): Promise<number> {
+  const cycleId = scope.cycle.id;
   const existing = await w.trx
     .selectFrom('truss_counts')
     .selectAll()
     .where('cycle_id', '=', cycleId)
     .where('counted_on', '=', countedOn)
     .executeTakeFirst();
-  if (!existing) throw notFound(`truss count on ${countedOn}`);
+  if (!existing) throw new NotFound(`truss count on ${countedOn}`);
   const rows = await w.removeWhereIn('truss_count_rows', 'count_id', [existing.id]);
   await w.remove('truss_counts', existing.id);
   return rows;

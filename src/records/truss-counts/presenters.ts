@@ -1,5 +1,5 @@
-import { weekOfDate } from '../../time/weeks.js';
 import { presentParents } from '../common.js';
+import { weekOfDate } from '../../time/weeks.js';
 import type { CycleTable } from '../../db/schema.js';
 import { countSeries } from './figures.js';
 import type { StoredCount } from './commands.js';

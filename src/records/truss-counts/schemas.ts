@@ -1,6 +1,6 @@
-import type { JsonSchema, ObjectSchema } from '../../http/route.js';
-import { dateSchema, syncedFields, weekLabelSchema } from '../../http/schemas.js';
 import { parentProperties, PARENT_FIELDS } from '../common.js';
+import { dateSchema, syncedFields, weekLabelSchema } from '../../http/schemas.js';
+import type { JsonSchema, ObjectSchema } from '../../http/route.js';
 import { FIGURE_NAMES } from './figures.js';
 
 export const MAX_ROWS = 5000;

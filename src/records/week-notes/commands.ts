@@ -1,23 +1,21 @@
+import { cycleColumns } from '../common.js';
 import type { Db } from '../../db/database.js';
 import type { Writer } from '../../db/store.js';
 import type { CycleScope } from '../../registry/scope.js';
-import { HttpProblem, validationFailed } from '../../http/problem.js';
-import type { IsoWeek } from '../../time/weeks.js';
-import { cycleColumns } from '../common.js';
+import { requireWeek, type IsoWeek } from '../../time/weeks.js';
 import type { WeekNoteTable } from '../tables.js';
 import { measureNote, NOTE_MAX_BYTES, NOTE_MAX_DEPTH, NOTE_MAX_KEYS } from './limits.js';
+import { Invalid, TooLarge } from '../../errors.js';
 
 /** Checks a week note against its caps; returns the JSON text to store. */
 export function checkWeekNote(note: unknown, receivedBytes?: number): string {
   if (note === null || typeof note !== 'object' || Array.isArray(note)) {
-    throw validationFailed([{ in: 'body', name: '(body)', message: 'must be a JSON object' }], 'A week note is a JSON object.');
+    throw new Invalid([{ in: 'body', name: '(body)', message: 'must be a JSON object' }], 'A week note is a JSON object.');
   }
   const text = JSON.stringify(note);
   const bytes = Math.max(receivedBytes ?? 0, Buffer.byteLength(text));
   if (bytes > NOTE_MAX_BYTES) {
-    throw new HttpProblem(413, 'payload_too_large', `A week note is at most ${NOTE_MAX_BYTES} bytes; this one is ${bytes}.`, {
-      limit_bytes: NOTE_MAX_BYTES,
-    });
+    throw new TooLarge(NOTE_MAX_BYTES, `A week note is at most ${NOTE_MAX_BYTES} bytes; this one is ${bytes}.`);
   }
   const shape = measureNote(note);
   const errors = [];
@@ -34,12 +32,21 @@ export function checkWeekNote(note: unknown, receivedBytes?: number): string {
       message: `has more than ${NOTE_MAX_KEYS} keys in all (key limit ${NOTE_MAX_KEYS})`,
     });
   if (errors.length)
-    throw validationFailed(errors, `A week note is at most ${NOTE_MAX_DEPTH} levels deep with at most ${NOTE_MAX_KEYS} keys in all.`);
+    throw new Invalid(errors, `A week note is at most ${NOTE_MAX_DEPTH} levels deep with at most ${NOTE_MAX_KEYS} keys in all.`);
   return text;
 }
 
 /** One note per cycle and week: saving again replaces it. */
-export async function saveWeekNote(w: Writer, scope: CycleScope, week: IsoWeek, body: string): Promise<WeekNoteTable> {
+/** Checks a note (size, depth) and saves it for the week, replacing what the week had. */
+export async function saveWeekNote(
+  w: Writer,
+  scope: CycleScope,
+  weekText: string,
+  note: unknown,
+  receivedBytes?: number,
+): Promise<WeekNoteTable> {
+  const week = requireWeek(weekText, 'week', 'path');
+  const body = checkWeekNote(note, receivedBytes);
   const existing = await w.trx
     .selectFrom('week_notes')
     .selectAll()

@@ -1,6 +1,6 @@
-import { DateTime } from 'luxon';
 import type { Db } from '../../db/database.js';
-import type { IsoWeek } from '../../time/weeks.js';
+import { requireWeek, weekWindowUtc, type IsoWeek } from '../../time/weeks.js';
+import type { CycleScope } from '../../registry/scope.js';
 import { fruitMassForWeek } from '../fruit-mass/history.js';
 import { fruitMassHistory } from '../fruit-mass/commands.js';
 import type { FruitMassTable, WeekNoteTable } from '../tables.js';
@@ -18,17 +18,10 @@ export interface WeekRecords {
   fruitMass: FruitMassTable | null;
 }
 
-/**
- * The week as an instant range [from, to) on the greenhouse clock: Monday
- * 00:00 local to the next Monday 00:00 local. A week with a clock change is
- * 167 or 169 hours long, which a fixed UTC window would get wrong.
- */
-export function weekWindowUtc(week: IsoWeek, zone: string): { from: string; to: string } {
-  const start = DateTime.fromISO(week.start, { zone }).startOf('day');
-  return { from: start.toUTC().toISO()!, to: start.plus({ weeks: 1 }).toUTC().toISO()! };
-}
-
-export async function readWeekRecords(db: Db, cycleId: string, week: IsoWeek, zone: string): Promise<WeekRecords> {
+export async function readWeekRecords(db: Db, scope: CycleScope, weekText: string): Promise<WeekRecords & { week: IsoWeek }> {
+  const week = requireWeek(weekText, 'week', 'path');
+  const cycleId = scope.cycle.id;
+  const zone = scope.zone;
   const harvest = await db
     .selectFrom('harvests')
     .select((eb) => [eb.fn.sum<number | null>('kg').as('kg'), eb.fn.countAll<number>().as('n')])
@@ -48,6 +41,7 @@ export async function readWeekRecords(db: Db, cycleId: string, week: IsoWeek, zo
     .where('at', '<', to)
     .executeTakeFirstOrThrow();
   return {
+    week,
     note: await loadWeekNote(db, cycleId, week),
     harvest: { kg: Number(harvest.kg ?? 0), harvests: Number(harvest.n) },
     irrigation: {

@@ -1,13 +1,11 @@
+import { presentParents } from '../common.js';
 import { defineRoute, type RouteSpec } from '../../http/route.js';
 import { pathParams, weekSchema } from '../../http/schemas.js';
-import { actorOf } from '../../http/pipeline.js';
 import { CYCLE, CYCLE_PARAMS } from '../../registry/paths.js';
-import { resolveCycle, type CyclePath } from '../../registry/scope.js';
-import { requireWeek } from '../common.js';
+import { type CyclePath } from '../../registry/scope.js';
 import { weekNoteBody, weekNoteSchema, weekReadSchema } from './schemas.js';
 import { readWeekRecords } from './read.js';
-import { presentParents } from '../common.js';
-import { checkWeekNote, saveWeekNote } from './commands.js';
+import { saveWeekNote } from './commands.js';
 import { presentWeekNote } from './presenters.js';
 
 const TAG = 'Weeks';
@@ -22,7 +20,7 @@ const params = {
 };
 
 export const weekNoteRoutes: RouteSpec[] = [
-  defineRoute<CyclePath & { week: string }, unknown, Record<string, unknown>>({
+  defineRoute<CyclePath & { week: string }, unknown, Record<string, unknown>, 'cycle', true>({
     method: 'post',
     path: `${CYCLE}/weeks/{week}`,
     operationId: 'save_week',
@@ -31,20 +29,15 @@ export const weekNoteRoutes: RouteSpec[] = [
       'Stores the body (a JSON object) for the week; saving the same week again replaces it. Answers the stored object with its week label.',
     tags: [TAG],
     auth: 'key',
+    scope: 'cycle',
+    write: true,
     params,
     body: weekNoteBody,
     responses: { 201: { description: 'The stored note.', schema: weekNoteSchema } },
     errors: [404],
-    handler: async (ctx, { params, body }) => {
-      const week = requireWeek(params.week, 'week', 'path');
-      const raw = (ctx.request as { rawBody?: string }).rawBody;
-      const text = checkWeekNote(body, raw === undefined ? undefined : Buffer.byteLength(raw));
-      const scope = await resolveCycle(ctx.services.db, params);
-      const row = await ctx.services.store.write(actorOf(ctx.state.principal), (w) => saveWeekNote(w, scope, week, text));
-      return presentWeekNote(row);
-    },
+    handler: async ({ w, scope, params, body, bodyBytes }) => presentWeekNote(await saveWeekNote(w, scope, params.week, body, bodyBytes)),
   }),
-  defineRoute<CyclePath & { week: string }>({
+  defineRoute<CyclePath & { week: string }, unknown, unknown, 'cycle'>({
     method: 'get',
     path: `${CYCLE}/weeks/{week}`,
     operationId: 'read_week',
@@ -53,13 +46,12 @@ export const weekNoteRoutes: RouteSpec[] = [
       "The saved week note, the week's harvest total, irrigation totals (entries on the greenhouse clock) and the fruit mass in force. Walk counts, climate, water productivity and the forecast are not answered yet.",
     tags: [TAG],
     auth: 'key',
+    scope: 'cycle',
     params,
     responses: { 200: { description: 'The week.', schema: weekReadSchema } },
     errors: [404],
-    handler: async (ctx, { params }) => {
-      const week = requireWeek(params.week, 'week', 'path');
-      const scope = await resolveCycle(ctx.services.db, params);
-      const r = await readWeekRecords(ctx.services.db, scope.cycle.id, week, scope.zone);
+    handler: async ({ db, scope, params }) => {
+      const { week, ...r } = await readWeekRecords(db, scope, params.week);
       return {
         ...presentParents({ ...scope.cycle, cycle_id: scope.cycle.id }),
         week: week.label,

@@ -1,6 +1,6 @@
-import type { JsonSchema } from '../../http/route.js';
-import { syncedFields, weekLabelSchema } from '../../http/schemas.js';
 import { parentProperties, PARENT_FIELDS } from '../common.js';
+import type { JsonSchema } from '../../http/route.js';
+import { weekLabelSchema, syncedFields } from '../../http/schemas.js';
 import { NOTE_MAX_BYTES, NOTE_MAX_DEPTH, NOTE_MAX_KEYS } from './limits.js';
 
 export const weekNoteBody: JsonSchema = {

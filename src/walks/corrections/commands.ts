@@ -1,12 +1,12 @@
+import { walkZone } from '../jobs/commands.js';
 import type { Db } from '../../db/database.js';
 import type { Writer } from '../../db/store.js';
-import { conflict, fieldError, notFound } from '../../http/problem.js';
-import { loadWalk } from '../jobs/commands.js';
 import type { StoredFrame, StoredResult } from '../jobs/result.js';
 import type { WalkTable } from '../jobs/tables.js';
 import type { Box, Ripeness } from '../../vision/types.js';
 import { applyCorrections, boxProblem, conflictingCorrections, type Correction, type Corrected } from './apply.js';
 import type { CorrectionKind, WalkCorrectionTable } from './tables.js';
+import { Conflict, Invalid, NotFound } from '../../errors.js';
 
 /**
  * Staff corrections of a walk: each write checks the walk can be corrected, stores the
@@ -70,33 +70,31 @@ export function correctedResult(walk: WalkTable, rows: readonly WalkCorrectionTa
  */
 async function correctableWalk(
   w: Writer,
-  walkId: string,
-  organizationId: string,
+  walk: WalkTable,
 ): Promise<{ walk: WalkTable; result: StoredResult; rows: WalkCorrectionTable[] }> {
-  const walk = await loadWalk(w.trx as unknown as Db, walkId, organizationId);
   if (walk.status !== 'done' || walk.result === null) {
     const why =
       walk.status === 'failed' ? 'failed to score and has no fruit to correct' : 'is still being scored; correct it once it is done';
-    throw conflict(`The walk ${why}.`, { job_id: walk.id, walk_status: walk.status });
+    throw new Conflict(`The walk ${why}.`, { job_id: walk.id, walk_status: walk.status });
   }
   return { walk, result: JSON.parse(walk.result) as StoredResult, rows: await listCorrections(w.trx as unknown as Db, walk.id) };
 }
 
 function correctionIn(rows: readonly WalkCorrectionTable[], correctionId: string): WalkCorrectionTable {
   const row = rows.find((r) => r.id === correctionId);
-  if (!row) throw notFound('correction');
+  if (!row) throw new NotFound('correction');
   return row;
 }
 
 function frameOf(result: StoredResult, frameId: number): StoredFrame {
   const frame = result.frames.find((f) => f.index === frameId);
-  if (!frame) throw fieldError('body', 'frame_id', `no frame ${frameId} in this walk (frames 0 to ${result.frames.length - 1})`);
+  if (!frame) throw Invalid.field('frame_id', `no frame ${frameId} in this walk (frames 0 to ${result.frames.length - 1})`, 'body');
   return frame;
 }
 
 function checkBox(frame: StoredFrame, box: Box): void {
   const problem = boxProblem(box, frame.width, frame.height);
-  if (problem) throw fieldError('body', 'box', problem);
+  if (problem) throw Invalid.field('box', problem, 'body');
 }
 
 /** Stores the corrected counts the walk has with these corrections (the ones it has after the change); returns the walk as written. */
@@ -123,17 +121,17 @@ export interface CorrectionWritten {
   walk: WalkTable;
 }
 
-export async function addCorrection(w: Writer, walkId: string, organizationId: string, input: CorrectionInput): Promise<CorrectionWritten> {
-  const { walk, result, rows: existing } = await correctableWalk(w, walkId, organizationId);
+export async function addCorrection(w: Writer, scope: WalkTable, input: CorrectionInput): Promise<CorrectionWritten> {
+  const { walk, result, rows: existing } = await correctableWalk(w, scope);
   const rule = FIELDS[input.kind];
   for (const name of rule.required)
-    if (input[name] === undefined) throw fieldError('body', name, `is required for a correction of kind ${input.kind}`);
+    if (input[name] === undefined) throw Invalid.field(name, `is required for a correction of kind ${input.kind}`, 'body');
   for (const name of KIND_FIELDS) {
     if (input[name] !== undefined && !rule.required.includes(name) && !rule.optional.includes(name))
-      throw fieldError('body', name, `does not apply to a correction of kind ${input.kind}`);
+      throw Invalid.field(name, `does not apply to a correction of kind ${input.kind}`, 'body');
   }
   if (input.track_id !== undefined && !result.fruit.some((f) => f.track_id === input.track_id)) {
-    throw fieldError('body', 'track_id', `no fruit with track_id ${input.track_id} in this walk (result.fruit[].track_id)`);
+    throw Invalid.field('track_id', `no fruit with track_id ${input.track_id} in this walk (result.fruit[].track_id)`, 'body');
   }
   if (input.kind === 'add') {
     const frame = frameOf(result, input.frame_id!);
@@ -148,10 +146,10 @@ export async function addCorrection(w: Writer, walkId: string, organizationId: s
         : clash.some((c) => c.kind === 'remove')
           ? `The fruit with track_id ${input.track_id} was removed`
           : `The fruit with track_id ${input.track_id} already has a ripeness correction`;
-    throw conflict(`${what}: change it (PATCH) or undo it (DELETE) instead.`, { correction_ids: clash.map((c) => c.id) });
+    throw new Conflict(`${what}: change it (PATCH) or undo it (DELETE) instead.`, { correction_ids: clash.map((c) => c.id) });
   }
   if (existing.length >= MAX_CORRECTIONS_PER_WALK) {
-    throw conflict(`The walk has ${existing.length} corrections, the most one walk keeps; score the row again or undo some.`, {
+    throw new Conflict(`The walk has ${existing.length} corrections, the most one walk keeps; score the row again or undo some.`, {
       limit: MAX_CORRECTIONS_PER_WALK,
     });
   }
@@ -175,12 +173,11 @@ export async function addCorrection(w: Writer, walkId: string, organizationId: s
 /** Changes what a correction says; which kind it is and which fruit or frame it concerns stay (interface.md). */
 export async function changeCorrection(
   w: Writer,
-  walkId: string,
-  organizationId: string,
+  scope: WalkTable,
   correctionId: string,
   patch: CorrectionPatch,
 ): Promise<CorrectionWritten> {
-  const { walk, result, rows } = await correctableWalk(w, walkId, organizationId);
+  const { walk, result, rows } = await correctableWalk(w, scope);
   const row = correctionIn(rows, correctionId);
   const takes: Record<CorrectionKind, (keyof CorrectionPatch)[]> = {
     ripeness: ['ripeness'],
@@ -190,7 +187,7 @@ export async function changeCorrection(
   };
   for (const name of ['ripeness', 'box', 'counts'] as const) {
     if (patch[name] !== undefined && !takes[row.kind].includes(name))
-      throw fieldError('body', name, `cannot be changed on a correction of kind ${row.kind}`);
+      throw Invalid.field(name, `cannot be changed on a correction of kind ${row.kind}`, 'body');
   }
   if (patch.box) checkBox(frameOf(result, row.frame_id!), patch.box);
   const changes: Partial<WalkCorrectionTable> = {};
@@ -211,8 +208,8 @@ export async function changeCorrection(
 }
 
 /** Undoes a correction: the fruit or counts are as before it. */
-export async function undoCorrection(w: Writer, walkId: string, organizationId: string, correctionId: string): Promise<WalkTable> {
-  const { walk, result, rows } = await correctableWalk(w, walkId, organizationId);
+export async function undoCorrection(w: Writer, scope: WalkTable, correctionId: string): Promise<WalkTable> {
+  const { walk, result, rows } = await correctableWalk(w, scope);
   const row = correctionIn(rows, correctionId);
   await w.remove('walk_corrections', row.id);
   return recount(
@@ -221,4 +218,10 @@ export async function undoCorrection(w: Writer, walkId: string, organizationId: 
     result,
     rows.filter((r) => r !== row),
   );
+}
+
+/** A walk's corrections with the fruit and counts they make, and the zone its instants are answered in. */
+export async function walkCorrections(db: Db, walk: WalkTable) {
+  const rows = await listCorrections(db, walk.id);
+  return { rows, corrected: correctedResult(walk, rows), zone: await walkZone(db, walk) };
 }

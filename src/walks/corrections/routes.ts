@@ -1,14 +1,12 @@
 import { defineRoute, type RouteSpec } from '../../http/route.js';
-import { actorOf } from '../../http/pipeline.js';
 import { ORG } from '../../registry/paths.js';
 import type { Db } from '../../db/database.js';
-import { loadWalk, walkZone } from '../jobs/commands.js';
+import { walkZone } from '../jobs/commands.js';
 import {
   addCorrection,
   changeCorrection,
-  correctedResult,
-  listCorrections,
   undoCorrection,
+  walkCorrections,
   MAX_CORRECTIONS_PER_WALK,
   type CorrectionInput,
   type CorrectionPatch,
@@ -41,7 +39,7 @@ const refusedWhileScoring =
   'A walk still queued or being scored, or one that failed, is a 409 (code conflict, with job_id and walk_status): it has no fruit to correct yet.';
 
 export const correctionRoutes: RouteSpec[] = [
-  defineRoute<WalkParams>({
+  defineRoute<WalkParams, unknown, unknown, 'walk'>({
     method: 'get',
     path: `${WALK}/corrections`,
     operationId: 'list_walk_corrections',
@@ -50,17 +48,16 @@ export const correctionRoutes: RouteSpec[] = [
       "walk_id is the walk's job_id. Any key of the organization; another organization's walk is a 404. A walk not yet done answers its status with no fruit and null counts.",
     tags: [TAG],
     auth: 'key',
+    scope: 'walk',
     params: walkPathParams,
     responses: { 200: { description: "The walk's corrections and what they make of it.", schema: walkCorrectionsSchema } },
     errors: [404],
-    handler: async (ctx, { params }) => {
-      const db = ctx.services.db;
-      const walk = await loadWalk(db, params.walk_id, params.organization_id);
-      const rows = await listCorrections(db, walk.id);
-      return presentWalkCorrections(walk, rows, correctedResult(walk, rows), await walkZone(db, walk));
+    handler: async ({ db, scope }) => {
+      const { rows, corrected, zone } = await walkCorrections(db, scope);
+      return presentWalkCorrections(scope, rows, corrected, zone);
     },
   }),
-  defineRoute<WalkParams, unknown, CorrectionInput>({
+  defineRoute<WalkParams, unknown, CorrectionInput, 'walk', true>({
     method: 'post',
     path: `${WALK}/corrections`,
     operationId: 'create_walk_correction',
@@ -71,18 +68,15 @@ export const correctionRoutes: RouteSpec[] = [
       `At most ${MAX_CORRECTIONS_PER_WALK} corrections per walk (409 beyond). A walk that has corrections is not scored again (POST /api/observations/{id}/rescore answers 409 with their ids): the fruit would be numbered anew. The change log has every correction.`,
     tags: [TAG],
     auth: 'key',
+    scope: 'walk',
+    write: true,
     params: walkPathParams,
     body: createCorrectionBody,
     responses: { 201: { description: "The correction, with the walk's model and corrected counts.", schema: correctionAnswerSchema } },
     errors: [404, 409],
-    handler: async (ctx, { params, body }) => {
-      return presentWritten(
-        ctx.services.db,
-        await ctx.services.store.write(actorOf(ctx.state.principal), (w) => addCorrection(w, params.walk_id, params.organization_id, body)),
-      );
-    },
+    handler: async ({ w, scope, body }) => presentWritten(w.trx, await addCorrection(w, scope, body)),
   }),
-  defineRoute<CorrectionParams, unknown, CorrectionPatch>({
+  defineRoute<CorrectionParams, unknown, CorrectionPatch, 'walk', true>({
     method: 'patch',
     path: `${WALK}/corrections/{correction_id}`,
     operationId: 'update_walk_correction',
@@ -90,22 +84,17 @@ export const correctionRoutes: RouteSpec[] = [
     description: `Kind and fruit do not change: kind, track_id or frame_id in the body is a 422 (undo the correction and make another). A field the kind does not take (box on a ripeness correction, say) is a 422. ${refusedWhileScoring} A correction of another walk is a 404.`,
     tags: [TAG],
     auth: 'key',
+    scope: 'walk',
+    write: true,
     params: correctionPathParams,
     body: patchCorrectionBody,
     responses: {
       200: { description: "The changed correction, with the walk's model and corrected counts.", schema: correctionAnswerSchema },
     },
     errors: [404, 409],
-    handler: async (ctx, { params, body }) => {
-      return presentWritten(
-        ctx.services.db,
-        await ctx.services.store.write(actorOf(ctx.state.principal), (w) =>
-          changeCorrection(w, params.walk_id, params.organization_id, params.correction_id, body),
-        ),
-      );
-    },
+    handler: async ({ w, scope, params, body }) => presentWritten(w.trx, await changeCorrection(w, scope, params.correction_id, body)),
   }),
-  defineRoute<CorrectionParams>({
+  defineRoute<CorrectionParams, unknown, unknown, 'walk', true>({
     method: 'delete',
     path: `${WALK}/corrections/{correction_id}`,
     operationId: 'delete_walk_correction',
@@ -113,14 +102,15 @@ export const correctionRoutes: RouteSpec[] = [
     description: `The fruit or counts are as they were without it. ${refusedWhileScoring} A correction of another walk is a 404.`,
     tags: [TAG],
     auth: 'key',
+    scope: 'walk',
+    write: true,
     params: correctionPathParams,
     responses: { 200: { description: "Undone, with the walk's model and corrected counts.", schema: undoneSchema } },
     errors: [404, 409],
-    handler: async (ctx, { params }) => {
-      const walk = await ctx.services.store.write(actorOf(ctx.state.principal), (w) =>
-        undoCorrection(w, params.walk_id, params.organization_id, params.correction_id),
-      );
-      return { deleted: true as const, correction_id: params.correction_id, ...walkCounts(walk) };
-    },
+    handler: async ({ w, scope, params }) => ({
+      deleted: true as const,
+      correction_id: params.correction_id,
+      ...walkCounts(await undoCorrection(w, scope, params.correction_id)),
+    }),
   }),
 ];

@@ -1,4 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { NotFound } from '../../errors.js';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -35,4 +37,12 @@ export function loadExamples(dir = EXAMPLES_DIR): Example[] {
 
 export function examplePath(example: Example, dir = EXAMPLES_DIR): string {
   return path.join(dir, path.basename(example.file));
+}
+
+/** An example photo by key, with its file and size; NotFound for a key not in the catalogue. */
+export async function exampleFile(key: string): Promise<{ example: Example; file: string; size: number }> {
+  const example = loadExamples().find((e) => e.key === key);
+  if (!example) throw new NotFound('example');
+  const file = examplePath(example);
+  return { example, file, size: (await stat(file)).size };
 }

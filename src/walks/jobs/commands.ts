@@ -1,11 +1,18 @@
 import type { Db } from '../../db/database.js';
 import type { Store, Writer } from '../../db/store.js';
 import { SYSTEM_ACTOR } from '../../db/store.js';
-import { conflict, fieldError, notFound } from '../../http/problem.js';
 import { DEFAULT_OPTIONS, KIND_OF_MODE, type ScoringMode, type ScoringOptions } from './options.js';
 import type { StoredResult } from './result.js';
 import { mediaRemoved } from './retention.js';
 import type { WalkClipTable, WalkSource, WalkTable } from './tables.js';
+import { Conflict, Invalid, NotFound } from '../../errors.js';
+import { stat } from 'node:fs/promises';
+import type { Services } from '../../services.js';
+import type { CycleScope } from '../../registry/scope.js';
+import type { ScopeResolvers } from '../../http/scope.js';
+import { parseWeek, WEEK_FORMS } from '../../time/weeks.js';
+import { forgetWalks } from './runner.js';
+import { framePath } from './storage.js';
 
 /**
  * Domain functions of the walk queue: plain values in, rows out, no Koa.
@@ -127,7 +134,7 @@ export async function loadWalk(db: Db, id: string, organizationId: string): Prom
     .where('id', '=', id)
     .where('organization_id', '=', organizationId)
     .executeTakeFirst();
-  if (!walk) throw notFound('walk');
+  if (!walk) throw new NotFound('walk');
   return walk;
 }
 
@@ -160,7 +167,7 @@ export async function claimNextWalk(store: Store): Promise<WalkTable | null> {
   return store.write(SYSTEM_ACTOR, async (w) => {
     const candidate = await w.trx.selectFrom('walks').selectAll().where('status', '=', 'queued').orderBy('id').limit(1).executeTakeFirst();
     if (!candidate) return null;
-    const version = store.clock.now();
+    const version = store.hlc.now();
     const changed = await w.trx
       .updateTable('walks')
       .set({
@@ -276,10 +283,12 @@ export async function failWalk(w: Writer, walkId: string, reason: string, clip?:
  * Moves a crop-cycle walk to another week (saved to the wrong one): only the week changes, the
  * counts stand, and the change log has the move. A quick score is in no crop cycle: 422.
  */
-export async function moveWalkToWeek(w: Writer, walkId: string, organizationId: string, week: string): Promise<WalkTable> {
-  const walk = await loadWalk(w.trx as unknown as Db, walkId, organizationId);
+/** Moves a crop-cycle walk to another week (a label or any date of it). */
+export async function moveWalkToWeek(w: Writer, walk: WalkTable, weekText: string): Promise<WalkTable> {
+  const week = parseWeek(weekText)?.label;
+  if (!week) throw Invalid.field('week', `must be ${WEEK_FORMS}`, 'body');
   if (!walk.cycle_id)
-    throw fieldError('body', 'week', 'this walk is in no crop cycle (a quick score); only a walk uploaded to a crop cycle has a week');
+    throw Invalid.field('week', 'this walk is in no crop cycle (a quick score); only a walk uploaded to a crop cycle has a week', 'body');
   if (walk.week === week) return walk;
   return (await w.update<WalkTable>('walks', walk.id, { week })).after;
 }
@@ -309,10 +318,11 @@ export function rescoreOptions(previous: ScoringOptions, fields: RescoreFields):
  * options or another detector: a clip cut short by max_frames, a model installed since. Its
  * result and counts are cleared until then; a walk still queued or scoring is a 409.
  */
-export async function rescoreWalk(w: Writer, walkId: string, organizationId: string, fields: RescoreFields): Promise<WalkTable> {
-  const walk = await loadWalk(w.trx as unknown as Db, walkId, organizationId);
+export async function rescoreWalk(w: Writer, walkId: string, fields: RescoreFields): Promise<WalkTable> {
+  const walk = await w.trx.selectFrom('walks').selectAll().where('id', '=', walkId).executeTakeFirst();
+  if (!walk) throw new NotFound('walk');
   if (walk.status === 'queued' || walk.status === 'running') {
-    throw conflict('The walk is still being scored; score it again once it is done or failed.', {
+    throw new Conflict('The walk is still being scored; score it again once it is done or failed.', {
       job_id: walk.id,
       walk_status: walk.status,
     });
@@ -321,7 +331,7 @@ export async function rescoreWalk(w: Writer, walkId: string, organizationId: str
   // Corrections name fruit by track id, and a new scoring gives new ones: staff work is never dropped silently.
   const corrections = await w.trx.selectFrom('walk_corrections').select('id').where('walk_id', '=', walk.id).orderBy('id').execute();
   if (corrections.length > 0) {
-    throw conflict(
+    throw new Conflict(
       `The walk has ${corrections.length} staff correction(s), which name its fruit by track id; scoring it again would number the fruit anew. Undo them first (DELETE {walk}/corrections/{correction_id}).`,
       { job_id: walk.id, correction_ids: corrections.map((c) => c.id) },
     );
@@ -331,7 +341,7 @@ export async function rescoreWalk(w: Writer, walkId: string, organizationId: str
   if (want) {
     const clips = await clipsOf(w.trx as unknown as Db, walk.id);
     if (clips.some((c) => c.kind !== want))
-      throw fieldError('body', 'mode', `is "${mode}", but this walk holds ${mode === 'photo' ? 'a video clip' : 'a photo'}`);
+      throw Invalid.field('mode', `is "${mode}", but this walk holds ${mode === 'photo' ? 'a video clip' : 'a photo'}`, 'body');
   }
   const previous = { ...DEFAULT_OPTIONS, ...(JSON.parse(walk.options) as Partial<ScoringOptions>) };
   const { after } = await w.update<WalkTable>('walks', walk.id, {
@@ -353,6 +363,12 @@ export async function rescoreWalk(w: Writer, walkId: string, organizationId: str
  * Deletes a walk and its clip rows, each leaving a tombstone in the change log, in the caller's
  * transaction; its files go once that has committed (`forgetWalks`).
  */
+/** Deletes a walk; once the delete has committed its clips and frames go, and a walk being scored is stopped. */
+export async function removeWalk(w: Writer, services: Services, walkId: string): Promise<void> {
+  await deleteWalk(w, walkId);
+  w.afterCommit(() => forgetWalks(services, [walkId]));
+}
+
 export async function deleteWalk(w: Writer, walkId: string): Promise<void> {
   await w.removeWhereIn('walk_corrections', 'walk_id', [walkId]);
   await w.removeWhereIn('walk_clips', 'walk_id', [walkId]);
@@ -413,11 +429,13 @@ function clamp01(x: number): number {
 /** A crop cycle's walks, newest first, optionally of one week; with how many there are in all. */
 export async function listCycleWalks(
   db: Db,
-  cycleId: string,
+  scope: CycleScope,
   options: { week?: string; limit: number; offset: number },
 ): Promise<{ rows: (WalkTable & { clip_count: number })[]; total: number }> {
-  let q = db.selectFrom('walks').where('cycle_id', '=', cycleId);
-  if (options.week) q = q.where('week', '=', options.week);
+  const week = options.week === undefined ? undefined : parseWeek(options.week);
+  if (week === null) throw Invalid.field('week', `must be ${WEEK_FORMS}`, 'query');
+  let q = db.selectFrom('walks').where('cycle_id', '=', scope.cycle.id);
+  if (week) q = q.where('week', '=', week.label);
   const total = await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
   const rows = await q
     .selectAll('walks')
@@ -433,4 +451,31 @@ export async function listCycleWalks(
     .offset(options.offset)
     .execute();
   return { rows: rows.map((r) => ({ ...r, clip_count: Number(r.clip_count ?? 0) })), total: Number(total.n) };
+}
+
+declare module '../../http/scope.js' {
+  interface Scopes {
+    walk: WalkTable;
+  }
+}
+
+/**
+ * A walk's path names no organization (`/api/observations/{id}`) or names one (`{org}/walks/{walk_id}`,
+ * already checked against the key's): either way the walk must be the key's organization's, else 404.
+ */
+export const walkScopes: ScopeResolvers = {
+  walk: (db, params, principal) => {
+    const organizationId = params.organization_id ?? (principal?.kind === 'key' ? principal.organizationId : undefined);
+    if (!organizationId) throw new NotFound('walk');
+    return loadWalk(db, params.walk_id ?? params.id!, organizationId);
+  },
+};
+
+/** One stored frame of a walk (image or overlay), or why not: 410 once frames are removed, 404 for none. */
+export async function frameFile(dataDir: string, walk: WalkTable, frame: number, name: string): Promise<{ file: string; size: number }> {
+  if (walk.frames_removed_at !== null) throw mediaRemoved('frames', walk.id, walk.frames_removed_at);
+  const file = framePath(dataDir, walk.id, frame, name);
+  const info = file ? await stat(file).catch(() => null) : null;
+  if (!file || !info?.isFile()) throw new NotFound('frame');
+  return { file, size: info.size };
 }

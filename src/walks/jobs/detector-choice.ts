@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { fieldError } from '../../http/problem.js';
 import type { DetectorChoice } from './messages.js';
 import type { ScoringMode } from './options.js';
+import { Invalid } from '../../errors.js';
 
 /** The project's models/ folder: the default of MODELS_DIR, where DETECTOR names a manifest. */
 export const MODELS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../models');
@@ -40,18 +40,18 @@ export function configuredDetector(setting: string, modelsDir = MODELS_DIR): Con
 
 /** What a request's `mode` runs with; 422 when it asks for a model that cannot run. */
 export function chooseDetector(configured: ConfiguredDetector, mode: ScoringMode): DetectorChoice {
-  if (mode === 'builtin') return { kind: 'builtin', reason: null };
+  if (mode === 'builtin') return { manifest: null, strict: false, reason: null };
   const model = configured.model;
   if (mode === 'model') {
     if (!model)
-      throw fieldError(
-        'body',
+      throw Invalid.field(
         'mode',
         'is "model", but no model detector is configured on this box (DETECTOR=builtin); use auto or builtin',
+        'body',
       );
-    if (!model.available) throw fieldError('body', 'mode', `is "model", but the configured model cannot run: ${model.reason}`);
-    return { kind: 'model', manifest: model.manifest, strict: true };
+    if (!model.available) throw Invalid.field('mode', `is "model", but the configured model cannot run: ${model.reason}`, 'body');
+    return { manifest: model.manifest, strict: true, reason: null };
   }
-  if (model?.available) return { kind: 'model', manifest: model.manifest, strict: false };
-  return { kind: 'builtin', reason: model ? model.reason : null };
+  if (model?.available) return { manifest: model.manifest, strict: false, reason: null };
+  return { manifest: null, strict: false, reason: model ? model.reason : null };
 }

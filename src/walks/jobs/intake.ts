@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { open, rename, copyFile, rm } from 'node:fs/promises';
-import { HttpProblem, unsupportedMediaType, fieldError } from '../../http/problem.js';
 import { MediaError } from '../../vision/media/errors.js';
 import { probeMedia, type MediaInfo } from '../../vision/media/probe.js';
 import { sniffMediaType, SNIFF_BYTES, type SniffedMedia } from '../../vision/media/sniff.js';
 import type { NewClip } from './commands.js';
 import { clipsDir, ensureDir, inside } from './storage.js';
 import { KIND_OF_MODE, type ScoringMode } from './options.js';
+import { Invalid, Unavailable, UnsupportedMedia } from '../../errors.js';
 
 /**
  * Checks uploads by content before a job is made: the first bytes must be a
@@ -48,12 +48,10 @@ async function firstBytes(file: string, n: number): Promise<Uint8Array> {
 /** `label` names the file in messages ("file", "files[3]"). */
 export async function inspectUpload(file: IncomingFile, label: string, sha256?: string): Promise<InspectedFile> {
   if (file.size === 0)
-    throw unsupportedMediaType(`${label} is empty: upload a photo (JPEG, PNG, WebP, HEIC) or a video (MP4, MOV, MKV, WebM, AVI).`);
+    throw new UnsupportedMedia(`${label} is empty: upload a photo (JPEG, PNG, WebP, HEIC) or a video (MP4, MOV, MKV, WebM, AVI).`);
   const sniffed = sniffMediaType(await firstBytes(file.path, SNIFF_BYTES));
   if (!sniffed) {
-    throw new HttpProblem(
-      415,
-      'unsupported_media_type',
+    throw new UnsupportedMedia(
       `${label} is not a photo (JPEG, PNG, WebP, HEIC) or video (MP4, MOV, MKV, WebM, AVI) by its content, whatever its name.`,
       { field: label },
     );
@@ -64,25 +62,15 @@ export async function inspectUpload(file: IncomingFile, label: string, sha256?: 
   } catch (err) {
     if (err instanceof MediaError && err.code === 'unsupported_media') {
       // The reason no longer holds the spooled file's path (tailReason): the box's folders stay private.
-      throw new HttpProblem(
-        415,
-        'unsupported_media_type',
-        `${label} starts like ${sniffed.format} but cannot be read as one: ${err.message}.`,
-        { field: label },
-      );
+      throw new UnsupportedMedia(`${label} starts like ${sniffed.format} but cannot be read as one: ${err.message}.`, { field: label });
     }
     if (err instanceof MediaError && err.code === 'media_unavailable') {
-      throw new HttpProblem(503, 'scoring_unavailable', `Uploads cannot be checked: ${err.message}.`);
+      throw new Unavailable('scoring_unavailable', `Uploads cannot be checked: ${err.message}.`);
     }
     throw err;
   }
   if (info.kind !== sniffed.kind) {
-    throw new HttpProblem(
-      415,
-      'unsupported_media_type',
-      `${label} starts like a ${sniffed.kind} (${sniffed.format}) but holds a ${info.kind}.`,
-      { field: label },
-    );
+    throw new UnsupportedMedia(`${label} starts like a ${sniffed.kind} (${sniffed.format}) but holds a ${info.kind}.`, { field: label });
   }
   return { ...file, sha256: sha256 ?? (await sha256File(file.path)), sniffed, info };
 }
@@ -93,10 +81,10 @@ export function checkKinds(files: InspectedFile[], mode: string, labels: string[
   if (!want) return;
   files.forEach((f, i) => {
     if (f.info.kind !== want)
-      throw fieldError(
-        'body',
+      throw Invalid.field(
         labels[i]!,
         `is a ${f.info.kind === 'image' ? 'photo' : 'video'}, but mode "${mode}" takes ${mode === 'photo' ? 'photos' : 'video clips'} only`,
+        'body',
       );
   });
 }

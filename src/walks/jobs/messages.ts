@@ -14,7 +14,16 @@ export interface WorkerJob {
   framesDir: string;
 }
 
-export type DetectorChoice = { kind: 'builtin'; reason: string | null } | { kind: 'model'; manifest: string; strict: boolean };
+/**
+ * What a walk is scored with: the model of a manifest, or (manifest null) the built-in detector.
+ * `strict`: mode model, where a model that does not load fails the walk instead of falling back.
+ * `reason`: why a configured model is not used (auto fell back before the walk started).
+ */
+export interface DetectorChoice {
+  manifest: string | null;
+  strict: boolean;
+  reason: string | null;
+}
 
 export interface ClipProgressMessage {
   position: number;

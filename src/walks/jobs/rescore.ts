@@ -5,6 +5,7 @@ import { rescoreWalk, type RescoreFields } from './commands.js';
 import { retentionOf } from './retention.js';
 import { runnerOf } from './runner.js';
 import { framesDir } from './storage.js';
+import { chooseDetector, configuredDetector } from './detector-choice.js';
 import type { WalkTable } from './tables.js';
 
 /**
@@ -12,20 +13,16 @@ import type { WalkTable } from './tables.js';
  * are not served beside a cleared result. Under the media lock, so a retention sweep cannot
  * remove the folders of a walk between this and its new scoring.
  */
-export async function queueRescore(
-  services: Services,
-  actor: Actor,
-  walkId: string,
-  organizationId: string,
-  fields: RescoreFields,
-): Promise<WalkTable> {
+export async function queueRescore(services: Services, actor: Actor, walk: WalkTable, fields: RescoreFields): Promise<WalkTable> {
+  // A detector asked for must be one this box can run now (422 otherwise), before anything changes.
+  if (fields.mode) chooseDetector(configuredDetector(services.config.detector, services.config.modelsDir), fields.mode);
   const requeue = async () => {
-    const walk = await services.store.write(actor, (w) => rescoreWalk(w, walkId, organizationId, fields));
-    await rm(framesDir(services.config.dataDir, walk.id), { recursive: true, force: true });
-    return walk;
+    const queued = await services.store.write(actor, (w) => rescoreWalk(w, walk.id, fields));
+    await rm(framesDir(services.config.dataDir, queued.id), { recursive: true, force: true });
+    return queued;
   };
   const retention = retentionOf(services);
-  const walk = await (retention ? retention.exclusive(requeue) : requeue());
+  const queued = await (retention ? retention.exclusive(requeue) : requeue());
   runnerOf(services)?.wake();
-  return walk;
+  return queued;
 }

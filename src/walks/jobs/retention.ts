@@ -2,7 +2,7 @@ import { readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { SYSTEM_ACTOR } from '../../db/store.js';
 import { storageOf } from '../../health/routes.js';
-import { HttpProblem } from '../../http/problem.js';
+import { Conflict, Gone } from '../../errors.js';
 import type { Services } from '../../services.js';
 import { clipsDir, framesDir } from './storage.js';
 import type { WalkTable } from './tables.js';
@@ -53,19 +53,13 @@ async function folderBytes(dir: string): Promise<number> {
  * The answer for a walk whose part is gone: 409 clips_removed to a rescore (the walk is there,
  * its state forbids it), 410 frames_removed to a frame (the file existed and was removed on purpose).
  */
-export function mediaRemoved(part: MediaPart, walkId: string, removedAt: string): HttpProblem {
+export function mediaRemoved(part: MediaPart, walkId: string, removedAt: string): Conflict | Gone {
   const setting = part === 'clips' ? 'WALK_CLIP_KEEP_DAYS' : 'WALK_FRAME_KEEP_DAYS';
   const what = part === 'clips' ? "The walk's clips were" : "The walk's frames and overlays were";
   const after = part === 'clips' ? ', so it cannot be scored again' : '';
-  return new HttpProblem(
-    part === 'clips' ? 409 : 410,
-    `${part}_removed`,
-    `${what} removed at ${removedAt}, past the days they are kept (${setting}) or to keep DISK_RESERVE free${after}; its counts and result are kept.`,
-    {
-      job_id: walkId,
-      [`${part}_removed_at`]: removedAt,
-    },
-  );
+  const detail = `${what} removed at ${removedAt}, past the days they are kept (${setting}) or to keep DISK_RESERVE free${after}; its counts and result are kept.`;
+  const extra = { job_id: walkId, [`${part}_removed_at`]: removedAt };
+  return part === 'clips' ? new Conflict(detail, extra, 'clips_removed') : new Gone(detail, 'frames_removed', extra);
 }
 
 function dirOf(services: Services, part: MediaPart, walkId: string): string {
@@ -156,7 +150,7 @@ export class MediaRetention {
   }
 
   /** Removes what is past its keep time at `now`, and clips for room; after any sweep already asked for. */
-  sweep(now = new Date()): Promise<SweepReport> {
+  sweep(now = new Date(this.services.clock.now())): Promise<SweepReport> {
     this.waiting++;
     const run = this.sweeps.then(() => {
       this.waiting--;
@@ -179,13 +173,22 @@ export class MediaRetention {
     report.clipsForSpace = forSpace.clips;
     report.framesForSpace = forSpace.frames;
     this.lastSweep = {
-      at: new Date().toISOString(),
+      at: this.services.clock.iso(),
       clips: report.clips.length,
       frames: report.frames.length,
       clips_for_space: report.clipsForSpace.length,
       frames_for_space: report.framesForSpace.length,
     };
     return report;
+  }
+
+  /** Resolves once every sweep asked for so far has ended (tests, and a stop). */
+  async idle(): Promise<void> {
+    let seen: Promise<unknown>;
+    do {
+      seen = this.sweeps;
+      await seen;
+    } while (seen !== this.sweeps);
   }
 
   /** A sweep soon, not awaited: a walk has just been scored (its frames took room, its clips became removable). */

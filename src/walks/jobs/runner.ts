@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { fork, type ChildProcess } from 'node:child_process';
 import { SYSTEM_ACTOR } from '../../db/store.js';
 import type { Services } from '../../services.js';
-import { HttpProblem } from '../../http/problem.js';
+import { DomainError } from '../../errors.js';
 import { claimNextWalk, clipsOf, failWalk, findWalk, finishWalk, recordProgress, recoverInterrupted, requeueWalk } from './commands.js';
 import { chooseDetector, configuredDetector } from './detector-choice.js';
 import type { RunnerMessage, WorkerJob, WorkerMessage } from './messages.js';
@@ -183,7 +183,7 @@ export class WalkRunner {
       detector = chooseDetector(configuredDetector(config.detector, config.modelsDir), walk.mode as ScoringMode);
     } catch (err) {
       // The configuration changed since the walk was queued (model removed): fail it with the reason.
-      const reason = err instanceof HttpProblem ? err.message : String(err);
+      const reason = err instanceof DomainError ? err.message : String(err);
       await this.services.store.write(SYSTEM_ACTOR, (w) => failWalk(w, walk.id, reason));
       log.warn('walk failed', { job_id: walk.id, step: 'failed', reason, duration_ms: 0 });
       return;
@@ -234,7 +234,7 @@ export class WalkRunner {
       step: 'started',
       attempt: walk.attempts,
       clips: clips.length,
-      detector: detector.kind === 'model' ? path.basename(detector.manifest) : 'builtin',
+      detector: detector.manifest === null ? 'builtin' : path.basename(detector.manifest),
       queued_ms: Date.parse(walk.started_at ?? '') - Date.parse(walk.created_at) || 0,
     });
 

@@ -2,7 +2,6 @@ import { rm } from 'node:fs/promises';
 import type { Services } from '../../services.js';
 import type { Actor } from '../../db/store.js';
 import { newId } from '../../db/ids.js';
-import { conflict } from '../../http/problem.js';
 import type { UploadedFile } from '../../http/route.js';
 import type { CycleScope } from '../../registry/scope.js';
 import { createWalk, findByIdempotencyKey, type WalkWithClips } from './commands.js';
@@ -12,6 +11,7 @@ import { optionsFrom, type ScoringMode } from './options.js';
 import type { WalkRunner } from './runner.js';
 import { walkDir } from './storage.js';
 import type { WalkSource, WalkTable } from './tables.js';
+import { Conflict } from '../../errors.js';
 
 /** Form fields of a scoring upload, validated by the route's schema. */
 export interface ScoringFields {
@@ -64,7 +64,7 @@ export async function submitWalk(services: Services, who: Submitter, runner: Wal
     const earlier = await findByIdempotencyKey(services.db, organizationId, a.idempotencyKey);
     if (!earlier) return null;
     if (earlier.request_hash !== hash) {
-      throw conflict(
+      throw new Conflict(
         'This Idempotency-Key was already used for a different upload (other files, fields, crop cycle, week or endpoint). Use a new key for a new walk.',
         { job_id: earlier.id },
       );
@@ -128,7 +128,7 @@ export async function submitWalk(services: Services, who: Submitter, runner: Wal
     clips: clips.length,
     bytes: clips.reduce((s, c) => s + c.size, 0),
     mode,
-    detector: detector.kind,
+    detector: detector.manifest === null ? 'builtin' : 'model',
   });
   runner?.wake();
   return created.walk;

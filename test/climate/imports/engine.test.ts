@@ -3,7 +3,8 @@ import { startServer, createTree } from '../../helpers/server.js';
 import { storeImport, type ImportMeta, type IncomingReading } from '../../../src/climate/imports/engine.js';
 import { undoImport, laterChanges } from '../../../src/climate/imports/undo.js';
 import { SYSTEM_ACTOR } from '../../../src/db/store.js';
-import { HttpProblem } from '../../../src/http/problem.js';
+import { problemOf } from '../../../src/http/problem.js';
+import { Conflict } from '../../../src/errors.js';
 
 /** The import engine and undo, against a real SQLite file, without HTTP. */
 t.test('import bookkeeping and undo', async (t) => {
@@ -71,8 +72,8 @@ t.test('import bookkeeping and undo', async (t) => {
 
   t.test('undo refused while a later import changed the same readings', async (t) => {
     const err = await undo(a.id).catch((e) => e);
-    t.ok(err instanceof HttpProblem);
-    t.equal(err.status, 409);
+    t.ok(err instanceof Conflict);
+    t.equal(problemOf(err)!.status, 409);
     t.same(err.extra.later_imports, [b.id]);
     t.equal(readings().length, 4, 'nothing changed');
   });
@@ -95,7 +96,7 @@ t.test('import bookkeeping and undo', async (t) => {
       'no conflict left',
     );
     const twice = await undo(b.id).catch((e) => e);
-    t.equal(twice.status, 409, 'undoing twice is refused');
+    t.equal(problemOf(twice)!.status, 409, 'undoing twice is refused');
   });
 
   t.test('then the first import undoes cleanly', async (t) => {
@@ -116,7 +117,7 @@ t.test('import bookkeeping and undo', async (t) => {
     t.equal(edit.status, 200);
     t.equal(edit.body.source, 'manual');
     const refused = await undo(c.id).catch((e) => e);
-    t.equal(refused.status, 409);
+    t.equal(problemOf(refused)!.status, 409);
     t.equal(refused.extra.manual_edits, 1);
     t.equal(readings()[0].value, 710);
     const done = await undo(c.id, true);

@@ -9,7 +9,11 @@ import { openDatabase, type OpenedDatabase } from '../../../src/db/database.js';
 import { Store } from '../../../src/db/store.js';
 import { newId } from '../../../src/db/ids.js';
 import { createOrganization } from '../../../src/keys/commands.js';
-import { HttpProblem } from '../../../src/http/problem.js';
+import { problemOf, type HttpProblem } from '../../../src/http/problem.js';
+import { DomainError } from '../../../src/errors.js';
+
+/** The answer a domain error becomes over HTTP. */
+const answered = (err: unknown) => problemOf(err) as HttpProblem;
 import {
   claimNextWalk,
   clipsOf,
@@ -38,7 +42,7 @@ async function openStore(t: Test): Promise<{ opened: OpenedDatabase; store: Stor
   const dir = t.testdir();
   const opened = await openDatabase(dir);
   t.teardown(() => opened.close());
-  const store = new Store(opened.db, opened.clock);
+  const store = new Store(opened.db, opened.hlc);
   const { org } = await store.write(ACTOR, (w) => createOrganization(w, 'Growers', 'first'));
   return { opened, store, orgId: org.id };
 }
@@ -152,20 +156,20 @@ t.test('requestHash: the same upload hashes the same, anything different does no
 t.test('detector choice: builtin, a manifest in models/, and what each mode runs', async (t) => {
   const models = t.testdir({ 'tomato.json': '{}' });
   const builtin = configuredDetector('builtin', models);
-  t.same(chooseDetector(builtin, 'auto'), { kind: 'builtin', reason: null });
-  t.same(chooseDetector(builtin, 'photo'), { kind: 'builtin', reason: null });
-  const noModel = t.throws(() => chooseDetector(builtin, 'model')) as HttpProblem;
+  t.same(chooseDetector(builtin, 'auto'), { manifest: null, strict: false, reason: null });
+  t.same(chooseDetector(builtin, 'photo'), { manifest: null, strict: false, reason: null });
+  const noModel = answered(t.throws(() => chooseDetector(builtin, 'model')));
   t.equal(noModel.status, 422);
-  t.match(noModel.extra, { errors: [{ name: 'mode', message: /no model detector is configured/ }] });
+  t.match(noModel.toBody(), { errors: [{ name: 'mode', message: /no model detector is configured/ }] });
 
   const model = configuredDetector('tomato.json', models);
-  t.same(chooseDetector(model, 'model'), { kind: 'model', manifest: path.join(models, 'tomato.json'), strict: true });
-  t.same(chooseDetector(model, 'auto'), { kind: 'model', manifest: path.join(models, 'tomato.json'), strict: false });
-  t.same(chooseDetector(model, 'builtin'), { kind: 'builtin', reason: null }, 'builtin whatever is configured');
+  t.same(chooseDetector(model, 'model'), { manifest: path.join(models, 'tomato.json'), strict: true, reason: null });
+  t.same(chooseDetector(model, 'auto'), { manifest: path.join(models, 'tomato.json'), strict: false, reason: null });
+  t.same(chooseDetector(model, 'builtin'), { manifest: null, strict: false, reason: null }, 'builtin whatever is configured');
 
   const missing = configuredDetector('gone.json', models);
-  t.match(chooseDetector(missing, 'auto'), { kind: 'builtin', reason: /not in models/ }, 'auto falls back and says why');
-  t.equal((t.throws(() => chooseDetector(missing, 'model')) as HttpProblem).status, 422);
+  t.match(chooseDetector(missing, 'auto'), { manifest: null, reason: /not in models/ }, 'auto falls back and says why');
+  t.equal(answered(t.throws(() => chooseDetector(missing, 'model'))).status, 422);
 
   for (const hostile of ['../secret.json', '/etc/passwd', 'sub/model.json', '..']) {
     const c = configuredDetector(hostile, models);
@@ -230,10 +234,10 @@ t.test('upload inspection: by content, with real ffprobe, refusing hostile files
       () => null,
       (e: unknown) => e,
     );
-    t.ok(err instanceof HttpProblem, `${name} is refused`);
-    t.equal((err as HttpProblem).status, 415, `${name}: 415`);
-    t.match((err as HttpProblem).message, message, `${name}: says why`);
-    t.notMatch((err as HttpProblem).message, dir, `${name}: without the box's folders`);
+    t.ok(err instanceof DomainError, `${name} is refused`);
+    t.equal(answered(err).status, 415, `${name}: 415`);
+    t.match(answered(err).message, message, `${name}: says why`);
+    t.notMatch(answered(err).message, dir, `${name}: without the box's folders`);
   }
 
   // A PNG header declaring 20000×20000 pixels: a decompression bomb, refused before any decoding.
@@ -261,11 +265,11 @@ t.test('upload inspection: by content, with real ffprobe, refusing hostile files
       () => null,
       (e: unknown) => e,
     );
-    t.equal((err as HttpProblem)?.status, 415, 'a 400-megapixel PNG is refused');
+    t.equal(answered(err)?.status, 415, 'a 400-megapixel PNG is refused');
   }
 
-  t.equal((t.throws(() => checkKinds([okVideo], 'photo', ['file'])) as HttpProblem).status, 422, 'mode photo refuses a video');
-  t.equal((t.throws(() => checkKinds([okPhoto], 'video', ['file'])) as HttpProblem).status, 422, 'mode video refuses a photo');
+  t.equal(answered(t.throws(() => checkKinds([okVideo], 'photo', ['file']))).status, 422, 'mode photo refuses a video');
+  t.equal(answered(t.throws(() => checkKinds([okPhoto], 'video', ['file']))).status, 422, 'mode video refuses a photo');
   t.doesNotThrow(() => checkKinds([okVideo, okPhoto], 'auto', ['a', 'b']));
 });
 
@@ -491,23 +495,23 @@ t.test('openDetector: a real (tiny) ONNX model loads; a broken one fails mode mo
   writeFileSync(path.join(dir, 'tiny.json'), JSON.stringify({ ...manifest, sha256: createHash('sha256').update(bytes).digest('hex') }));
   writeFileSync(path.join(dir, 'tampered.json'), JSON.stringify({ ...manifest, sha256: '0'.repeat(64) }));
 
-  const ok = await openDetector({ kind: 'model', manifest: path.join(dir, 'tiny.json'), strict: true });
+  const ok = await openDetector({ manifest: path.join(dir, 'tiny.json'), strict: true, reason: null });
   t.match(ok, { fallbackReason: null, detector: { info: { name: 'tiny-test-model', kind: 'onnx' } } });
   const found = await ok.detector.detect({ width: 64, height: 64, data: new Uint8Array(64 * 64 * 3) }, { conf: 0.5 });
   t.match(found, [{ kind: 'fruit', ripeness: 'green' }], 'it detects through onnxruntime');
   await ok.detector.close?.();
 
   await t.rejects(
-    openDetector({ kind: 'model', manifest: path.join(dir, 'tampered.json'), strict: true }),
+    openDetector({ manifest: path.join(dir, 'tampered.json'), strict: true, reason: null }),
     /could not be loaded/,
     'mode model: the walk fails with the reason',
   );
-  const fallback = await openDetector({ kind: 'model', manifest: path.join(dir, 'tampered.json'), strict: false });
+  const fallback = await openDetector({ manifest: path.join(dir, 'tampered.json'), strict: false, reason: null });
   t.match(
     fallback,
     { detector: { info: { name: 'builtin-colour' } }, fallbackReason: /tampered\.json could not be loaded/ },
     'mode auto: the built-in detector, with the reason',
   );
-  const builtin = await openDetector({ kind: 'builtin', reason: null });
+  const builtin = await openDetector({ manifest: null, strict: false, reason: null });
   t.equal(builtin.detector.info.name, 'builtin-colour');
 });

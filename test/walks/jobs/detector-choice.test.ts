@@ -52,7 +52,8 @@ async function score(s: TestServer, key: string, mode: string) {
   const deadline = Date.now() + 120_000;
   for (;;) {
     const w = await s.request('GET', `/api/observations/${r.body.job_id}`, { key });
-    if (w.body.status === 'done' || w.body.status === 'failed' || Date.now() > deadline) return w;
+    if (w.body.status === 'done' || w.body.status === 'failed') return w;
+    if (Date.now() > deadline) throw new Error(`walk ${r.body.job_id} still ${w.body.status} after 120 s`);
     await new Promise((res) => setTimeout(res, 100));
   }
 }

@@ -314,7 +314,9 @@ t.test('SCORING_CONCURRENCY: one walk at a time by default, two at once when set
     const b = (await upload(s, '/api/observations', tree.adminKey, { sample_seconds: '0.25' })).body.job_id;
     let together = false;
     let bQueuedWhileARan = false;
+    const deadline = Date.now() + 240_000;
     for (;;) {
+      if (Date.now() > deadline) throw new Error(`concurrency ${concurrency}: the two walks were not both scored within 240 s`);
       const [wa, wb] = await Promise.all(
         [a, b].map(async (id) => (await s.request('GET', `/api/observations/${id}`, { key: tree.adminKey })).body),
       );

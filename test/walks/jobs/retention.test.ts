@@ -1,5 +1,6 @@
 // A walk's clips and frames leave the disk after the days they are kept: the walk keeps its
 // counts, a removed frame answers 410 and a walk without clips cannot be scored again.
+import { waitFor } from '../../helpers/wait.js';
 import t from 'tap';
 import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -25,7 +26,7 @@ const dirOf = (s: TestServer, id: string, part: 'clips' | 'frames') => path.join
 const files = (dir: string) => (existsSync(dir) ? readdirSync(dir) : []);
 /** A sweep at `at`, once the sweep each finished walk sets off has had its turn (sweeps run one after another). */
 async function sweepAt(s: TestServer, at: number) {
-  while (runnerOf(s.app.services)!.activeWalks().length) await new Promise((r) => setTimeout(r, 20));
+  await waitFor('the walks being scored to finish', () => runnerOf(s.app.services)!.activeWalks().length === 0, { intervalMs: 20 });
   return retentionOf(s.app.services)!.sweep(new Date(at));
 }
 const row = (s: TestServer, id: string) =>
@@ -62,12 +63,12 @@ t.test('a walk that ends as the service stops sets off no sweep', async (t) => {
   const services = { log: { error: (msg: string) => errors.push(msg) } } as never;
   const running = new MediaRetention(services);
   running.nudge();
-  await new Promise((r) => setTimeout(r, 20));
+  await running.idle();
   t.same(errors, ['walk media sweep failed'], 'before stop a nudge sweeps (here against no database, so it fails and says so)');
   const stopped = new MediaRetention(services);
   await stopped.stop();
   stopped.nudge();
-  await new Promise((r) => setTimeout(r, 20));
+  await stopped.idle();
   t.equal(errors.length, 1, 'after stop a nudge begins nothing');
   t.equal(stopped.lastSweep, null);
 });
@@ -330,8 +331,13 @@ t.test('below DISK_RESERVE free: the oldest scored walks lose their clips, then 
   const d = await scoredPhoto(s, tree.cyclePath, tree.adminKey, '2026-W13');
   const deadline = Date.now() + 10_000;
   // The sweep marks the row, then removes the folder once that has committed: wait for both.
-  while ((row(s, c).clips_removed_at === null || existsSync(dirOf(s, c, 'clips'))) && Date.now() < deadline)
-    await new Promise((r) => setTimeout(r, 50));
+  await waitFor(
+    "c's clips marked removed and their folder gone",
+    () => row(s, c).clips_removed_at !== null && !existsSync(dirOf(s, c, 'clips')),
+    {
+      timeoutMs: deadline - Date.now(),
+    },
+  );
   t.ok(row(s, c).clips_removed_at, "the end of a walk's scoring sweeps");
   t.notOk(existsSync(dirOf(s, c, 'clips')), "and c's clips are gone");
   t.equal(d.status, 'done', d.error ?? 'scored');
