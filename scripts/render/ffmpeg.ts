@@ -1,4 +1,4 @@
-// Runs the real ffmpeg binary, resolved by the media module as design-card.md
+// Runs the real ffmpeg binary, resolved by the media module as docs/architecture.md
 // says (FFMPEG_PATH, else ffmpeg-static's binary, else `ffmpeg` on PATH).
 import { spawn } from 'node:child_process';
 import { requireFfmpeg } from '../../src/vision/media/ffmpeg-path.js';

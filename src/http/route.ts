@@ -193,7 +193,7 @@ export function compileRoute(spec: RouteSpec): CompiledRoute {
   };
 }
 
-/** Turns ajv's errors into one entry per failing field (conventions.md, 422). */
+/** Turns ajv's errors into one entry per failing field (docs/api-conventions.md, "Errors"). */
 export function fieldErrors(where: FieldSource, validate: ValidateFunction): FieldIssue[] {
   const seen = new Map<string, FieldIssue>();
   for (const e of validate.errors ?? []) {

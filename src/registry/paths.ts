@@ -1,4 +1,4 @@
-/** The registry's path shorthands of interface.md, as OpenAPI paths. */
+/** The registry's path shorthands ({org}, {greenhouse}, {cycle}: docs/api-conventions.md, "Paths"), as OpenAPI paths. */
 export const ORGS = '/api/organizations';
 export const ORG = `${ORGS}/{organization_id}`;
 export const FARMS = `${ORG}/farms`;

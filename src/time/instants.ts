@@ -2,7 +2,7 @@ import { DateTime } from 'luxon';
 
 /**
  * Instants arrive as ISO 8601; one without an offset is wall-clock time in the
- * greenhouse's IANA zone (conventions.md). A wall time that does not exist in
+ * greenhouse's IANA zone (docs/api-conventions.md, "Time and weeks"). A wall time that does not exist in
  * that zone (the spring-forward gap) is refused rather than silently shifted;
  * a wall time that occurs twice (the autumn hour) is its first instant.
  */

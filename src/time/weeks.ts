@@ -4,7 +4,7 @@ import { Invalid, type FieldSource } from '../errors.js';
 /**
  * ISO 8601 weeks (Monday to Sunday, ISO week-numbering year). Requests name a
  * week by its label (`2026-W07`) or by any date of it (`2026-02-11`); answers
- * always use the label (conventions.md, "Time and weeks").
+ * always use the label (docs/api-conventions.md, "Time and weeks").
  */
 export interface IsoWeek {
   label: string;

@@ -5,7 +5,7 @@
 export type Ripeness = 'green' | 'turning' | 'red';
 export const RIPENESS: readonly Ripeness[] = ['green', 'turning', 'red'];
 
-/** Counts by ripeness, always this shape in every answer (conventions.md). */
+/** Counts by ripeness, always this shape in every answer (docs/api-conventions.md, "Identifiers and shapes"). */
 export interface RipenessCounts {
   green: number;
   turning: number;

@@ -101,7 +101,7 @@ export interface Tree {
   greenhouseId: string;
   rowId: string;
   cycleId: string;
-  /** Path of the crop cycle: {cycle} of interface.md. */
+  /** Path of the crop cycle: {cycle} of docs/api-conventions.md. */
   cyclePath: string;
   greenhousePath: string;
 }

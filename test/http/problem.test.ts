@@ -53,7 +53,9 @@ t.test('each kind of domain error has one answer: its status, code, detail and f
     const body = problemOf(err)!.toBody();
     t.match(body, { status, code, detail: err.message, ...err.extra }, `${err.constructor.name} → ${status} ${code}`);
   }
-  t.match(problemOf(Invalid.field('kg', 'must be ≥ 0', 'body'))!.toBody(), { errors: [{ in: 'body', name: 'kg', message: 'must be ≥ 0' }] });
+  t.match(problemOf(Invalid.field('kg', 'must be ≥ 0', 'body'))!.toBody(), {
+    errors: [{ in: 'body', name: 'kg', message: 'must be ≥ 0' }],
+  });
   t.match(problemOf(new TooLarge(1024))!.toBody(), { limit_bytes: 1024 });
   t.equal(problemOf(new Error('a bug')), null, 'anything else is not a problem of the request: the caller answers 500');
   t.equal(problemOf(Object.assign(new Error('disk'), { code: 'ENOSPC' }))!.status, 507, 'a full disk wherever it is noticed');

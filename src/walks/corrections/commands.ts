@@ -170,7 +170,7 @@ export async function addCorrection(w: Writer, scope: WalkTable, input: Correcti
   return { correction, walk: await recount(w, walk, result, [...existing, correction]) };
 }
 
-/** Changes what a correction says; which kind it is and which fruit or frame it concerns stay (interface.md). */
+/** Changes what a correction says; which kind it is and which fruit or frame it concerns stay (docs/api-conventions.md, "Walk corrections"). */
 export async function changeCorrection(
   w: Writer,
   scope: WalkTable,

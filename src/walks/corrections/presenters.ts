@@ -26,7 +26,7 @@ export function presentCorrection(row: WalkCorrectionTable, zone: string) {
   };
 }
 
-/** Every answer about corrections carries the walk's model and corrected counts (interface.md). */
+/** Every answer about corrections carries the walk's model and corrected counts (docs/api-conventions.md, "Walk corrections"). */
 export const walkCounts = (walk: WalkTable) => ({ model_counts: modelCounts(walk), corrected_counts: correctedCounts(walk) });
 
 export function presentWalkCorrections(walk: WalkTable, rows: readonly WalkCorrectionTable[], corrected: Corrected | null, zone: string) {

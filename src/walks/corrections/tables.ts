@@ -4,7 +4,7 @@ import type { Ripeness } from '../../vision/types.js';
 export type CorrectionKind = 'ripeness' | 'remove' | 'add' | 'counts';
 export const CORRECTION_KINDS: readonly CorrectionKind[] = ['ripeness', 'remove', 'add', 'counts'];
 
-/** One staff correction of a walk (interface.md, "Correction fields"). */
+/** One staff correction of a walk (docs/api-conventions.md, "Walk corrections"). */
 export interface WalkCorrectionTable extends SyncedColumns {
   walk_id: string;
   /** The walk's crop cycle (null for a quick score), for cascades by cycle. */

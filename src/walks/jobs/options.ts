@@ -49,7 +49,7 @@ export const LIMITS = {
   conf: { min: 0, max: 1 },
   sample_seconds: { min: 0.05, max: 10 },
   max_frames: { min: 1, max: 2000 },
-  /** Clips in one batch (interface.md, Limits). */
+  /** Clips in one batch (docs/api-conventions.md, "Limits"). */
   batchClips: 12,
   idempotencyKey: 200,
 } as const;

@@ -7,7 +7,7 @@ import type { StoredResult } from './result.js';
 import { keptUntil, removedAt, type MediaPart } from './retention.js';
 import type { WalkClipTable, WalkTable } from './tables.js';
 
-/** Row → JSON of a walk (scoring job). Its id is `job_id` in every answer (conventions.md). */
+/** Row → JSON of a walk (scoring job). Its id is `job_id` in every answer (docs/api-conventions.md, "Identifiers"). */
 export function frameUrl(walkId: string, index: number, name: 'image.jpg' | 'overlay.jpg'): string {
   return `/api/observations/${walkId}/frames/${index}/${name}`;
 }

@@ -1,4 +1,4 @@
-// Walk corrections over HTTP (interface.md, "Walk corrections"): a real walk rendered, uploaded to a
+// Walk corrections over HTTP (docs/api-conventions.md, "Walk corrections"): a real walk rendered, uploaded to a
 // crop cycle and scored, then corrected, changed and undone; every refusal leaves the walk as it was.
 import t from 'tap';
 import path from 'node:path';

@@ -1,7 +1,7 @@
 import t from 'tap';
-import { startServer, createTree, createOrg } from '../helpers/server.js';
-import { harvestWeek } from '../../src/records/harvests/commands.js';
-import { loadConfig } from '../../src/config.js';
+import { startServer, createTree, createOrg } from '../../helpers/server.js';
+import { harvestWeek } from '../../../src/records/harvests/commands.js';
+import { loadConfig } from '../../../src/config.js';
 
 // tap's typings want an Error as the pattern; the thrown HttpProblem is matched on its status.
 const unprocessable = { code: 'validation_failed' } as unknown as Error;

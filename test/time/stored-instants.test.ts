@@ -1,7 +1,7 @@
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { readInstant } from '../../../src/time/instants.js';
+import { readInstant } from '../../src/time/instants.js';
 
 /**
  * The reading of wall-clock times must not depend on the process zone: the

@@ -1,6 +1,6 @@
 import t from 'tap';
-import { startServer, createTree } from '../helpers/server.js';
-import { measureNote } from '../../src/records/week-notes/limits.js';
+import { startServer, createTree } from '../../helpers/server.js';
+import { measureNote } from '../../../src/records/week-notes/limits.js';
 
 const nested = (depth: number): Record<string, unknown> => {
   let o: Record<string, unknown> = { leaf: 1 };
@@ -123,8 +123,8 @@ t.test('week notes over HTTP', async (t) => {
 });
 
 t.test('weekWindowUtc follows the greenhouse clock', async (t) => {
-  const { weekWindowUtc } = await import('../../src/time/weeks.js');
-  const { parseWeek } = await import('../../src/time/weeks.js');
+  const { weekWindowUtc } = await import('../../../src/time/weeks.js');
+  const { parseWeek } = await import('../../../src/time/weeks.js');
   t.same(weekWindowUtc(parseWeek('2026-W07')!, 'Europe/Amsterdam'), { from: '2026-02-08T23:00:00.000Z', to: '2026-02-15T23:00:00.000Z' });
   const dst = weekWindowUtc(parseWeek('2026-W13')!, 'Europe/Amsterdam');
   t.same(dst, { from: '2026-03-22T23:00:00.000Z', to: '2026-03-29T22:00:00.000Z' }, 'the week with the spring change is 167 hours');

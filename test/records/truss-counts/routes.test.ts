@@ -1,7 +1,7 @@
 import t from 'tap';
-import { startServer, createTree } from '../helpers/server.js';
-import { countChange, countFigures, countSeries } from '../../src/records/truss-counts/figures.js';
-import { duplicateRows } from '../../src/records/truss-counts/commands.js';
+import { startServer, createTree } from '../../helpers/server.js';
+import { countChange, countFigures, countSeries } from '../../../src/records/truss-counts/figures.js';
+import { duplicateRows } from '../../../src/records/truss-counts/commands.js';
 
 const rowsA = [
   { plant: 'P1', truss: 1, fruits: 6, flowers: 0 },

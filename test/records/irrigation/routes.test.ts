@@ -1,5 +1,5 @@
 import t from 'tap';
-import { startServer, createTree } from '../helpers/server.js';
+import { startServer, createTree } from '../../helpers/server.js';
 
 t.test('irrigation entries', async (t) => {
   const s = await startServer(t);

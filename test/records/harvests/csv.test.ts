@@ -2,8 +2,8 @@ import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { startServer, createTree, type TestServer } from '../helpers/server.js';
-import { parseHarvestCsv, MAX_HARVEST_LINES } from '../../src/records/harvests/csv.js';
+import { startServer, createTree, type TestServer } from '../../helpers/server.js';
+import { parseHarvestCsv, MAX_HARVEST_LINES } from '../../../src/records/harvests/csv.js';
 
 const upload = (s: TestServer, url: string, key: string, content: string | Uint8Array, name = 'harvest.csv') => {
   const form = new FormData();

@@ -1,7 +1,7 @@
 import t from 'tap';
-import { startServer, createTree } from '../helpers/server.js';
-import { fruitMassForWeek } from '../../src/records/fruit-mass/history.js';
-import { SettableClock } from '../../src/clock.js';
+import { startServer, createTree } from '../../helpers/server.js';
+import { fruitMassForWeek } from '../../../src/records/fruit-mass/history.js';
+import { SettableClock } from '../../../src/clock.js';
 
 t.test('fruitMassForWeek: the values known for that week', async (t) => {
   const history = [
