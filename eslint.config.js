@@ -6,7 +6,7 @@ import prettier from 'eslint-config-prettier';
 import globals from 'globals';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'data/', 'dist/', 'bench/out/', 'tmp/', '.tap/', 'web/dist/', 'training/'] },
+  { ignores: ['node_modules/', 'data/', 'dist/', 'bench/out/', 'tmp/', '.tap/', 'web/dist/', 'training/', 'test-output/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   prettier,
@@ -16,5 +16,10 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'off',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
     },
+  },
+  {
+    // The staff app runs in the browser.
+    files: ['web/src/**/*.{ts,tsx}'],
+    languageOptions: { globals: globals.browser },
   },
 );

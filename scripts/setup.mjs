@@ -88,4 +88,29 @@ if (purpose === 'test' && !profiles.every((f) => existsSync(f))) {
   }
 }
 
+// 5. The staff app (web/): built into web/dist when missing or older than its sources, so that
+// `npm start` serves it with no network (the build is git-ignored).
+try {
+  const { ensureWebBuild } = await import('./build-web.mjs');
+  ensureWebBuild({ say });
+} catch (err) {
+  say(`the staff app did not build (${err.message}): the API runs, and / answers that the app is not built.`);
+  if (purpose === 'test') process.exit(1);
+}
+
+// 6. For the tests only: Debian's Chromium, which the staff app's browser tests drive (test/web/);
+// without it those tests skip and say so.
+if (purpose === 'test' && !existsSync(process.env.CHROMIUM_PATH ?? '/usr/bin/chromium')) {
+  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  if (isRoot && spawnSync('apt-get', ['--version'], { stdio: 'ignore' }).status === 0) {
+    say('Chromium for the browser tests is missing: installing the Debian package chromium');
+    run('apt-get', ['update', '-qq']);
+    run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'chromium', 'fonts-dejavu-core'], {
+      DEBIAN_FRONTEND: 'noninteractive',
+    });
+  } else {
+    say('Chromium is missing (apt-get install chromium): the browser tests will skip.');
+  }
+}
+
 say(`ready for ${purpose}`);

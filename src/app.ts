@@ -20,6 +20,7 @@ import { systemClock, type Clock } from './clock.js';
 import { FEATURES } from './features.js';
 import { docsRoutes } from './docs/routes.js';
 import { databaseCheck, storageCheck } from './health/routes.js';
+import { webApp } from './http/web-app.js';
 
 export interface AppOptions {
   config?: Partial<Config>;
@@ -132,7 +133,10 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   const routes = mountRoutes(routers, specs, scopes);
   const document = (built.document = buildOpenApi(routes, { version: '1.0', description: API_DESCRIPTION }));
 
-  koa.use(serve(log, dispatch(routers, routes, scopes)));
+  // The staff app answers its own paths (never under /api); everything else is the API's.
+  const web = webApp(config.webDir);
+  const api = dispatch(routers, routes, scopes);
+  koa.use(serve(log, async (ctx, next) => ((await web(ctx)) ? undefined : api(ctx, next))));
 
   if (options.startBackground ?? true) {
     for (const f of features) await f.start?.(services);

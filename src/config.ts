@@ -46,6 +46,8 @@ export interface Config {
   authFailuresPerMinute: number;
   /** Trust X-Forwarded-* (behind a TLS-terminating proxy). */
   trustProxy: boolean;
+  /** The staff app's build output, served at `/` (scripts/build-web.mjs writes it). */
+  webDir: string;
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
@@ -73,6 +75,7 @@ const ENV_KEYS: Record<keyof Config, string> = {
   diskReserve: 'DISK_RESERVE',
   authFailuresPerMinute: 'AUTH_FAILURES_PER_MINUTE',
   trustProxy: 'TRUST_PROXY',
+  webDir: 'WEB_DIR',
 };
 
 export const DEFAULTS: Config = {
@@ -105,6 +108,7 @@ export const DEFAULTS: Config = {
   diskReserve: 2 * 1024 ** 3,
   authFailuresPerMinute: 20,
   trustProxy: false,
+  webDir: path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'web', 'dist'),
 };
 
 /** More detection threads than this only add memory: a frame's analysis is the unit of work. */
@@ -146,5 +150,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   Object.assign(config, overrides);
   config.dataDir = dataDir;
   config.modelsDir = path.resolve(config.modelsDir);
+  config.webDir = path.resolve(config.webDir);
   return config;
 }
