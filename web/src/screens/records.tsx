@@ -1,6 +1,6 @@
 // Records of a crop cycle: harvests (and a harvest CSV), irrigation, fruit mass, truss counts on the
 // tagged plants (a grid quick to fill on a phone), and the week note.
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, get, upload, type Paged } from '../api';
 import { navigate, useLocation } from '../router';
 import { apiPath } from '../tree';
@@ -626,14 +626,9 @@ function Trusses({ url, zone }: { url: string; zone: string }) {
   return (
     <>
       <h2>Truss count</h2>
-      {list.data ? (
-        <TrussGrid
-          url={url}
-          zone={zone}
-          last={offset === 0 ? list.data.items[0] : undefined}
-          onSaved={() => (setOffset(0), list.reload())}
-          key={list.data.items[0]?.counted_on ?? 'first'}
-        />
+      {/* Mounted once the first page is read, and kept: its plants and trusses start as the last count's. */}
+      {list.data || list.error ? (
+        <TrussGrid url={url} zone={zone} last={list.data?.items[0]} onSaved={() => (setOffset(0), list.reload())} />
       ) : (
         <Loading />
       )}
@@ -684,8 +679,13 @@ function WeekNote({ url, zone }: { url: string; zone: string }) {
       /^\d{4}-W\d{2}$/.test(week) ? get<{ note: { text?: string } | null }>(`${url}/weeks/${week}`, {}, s) : Promise.resolve(undefined),
     [url, week],
   );
+  // The saved note fills the box when it arrives, unless something was typed meanwhile: that stays.
+  const typed = useRef(false);
   useEffect(() => {
-    if (read.data) form.setAll({ text: typeof read.data.note?.text === 'string' ? read.data.note.text : '' });
+    typed.current = false;
+  }, [week]);
+  useEffect(() => {
+    if (read.data && !typed.current) form.setAll({ text: typeof read.data.note?.text === 'string' ? read.data.note.text : '' });
   }, [read.data]);
   return (
     <>
@@ -694,7 +694,7 @@ function WeekNote({ url, zone }: { url: string; zone: string }) {
         <Input def={{ name: 'week', label: 'Week', kind: 'week' }} id="note-week" value={week} onValue={setWeek} />
       </Field>
       <Form
-        form={form}
+        form={{ ...form, set: (n: string, v: string) => ((typed.current = true), form.set(n, v)) }}
         fields={[{ name: 'text', label: `What happened in ${weekName(week)}`, kind: 'textarea' }]}
         submitLabel="Save the note"
         onSubmit={() => {

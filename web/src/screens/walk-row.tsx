@@ -26,10 +26,11 @@ function UploadForm({ url, zone }: { url: string; zone: string }) {
   const send = async () => {
     setProblem(undefined);
     const errs: Record<string, string> = {};
+    const op = files.length > 1 ? 'create_cycle_video_batch' : 'create_cycle_video';
+    // The files are checked here (the schema only says they are required), the week as the API checks it.
+    for (const p of validate(await bodySchema(op), { week })) if (p.name === 'week') errs.week = p.message;
     if (!files.length) errs.file = 'Choose a clip or a photo first.';
     if (files.length > MAX_CLIPS) errs.file = `At most ${MAX_CLIPS} clips make one walk.`;
-    const op = files.length > 1 ? 'create_cycle_video_batch' : 'create_cycle_video';
-    for (const p of validate(await bodySchema(op), { week })) errs[p.name] = p.message;
     setErrors(errs);
     if (Object.keys(errs).length) return;
     const form = new FormData();
