@@ -1,7 +1,7 @@
 // `npm run bench [name ...]`: every benchmark, each printing its figures as
 // ratios against a baseline measured in the same run. Names: registry,
 // records, climate-import, climate-store, scoring-accuracy, scoring-walk,
-// scoring-photo-walk, scoring-model, scoring-service, media-photo. Figures are written to bench/out/results.json as well.
+// scoring-photo-walk, scoring-model, scoring-service, web, media-photo. Figures are written to bench/out/results.json as well.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
@@ -64,6 +64,12 @@ const BENCHES: Bench[] = [
     module: './scoring-service.js',
     fn: 'runScoringServiceBench',
     what: 'a 60 s 1080p walk through the service; API p99 while scoring',
+  },
+  {
+    name: 'web',
+    module: './web.js',
+    fn: 'runWebBench',
+    what: 'the staff app: first-load JavaScript (compressed) vs the 200 KB budget; the week screen of a season in headless Chromium vs a bare page from the box',
   },
   {
     name: 'media-photo',
