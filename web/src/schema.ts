@@ -1,7 +1,13 @@
 // Forms check what they send against the request schemas of the box's own /openapi.json (the
 // document the API validates with), so a form refuses exactly what the API would refuse and says
 // so at the field before sending. The box still validates: its 422 lands at the same fields.
-import type { FieldProblem } from './api';
+
+/** One failing field, as the box's 422 names it (conventions.md): `kg`, `rows.3.fruits`. */
+export interface FieldProblem {
+  in?: string;
+  name: string;
+  message: string;
+}
 
 type Schema = Record<string, any>;
 
