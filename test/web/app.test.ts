@@ -227,9 +227,27 @@ if (missing) {
     await page.getByText('must be at least 0').waitFor();
     await page.getByLabel('Harvested').fill('12,5');
     await page.getByLabel('Note').fill('first truss');
+    // The session ends meanwhile (the cookie is gone): the box's 401 opens the sign-in over the page,
+    // and what was typed is still there after signing in again.
+    await ctx.clearCookies();
+    await page.getByRole('button', { name: 'Save the harvest' }).click();
+    const again = page.getByRole('dialog', { name: 'Sign in again' });
+    await again.getByLabel('API key').fill(adminKey);
+    await again.getByRole('button', { name: 'Sign in' }).click();
+    await again.waitFor({ state: 'hidden' });
+    t.equal(await page.getByLabel('Harvested').inputValue(), '12,5', 'the kilograms typed survive the lost session');
+    t.equal(await page.getByLabel('Note').inputValue(), 'first truss');
     await page.getByRole('button', { name: 'Save the harvest' }).click();
     await page.locator('.harvests').getByText('12.5 kg').waitFor();
     await check('records-harvest');
+    // A harvest CSV: one more line for this week.
+    await page.getByText('Import harvests from a CSV file').click();
+    await page
+      .locator('#harvest-csv')
+      .setInputFiles({ name: 'picks.csv', mimeType: 'text/csv', buffer: Buffer.from(`week;kg;note\n${week};3,5;late pick\n`) });
+    await page.getByRole('button', { name: 'Import', exact: true }).click();
+    await page.getByText('1 harvest stored.').waitFor();
+    await page.locator('.harvests').getByText('3.5 kg').waitFor();
 
     await page.getByRole('link', { name: 'Irrigation' }).click();
     await page.getByLabel('Water given').fill('850');
@@ -262,13 +280,13 @@ if (missing) {
     await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
     await check('records-note');
 
-    // The week: the harvest and the note are there; the walk's corrected counts too.
+    // The week: the harvest (12.5 + 3.5 kg) and the note are there; the walk's corrected counts too.
     await page.goto(s.base + `${cyclePath}/week/${week}`);
     await page.locator('section.week[aria-busy="false"]').waitFor();
     await page
       .locator('.card')
       .filter({ has: page.getByRole('heading', { name: 'Harvest' }) })
-      .getByText('12.5 kg')
+      .getByText('16 kg')
       .waitFor();
     await page.getByText('Leaf picking done; first red trusses.').waitFor();
     const corrected = (await s.request('GET', base, { key: adminKey })).body.corrected_counts;

@@ -152,7 +152,7 @@ function HarvestCsv({ url, onDone }: { url: string; onDone: () => void }) {
         </Field>
         {share !== undefined ? <ProgressBar label="Sending" share={share} /> : null}
         <ProblemBox problem={problem} />
-        {stored !== undefined ? <p role="status">{stored} harvests stored.</p> : null}
+        {stored !== undefined ? <p role="status">{stored === 1 ? '1 harvest' : `${stored} harvests`} stored.</p> : null}
         <div class="actions">
           <button type="submit" class="primary" disabled={share !== undefined}>
             Import
