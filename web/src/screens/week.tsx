@@ -477,6 +477,12 @@ function Week({
             <Figures data={r.weather ?? r.outdoor_weather} />
           </article>
         ) : null}
+        {r?.forecast ? (
+          <article class="card">
+            <h2>Forecast for this week</h2>
+            <Figures data={r.forecast} />
+          </article>
+        ) : null}
         {r?.fruit_mass ? (
           <article class="card">
             <h2>Fruit mass in force</h2>
