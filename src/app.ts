@@ -21,6 +21,8 @@ import { FEATURES } from './features.js';
 import { docsRoutes } from './docs/routes.js';
 import { databaseCheck, storageCheck } from './health/routes.js';
 import { webApp } from './http/web-app.js';
+import { attachScheduler, startScheduler } from './schedules/feature.js';
+import { checkSchedules } from './schedules/scheduler.js';
 
 export interface AppOptions {
   config?: Partial<Config>;
@@ -30,7 +32,7 @@ export interface AppOptions {
   features?: Feature[];
   /** The service clock (src/clock.ts); tests pass a SettableClock. Default: the system clock. */
   clock?: Clock;
-  /** Start background work (job runner, folder watcher). Default true. */
+  /** Start background work (job runner, folder watcher, schedules). Default true. */
   startBackground?: boolean;
 }
 
@@ -97,8 +99,13 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   const config = loadConfig(options.env ?? process.env, options.config ?? {});
   const log = options.logger ?? createLogger(config.logLevel);
   const clock = options.clock ?? systemClock;
-  const opened = await openDatabase(config.dataDir, undefined, clock);
   const features = options.features ?? FEATURES;
+  // Before the database opens: a misspelt SCHEDULE_* setting stops the start with nothing to close.
+  checkSchedules(
+    features.flatMap((f) => f.schedules ?? []),
+    config.schedules,
+  );
+  const opened = await openDatabase(config.dataDir, undefined, clock);
 
   const store = new Store(opened.db, opened.hlc, clock);
   const keys = new KeyCache(opened.sqlite);
@@ -122,6 +129,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     onClose: [],
   };
   services.healthChecks.push(databaseCheck(services), storageCheck(services));
+  attachScheduler(services, features);
 
   const koa = new Koa({ proxy: config.trustProxy });
   koa.context.services = services;
@@ -140,6 +148,8 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
 
   if (options.startBackground ?? true) {
     for (const f of features) await f.start?.(services);
+    // After every feature has started: a job made up at start may use what a feature started.
+    await startScheduler(services);
   }
 
   let server: Server | undefined;

@@ -2,6 +2,7 @@ import { readFileSync, existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { IANAZone } from 'luxon';
 
 /**
  * Every setting the service reads, with a default that works on a laptop.
@@ -48,6 +49,30 @@ export interface Config {
   trustProxy: boolean;
   /** The staff app's build output, served at `/` (scripts/build-web.mjs writes it). */
   webDir: string;
+  /** The zone the box's own schedules (backup, retention, sync) are read in; an IANA name. */
+  scheduleTimeZone: string;
+  /** Per schedule: on, off or a cron pattern (SCHEDULE_<NAME>, or `schedules` in the config file). */
+  schedules: Record<string, string>;
+  /** Folder of the nightly backups (a USB disk, say); default DATA_DIR/backups. */
+  backupDir: string | undefined;
+  /** Backups kept: the oldest go once there are more. */
+  backupKeep: number;
+  /** Serial ports with a scale, comma-separated (/dev/ttyUSB0); off when unset. */
+  scalePort: string | undefined;
+  scaleBaud: number;
+  /** Data bits, parity, stop bits: 8N1, 7E1... */
+  scaleFraming: string;
+  /** The crop cycle a scale records into until PUT /api/scales/{port} sets one. */
+  scaleCycleId: string | undefined;
+  /** A stable reading within this many kg of zero is zero. */
+  scaleZeroKg: number;
+  /** A plain line (no stability flag) is stable after this many same readings in a row. */
+  scalePlainRepeats: number;
+  /** First and longest wait before reopening a scale's port, ms (doubled after each failure). */
+  scaleReconnectMinMs: number;
+  scaleReconnectMaxMs: number;
+  /** On SIGTERM, the longest the service takes to stop before it exits anyway, ms. */
+  stopTimeoutMs: number;
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
@@ -76,6 +101,19 @@ const ENV_KEYS: Record<keyof Config, string> = {
   authFailuresPerMinute: 'AUTH_FAILURES_PER_MINUTE',
   trustProxy: 'TRUST_PROXY',
   webDir: 'WEB_DIR',
+  scheduleTimeZone: 'SCHEDULE_TIME_ZONE',
+  schedules: 'SCHEDULE_<NAME>',
+  backupDir: 'BACKUP_DIR',
+  backupKeep: 'BACKUP_KEEP',
+  scalePort: 'SCALE_PORT',
+  scaleBaud: 'SCALE_BAUD',
+  scaleFraming: 'SCALE_FRAMING',
+  scaleCycleId: 'SCALE_CYCLE_ID',
+  scaleZeroKg: 'SCALE_ZERO_KG',
+  scalePlainRepeats: 'SCALE_PLAIN_REPEATS',
+  scaleReconnectMinMs: 'SCALE_RECONNECT_MIN_MS',
+  scaleReconnectMaxMs: 'SCALE_RECONNECT_MAX_MS',
+  stopTimeoutMs: 'STOP_TIMEOUT_MS',
 };
 
 export const DEFAULTS: Config = {
@@ -109,6 +147,23 @@ export const DEFAULTS: Config = {
   authFailuresPerMinute: 20,
   trustProxy: false,
   webDir: path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'web', 'dist'),
+  // The zone the system is set to (/etc/localtime), which is where a person reads "02:30".
+  scheduleTimeZone: Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC',
+  schedules: {},
+  backupDir: undefined,
+  // Two weeks of nights: a mistake noticed a week late can still be undone.
+  backupKeep: 14,
+  scalePort: undefined,
+  scaleBaud: 9600,
+  scaleFraming: '8N1',
+  scaleCycleId: undefined,
+  // 50 g: more than an indicator's drift at zero, less than the lightest crate of fruit.
+  scaleZeroKg: 0.05,
+  scalePlainRepeats: 3,
+  scaleReconnectMinMs: 1000,
+  scaleReconnectMaxMs: 30_000,
+  // Under systemd's TimeoutStopSec (30 s, systemd/cropwalk.service), so the service, not SIGKILL, ends it.
+  stopTimeoutMs: 20_000,
 };
 
 /** More detection threads than this only add memory: a frame's analysis is the unit of work. */
@@ -134,6 +189,25 @@ function coerce<K extends keyof Config>(key: K, raw: unknown): Config[K] {
   return String(raw) as Config[K];
 }
 
+/**
+ * SCHEDULE_<NAME>=on|off|pattern settings, by schedule name (lower case): from the config file's
+ * `schedules` object, then the environment. Checked against the schedules when the service
+ * starts (src/schedules/scheduler.ts), which knows their names.
+ */
+function scheduleSettings(env: NodeJS.ProcessEnv, fromFile: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (fromFile !== undefined) {
+    if (typeof fromFile !== 'object' || fromFile === null || Array.isArray(fromFile))
+      throw new Error('setting schedules in the config file must be an object of name: "on" | "off" | "cron pattern"');
+    for (const [k, v] of Object.entries(fromFile)) out[k.toLowerCase()] = String(v);
+  }
+  for (const [k, v] of Object.entries(env)) {
+    if (k === 'SCHEDULE_TIME_ZONE' || !k.startsWith('SCHEDULE_') || v === undefined) continue;
+    out[k.slice('SCHEDULE_'.length).toLowerCase()] = v;
+  }
+  return out;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
   const dataDir = path.resolve(overrides.dataDir ?? env.DATA_DIR ?? DEFAULTS.dataDir);
   const file = env.CROPWALK_CONFIG ?? path.join(dataDir, 'config.json');
@@ -143,12 +217,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   }
   const config = { ...DEFAULTS };
   for (const key of Object.keys(ENV_KEYS) as (keyof Config)[]) {
+    if (key === 'schedules') {
+      config.schedules = scheduleSettings(env, fromFile.schedules);
+      continue;
+    }
     const envName = ENV_KEYS[key];
     const raw = env[envName] ?? fromFile[envName] ?? fromFile[key];
     (config as Record<string, unknown>)[key] = coerce(key, raw);
   }
   Object.assign(config, overrides);
   config.dataDir = dataDir;
+  if (!IANAZone.isValidZone(config.scheduleTimeZone))
+    throw new Error(`setting SCHEDULE_TIME_ZONE must be an IANA time zone (Europe/Amsterdam), got ${config.scheduleTimeZone}`);
   config.modelsDir = path.resolve(config.modelsDir);
   config.webDir = path.resolve(config.webDir);
   return config;

@@ -3,6 +3,7 @@ import type { Db } from './db/database.js';
 import type { Writer } from './db/store.js';
 import type { Services } from './services.js';
 import type { ScopeResolvers } from './http/scope.js';
+import type { Schedule } from './schedules/schedule.js';
 
 /**
  * A kind of record kept under the registry (harvests, climate readings, walks...).
@@ -43,4 +44,9 @@ export interface Feature {
   scopes?: ScopeResolvers;
   /** Background work (job runner, folder watcher); started after migrations. */
   start?(services: Services): Promise<void> | void;
+  /**
+   * Periodic work the service's scheduler runs (src/schedules/schedule.ts): started after every
+   * feature's `start`, listed by GET /api/schedules, each switched and timed by SCHEDULE_<NAME>.
+   */
+  schedules?: Schedule[];
 }

@@ -7,6 +7,7 @@ import { healthRoutes } from './health/routes.js';
 import { recordsFeature } from './records/feature.js';
 import { climateFeature } from './climate/feature.js';
 import { scoringFeature } from './walks/feature.js';
+import { schedulesFeature } from './schedules/feature.js';
 
 /**
  * Every feature the service runs. A new feature adds its line here: its routes
@@ -21,4 +22,5 @@ export const FEATURES: Feature[] = [
   recordsFeature,
   climateFeature,
   scoringFeature,
+  schedulesFeature,
 ];

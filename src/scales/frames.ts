@@ -59,11 +59,23 @@ function weightOf(text: string): { value: number; unit: WeightUnit; kg: number }
 
 const MODES: Record<string, WeightFrame['mode']> = { GS: 'gross', NT: 'net', TR: 'tare', TW: 'tare' };
 
+const STX = 2;
+const ETX = 3;
+
+/** Without the spaces, and the STX and ETX some indicators put around a frame. */
+function trimFrame(line: string): string {
+  let a = 0;
+  let b = line.length;
+  while (a < b && (line.charCodeAt(a) === STX || line.charCodeAt(a) === 32 || line.charCodeAt(a) === 9)) a++;
+  while (b > a && (line.charCodeAt(b - 1) === ETX || line.charCodeAt(b - 1) === 32 || line.charCodeAt(b - 1) === 9)) b--;
+  return line.slice(a, b);
+}
+
 /** One line (without its line end) to a frame, or null for anything that is not one. */
 export function parseFrame(line: string): ScaleFrame | null {
   if (line.length > MAX_LINE) return null;
   // Some indicators start a frame with STX or end it with ETX; anything else not printable is noise.
-  const text = line.replace(/^[\x02\s]+|[\x03\s]+$/g, '');
+  const text = trimFrame(line);
   if (!text || /[^\x20-\x7e]/.test(text)) return null;
 
   // The indicator format: header, mode, optional device number, weight.
