@@ -23,6 +23,7 @@ import { databaseCheck, storageCheck } from './health/routes.js';
 import { webApp } from './http/web-app.js';
 import { attachScheduler, startScheduler } from './schedules/feature.js';
 import { checkSchedules } from './schedules/scheduler.js';
+import { removePidFile, writePidFile } from './backup/restore.js';
 
 export interface AppOptions {
   config?: Partial<Config>;
@@ -106,6 +107,8 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     config.schedules,
   );
   const opened = await openDatabase(config.dataDir, undefined, clock);
+  // `cropwalk restore` refuses while this mark names a live process (src/backup/restore.ts).
+  await writePidFile(config.dataDir);
 
   const store = new Store(opened.db, opened.hlc, clock);
   const keys = new KeyCache(opened.sqlite);
@@ -175,6 +178,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
         }
       }
       await opened.close();
+      await removePidFile(config.dataDir);
     },
   };
 }

@@ -8,6 +8,7 @@ import { recordsFeature } from './records/feature.js';
 import { climateFeature } from './climate/feature.js';
 import { scoringFeature } from './walks/feature.js';
 import { schedulesFeature } from './schedules/feature.js';
+import { backupFeature } from './backup/feature.js';
 
 /**
  * Every feature the service runs. A new feature adds its line here: its routes
@@ -23,4 +24,5 @@ export const FEATURES: Feature[] = [
   climateFeature,
   scoringFeature,
   schedulesFeature,
+  backupFeature,
 ];

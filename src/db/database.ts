@@ -47,6 +47,14 @@ class FolderMigrationProvider implements MigrationProvider {
   }
 }
 
+/** The names of the migrations this build has, in order (what a backup may hold at most). */
+export function migrationNames(): string[] {
+  return readdirSync(MIGRATIONS_DIR)
+    .filter((f) => /^\d{4}_[a-z0-9_]+\.(ts|js)$/.test(f) && !f.endsWith('.d.ts'))
+    .map((f) => f.replace(/\.(ts|js)$/, ''))
+    .sort();
+}
+
 /** Applies the migrations not yet applied; with `upTo`, only as far as that one (tests of a later migration build the database it starts from). */
 export async function migrate(db: Db, upTo?: string): Promise<string[]> {
   const migrator = new Migrator({ db, provider: new FolderMigrationProvider() });
