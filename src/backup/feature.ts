@@ -62,7 +62,7 @@ export function backupsCheck(services: Services): HealthCheck {
       if (last && space && space.free_bytes < 2 * last.size_bytes)
         warnings.push(`The backup folder ${dir} has room for fewer than two more backups (${space.free_bytes} bytes free).`);
       return {
-        ok: Boolean(last) ? warnings.length === 0 : true,
+        ok: last ? warnings.length === 0 : true,
         detail: {
           dir,
           count: all.length,
