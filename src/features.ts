@@ -9,6 +9,7 @@ import { climateFeature } from './climate/feature.js';
 import { scoringFeature } from './walks/feature.js';
 import { schedulesFeature } from './schedules/feature.js';
 import { backupFeature } from './backup/feature.js';
+import { scalesFeature } from './scales/feature.js';
 
 /**
  * Every feature the service runs. A new feature adds its line here: its routes
@@ -25,4 +26,5 @@ export const FEATURES: Feature[] = [
   scoringFeature,
   schedulesFeature,
   backupFeature,
+  scalesFeature,
 ];
