@@ -56,15 +56,18 @@ if (!hasSocat()) {
     pty.send('90kg\r\nUS,GS,+0012.36kg\r\nST,GS,+00');
     pty.send('12.34kg\r\n');
     pty.send('ST,GS,+0012.34kg\r\nST,GS,+0012.34kg\r\nUS,GS,+0015.00kg\r\nST,GS,+0015.00kg\r\n');
-    let items = await until('the first harvest', async () => {
-      const h = await harvests();
-      return h.length >= 1 && h;
-    });
+    t.match(
+      await until('the first harvest', async () => {
+        const h = await harvests();
+        return h.length >= 1 && h;
+      }),
+      [{ kg: 12.34 }],
+    );
     // Pounds, then grams, then Mettler SICS, each after the crate came off.
     pty.send('US,GS,+0001.00kg\r\nST,GS,+0000.01kg\r\nUS,GS,+0010.00lb\r\nST,GS,+0022.00lb\r\n');
     pty.send('ST,GS,+0000.00kg\r\nST,GS,+8500g\r\n');
     pty.send('S D      0.00 kg\r\nS S      0.00 kg\r\nS D      6.10 kg\r\nS S      6.25 kg\r\nS S      6.25 kg\r\n');
-    items = await until('four harvests', async () => {
+    let items = await until('four harvests', async () => {
       const h = await harvests();
       return h.length >= 4 && h;
     });
