@@ -15,7 +15,13 @@ let stopping = false;
 async function stop(signal: string) {
   if (stopping) return;
   stopping = true;
-  log.info('stopping', { signal });
+  log.info('stopping', { signal, within_ms: config.stopTimeoutMs });
+  // Bounded: a step that hangs (a stuck disk, a scale's port) must not keep systemd waiting
+  // until it kills the process; exit with a line that says what happened instead.
+  setTimeout(() => {
+    log.error('stop took too long: exiting anyway', { after_ms: config.stopTimeoutMs });
+    process.exit(1);
+  }, config.stopTimeoutMs).unref();
   try {
     await app.close();
     log.info('stopped');
