@@ -2,7 +2,8 @@ import type { Feature } from '../feature.js';
 import type { Services } from '../services.js';
 import { BUILTIN_DETECTOR_NAME } from '../vision/builtin/index.js';
 import { scoringHealthCheck } from './jobs/health.js';
-import { attachRetention, MediaRetention } from './jobs/retention.js';
+import { attachRetention, MediaRetention, retentionOf } from './jobs/retention.js';
+import type { Schedule } from '../schedules/schedule.js';
 import { attachRunner, forgetWalks, WalkRunner } from './jobs/runner.js';
 import { correctionRoutes } from './corrections/routes.js';
 import { scoringRoutes } from './routes.js';
@@ -12,10 +13,30 @@ import { walkScopes } from './jobs/commands.js';
  * Walk scoring as a service: uploads become walks queued in SQLite, a runner
  * scores them in worker processes, results and frames are served back.
  */
+/** The hourly sweep of walk media past its keep time or beyond DISK_RESERVE (jobs/retention.ts). */
+export const mediaRetentionSchedule: Schedule = {
+  name: 'media_retention',
+  summary:
+    "Removes scored walks' clips and frames past WALK_CLIP_KEEP_DAYS / WALK_FRAME_KEEP_DAYS, and the oldest early when free space is below DISK_RESERVE",
+  when: '7 * * * *',
+  async run({ services, startedAt }) {
+    const retention = retentionOf(services);
+    if (!retention) return { skipped: 'walk scoring is not running' };
+    const r = await retention.sweep(new Date(startedAt));
+    return {
+      clips: r.clips.length,
+      frames: r.frames.length,
+      clips_for_space: r.clipsForSpace.length,
+      frames_for_space: r.framesForSpace.length,
+    };
+  },
+};
+
 export const scoringFeature: Feature = {
   name: 'scoring',
   routes: [...scoringRoutes, ...correctionRoutes],
   scopes: walkScopes,
+  schedules: [mediaRetentionSchedule],
   recordKinds: [
     { name: 'walks', table: 'walks', scope: 'cycle', column: 'cycle_id', afterRemove: forgetWalks },
     { name: 'walk_clips', table: 'walk_clips', scope: 'cycle', column: 'cycle_id', dependsOn: ['walks'] },
@@ -31,7 +52,7 @@ export const scoringFeature: Feature = {
     // Registered before start: app.close runs onClose in reverse, so the runner stops before the database closes.
     services.onClose.push(() => runner.stop());
     await runner.start();
-    const retention = new MediaRetention(services);
+    const retention = new MediaRetention(services, 0);
     attachRetention(services, retention);
     services.onClose.push(() => retention.stop());
     await retention.start();

@@ -265,6 +265,20 @@ t.test('bad settings stop the start with a message naming them', async (t) => {
   await t.rejects(make({}, 'Mars/Olympus'), /SCHEDULE_TIME_ZONE must be an IANA time zone/);
 });
 
+t.test("the box's own schedules: backup nightly, media retention hourly, each run on the clock", async (t) => {
+  const clock = new SettableClock('2026-06-01T12:00:00Z');
+  const { s, scheduler } = await boot(t, clock, { calls: [] });
+  const backup = await listed(s, 'backup');
+  t.match(backup, { enabled: true, when: '15 3 * * *', setting: 'SCHEDULE_BACKUP', next_run_at: '2026-06-02T01:15:00.000Z' });
+  t.match(await listed(s, 'media_retention'), { enabled: true, when: '7 * * * *', next_run_at: '2026-06-01T12:07:00.000Z' });
+  clock.set('2026-06-01T12:07:00Z');
+  await scheduler.tick();
+  t.match((await listed(s, 'media_retention')).last_run, {
+    outcome: 'ok',
+    result: { clips: 0, frames: 0, clips_for_space: 0, frames_for_space: 0 },
+  });
+});
+
 t.test('GET /api/schedules needs the admin token', async (t) => {
   const clock = new SettableClock('2026-06-01T12:00:00Z');
   const { s } = await boot(t, clock, { calls: [] });

@@ -137,9 +137,12 @@ export class MediaRetention {
   async start(): Promise<void> {
     await this.finishInterrupted();
     void this.sweepLogged();
-    this.timer = setInterval(() => void this.sweepLogged(), this.intervalMs);
-    // The sweep must not keep a stopping process alive.
-    this.timer.unref();
+    // 0: the service's scheduler runs the hourly sweep (the media_retention schedule, feature.ts).
+    if (this.intervalMs > 0) {
+      this.timer = setInterval(() => void this.sweepLogged(), this.intervalMs);
+      // The sweep must not keep a stopping process alive.
+      this.timer.unref();
+    }
   }
 
   async stop(): Promise<void> {
