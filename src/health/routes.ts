@@ -57,7 +57,11 @@ export function storageCheck(services: Pick<Services, 'config'>, low = LOW_STORA
     critical: false,
     async check() {
       const space = await storageOf(services.config.dataDir);
-      return { ok: space.free_bytes >= low, detail: { ...space, low_below_bytes: low } };
+      const ok = space.free_bytes >= low;
+      const warning = ok
+        ? null
+        : `The box is short of disk space: ${(space.free_bytes / 1024 ** 3).toFixed(1)} GiB free under ${services.config.dataDir}. New walk uploads may be refused; old walks' clips go first (DISK_RESERVE). Free some space or move backups to another disk (BACKUP_DIR).`;
+      return { ok, detail: { ...space, low_below_bytes: low, warning } };
     },
   };
 }
