@@ -2,13 +2,7 @@ import type { Feature } from '../feature.js';
 import type { HealthCheck, Services } from '../services.js';
 import { parseFraming } from './connection.js';
 import { scaleRoutes } from './routes.js';
-import { ScaleService, type ScaleSettings } from './service.js';
-
-const services_ = new WeakMap<Services, ScaleService>();
-
-export function scalesOf(services: Services): ScaleService | undefined {
-  return services_.get(services);
-}
+import { ScaleService, scaleServices, type ScaleSettings } from './service.js';
 
 /** The scale settings from the configuration; throws with the setting's name on a bad one. */
 export function scaleSettings(config: Services['config']): ScaleSettings | null {
@@ -34,14 +28,6 @@ export function scaleSettings(config: Services['config']): ScaleSettings | null 
     reconnectMinMs: Math.max(10, config.scaleReconnectMinMs),
     reconnectMaxMs: Math.max(config.scaleReconnectMinMs, config.scaleReconnectMaxMs),
   };
-}
-
-export async function assignScale(services: Services, port: string, cycleId: string | null): Promise<void> {
-  await services.db
-    .insertInto('scale_assignments')
-    .values({ port, cycle_id: cycleId, assigned_at: services.clock.iso() })
-    .onConflict((oc) => oc.column('port').doUpdateSet({ cycle_id: cycleId, assigned_at: services.clock.iso() }))
-    .execute();
 }
 
 /** Not ok while a scale is away or its weights cannot be recorded; the warning says what to do. */
@@ -77,7 +63,7 @@ export const scalesFeature: Feature = {
     const settings = scaleSettings(services.config);
     if (!settings) return;
     const scales = new ScaleService({ db: services.db, store: services.store, log: services.log, clock: services.clock }, settings);
-    services_.set(services, scales);
+    scaleServices.set(services, scales);
     services.healthChecks.push(scalesCheck(scales));
     services.onClose.push(() => scales.stop());
     scales.start();

@@ -1,7 +1,8 @@
 import { defineRoute, type RouteSpec } from '../http/route.js';
-import { fieldError, notFound } from '../http/problem.js';
 import { assignBody, scaleListSchema, scaleParams, scaleSchema } from './schemas.js';
-import { assignScale, scalesOf } from './feature.js';
+import { assignScale } from './commands.js';
+import { listScales } from './queries.js';
+import { scalesOf } from './service.js';
 
 const TAG = 'Appliance';
 
@@ -16,9 +17,9 @@ export const scaleRoutes: RouteSpec[] = [
     tags: [TAG],
     auth: 'admin-token',
     responses: { 200: { description: 'Every configured scale.', schema: scaleListSchema } },
-    handler: async (ctx) => ({ items: (await scalesOf(ctx.services)?.statuses()) ?? [] }),
+    handler: async ({ db, services }) => ({ items: await listScales(db, scalesOf(services)) }),
   }),
-  defineRoute<{ port: string }, unknown, { cycle_id: string | null }>({
+  defineRoute<{ port: string }, unknown, { cycle_id: string | null }, 'none', true>({
     method: 'put',
     path: '/api/scales/{port}',
     operationId: 'assign_scale',
@@ -27,19 +28,11 @@ export const scaleRoutes: RouteSpec[] = [
       'From now on, each stable weight after a return to zero becomes a harvest (kg, the local day in the greenhouse zone, the week of that day) of this crop cycle, logged as made by `scale:<port>`. Overrides SCALE_CYCLE_ID; `cycle_id: null` stops recording. 404 when the port is not one of SCALE_PORT; 422 when the crop cycle does not exist. Appliance admin token only.',
     tags: [TAG],
     auth: 'admin-token',
+    write: true,
     params: scaleParams,
     body: assignBody,
     responses: { 200: { description: 'The scale with its new assignment.', schema: scaleSchema } },
     errors: [404],
-    handler: async (ctx, { params, body }) => {
-      const scales = scalesOf(ctx.services);
-      if (!scales?.has(params.port)) throw notFound('scale');
-      if (body.cycle_id !== null) {
-        const cycle = await ctx.services.db.selectFrom('cycles').select('id').where('id', '=', body.cycle_id).executeTakeFirst();
-        if (!cycle) throw fieldError('body', 'cycle_id', 'no crop cycle has this id');
-      }
-      await assignScale(ctx.services, params.port, body.cycle_id);
-      return scales.status(params.port);
-    },
+    handler: ({ w, services, params, body }) => assignScale(w, scalesOf(services), params.port, body.cycle_id),
   }),
 ];

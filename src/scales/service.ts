@@ -9,6 +9,7 @@ import type { CycleScope } from '../registry/scope.js';
 import { ScaleConnection, type ConnectionState, type LineSettings } from './connection.js';
 import { parseFrame } from './frames.js';
 import { Weighing, type WeighingOptions, type WeighingState } from './weighing.js';
+import type { Services } from '../services.js';
 import './tables.js';
 
 /** The settings of the scales (config.ts: SCALE_PORT, SCALE_BAUD, SCALE_FRAMING, SCALE_CYCLE_ID, SCALE_ZERO_KG...). */
@@ -47,6 +48,13 @@ export interface ScaleStatus {
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** The scales of each running service (src/scales/feature.ts starts them when SCALE_PORT is set). */
+export const scaleServices = new WeakMap<Services, ScaleService>();
+
+export function scalesOf(services: Services): ScaleService | undefined {
+  return scaleServices.get(services);
+}
 
 class Scale {
   readonly weighing: Weighing;
@@ -149,9 +157,12 @@ export class ScaleService {
       });
   }
 
-  /** The crop cycle a scale records into: its stored assignment, else SCALE_CYCLE_ID. */
-  async assignment(name: string): Promise<{ cycleId: string | null; by: 'api' | 'config' | null }> {
-    const row = await this.deps.db.selectFrom('scale_assignments').selectAll().where('port', '=', name).executeTakeFirst();
+  /**
+   * The crop cycle a scale records into: its stored assignment, else SCALE_CYCLE_ID. Read with `db`,
+   * the transaction when the caller is inside one (services.db would refuse there, src/db/store.ts).
+   */
+  async assignment(name: string, db: Db = this.deps.db): Promise<{ cycleId: string | null; by: 'api' | 'config' | null }> {
+    const row = await db.selectFrom('scale_assignments').selectAll().where('port', '=', name).executeTakeFirst();
     if (row) return { cycleId: row.cycle_id, by: row.cycle_id ? 'api' : null };
     const fallback = this.settings.defaultCycleId;
     return fallback ? { cycleId: fallback, by: 'config' } : { cycleId: null, by: null };
@@ -160,22 +171,29 @@ export class ScaleService {
   private record(scale: Scale, kg: number): void {
     const weighedAt = this.deps.clock.now();
     const run = this.writes.then(async () => {
-      const { cycleId } = await this.assignment(scale.name);
-      const scope = cycleId ? await cycleScope(this.deps.db, cycleId) : null;
-      if (!scope) {
+      // The assignment and the crop cycle are read in the harvest's own transaction: a cycle
+      // removed in between is a weight not recorded, never a harvest of a cycle that is gone.
+      const done = await this.deps.store.write({ keyId: null, label: `scale:${scale.name}` }, async (w) => {
+        const { cycleId } = await this.assignment(scale.name, w.trx);
+        const scope = cycleId ? await cycleScope(w.trx, cycleId) : null;
+        if (!scope) return { cycleId, scope: null, harvest: null };
+        // The harvest day is the greenhouse's local calendar day at the moment of weighing.
+        const day = DateTime.fromMillis(weighedAt, { zone: scope.zone }).toISODate()!;
+        const harvest = await createHarvest(w, scope, { kg, harvested_on: day, note: `Weighed on scale ${scale.name}` });
+        return { cycleId, scope, harvest };
+      });
+      const { scope, harvest } = done;
+      if (!scope || !harvest) {
         scale.notRecorded++;
         this.deps.log.warn('scale weight not recorded', {
           port: scale.devicePath,
           kg,
-          why: cycleId ? `crop cycle ${cycleId} no longer exists` : 'the scale is not assigned to a crop cycle (PUT /api/scales/{port})',
+          why: done.cycleId
+            ? `crop cycle ${done.cycleId} no longer exists`
+            : 'the scale is not assigned to a crop cycle (PUT /api/scales/{port})',
         });
         return;
       }
-      // The harvest day is the greenhouse's local calendar day at the moment of weighing.
-      const day = DateTime.fromMillis(weighedAt, { zone: scope.zone }).toISODate()!;
-      const harvest = await this.deps.store.write({ keyId: null, label: `scale:${scale.name}` }, (w) =>
-        createHarvest(w, scope, { kg, harvested_on: day, note: `Weighed on scale ${scale.name}` }),
-      );
       scale.harvests++;
       scale.recordError = null;
       scale.lastHarvest = { harvest_id: harvest.id, kg, cycle_id: scope.cycle.id, at: new Date(weighedAt).toISOString() };
@@ -188,10 +206,10 @@ export class ScaleService {
     });
   }
 
-  async status(name: string): Promise<ScaleStatus | undefined> {
+  async status(name: string, db: Db = this.deps.db): Promise<ScaleStatus | undefined> {
     const s = this.scales.get(name);
     if (!s) return undefined;
-    const { cycleId, by } = await this.assignment(name);
+    const { cycleId, by } = await this.assignment(name, db);
     const c = s.connection;
     const last = s.weighing.last;
     return {
@@ -213,9 +231,9 @@ export class ScaleService {
     };
   }
 
-  async statuses(): Promise<ScaleStatus[]> {
+  async statuses(db: Db = this.deps.db): Promise<ScaleStatus[]> {
     const out: ScaleStatus[] = [];
-    for (const name of this.scales.keys()) out.push((await this.status(name))!);
+    for (const name of this.scales.keys()) out.push((await this.status(name, db))!);
     return out;
   }
 }

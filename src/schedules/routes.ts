@@ -1,6 +1,6 @@
 import { defineRoute, type RouteSpec } from '../http/route.js';
 import { scheduleListSchema } from './schemas.js';
-import { schedulerOf } from './scheduler.js';
+import { listSchedules } from './queries.js';
 
 export const scheduleRoutes: RouteSpec[] = [
   defineRoute({
@@ -13,6 +13,6 @@ export const scheduleRoutes: RouteSpec[] = [
     tags: ['Appliance'],
     auth: 'admin-token',
     responses: { 200: { description: 'Every schedule, in the order features registered them.', schema: scheduleListSchema } },
-    handler: async (ctx) => ({ items: await schedulerOf(ctx.services).list() }),
+    handler: async ({ services }) => ({ items: await listSchedules(services) }),
   }),
 ];

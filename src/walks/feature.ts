@@ -9,10 +9,6 @@ import { correctionRoutes } from './corrections/routes.js';
 import { scoringRoutes } from './routes.js';
 import { walkScopes } from './jobs/commands.js';
 
-/**
- * Walk scoring as a service: uploads become walks queued in SQLite, a runner
- * scores them in worker processes, results and frames are served back.
- */
 /** The hourly sweep of walk media past its keep time or beyond DISK_RESERVE (jobs/retention.ts). */
 export const mediaRetentionSchedule: Schedule = {
   name: 'media_retention',
@@ -32,6 +28,10 @@ export const mediaRetentionSchedule: Schedule = {
   },
 };
 
+/**
+ * Walk scoring as a service: uploads become walks queued in SQLite, a runner
+ * scores them in worker processes, results and frames are served back.
+ */
 export const scoringFeature: Feature = {
   name: 'scoring',
   routes: [...scoringRoutes, ...correctionRoutes],

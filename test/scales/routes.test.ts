@@ -6,7 +6,7 @@ import { SettableClock } from '../../src/clock.js';
 import { createTree, startServer, type TestServer } from '../helpers/server.js';
 import { hasSocat, PtyPair } from '../helpers/pty.js';
 
-/** The scale over a real tty (a socat pty pair) into harvests, over the HTTP API. */
+/** The scale routes, and the scale over a real tty (a socat pty pair) into harvests, driven over the HTTP API. */
 
 async function until<T>(what: string, probe: () => Promise<T | undefined | false>, ms = 15_000): Promise<T> {
   const deadline = performance.now() + ms;
