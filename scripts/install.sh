@@ -48,14 +48,17 @@ DROPIN="/etc/systemd/system/cropwalk.service.d"
 BIN="/usr/local/bin/cropwalk"
 USER_NAME=cropwalk
 
+# SYSTEMD_LIVE: systemd runs this box, so a running service is stopped before its program is
+# replaced (with --no-start too); START_SYSTEMD: and it is started again at the end.
 if [ -z "$DESTDIR" ]; then
   [ "$(id -u)" = 0 ] || die "run it as root: sudo $0 $*"
-  START_SYSTEMD=1
-  [ -d /run/systemd/system ] || { say "systemd is not running here: the service is installed but not started"; START_SYSTEMD=0; }
+  SYSTEMD_LIVE=1
+  [ -d /run/systemd/system ] || { say "systemd is not running here: the service is installed but not started"; SYSTEMD_LIVE=0; }
 else
-  START_SYSTEMD=0
+  SYSTEMD_LIVE=0
   say "installing under DESTDIR=$DESTDIR (nothing is started)"
 fi
+START_SYSTEMD=$SYSTEMD_LIVE
 [ "$START" = 1 ] || START_SYSTEMD=0
 
 have_user() {
@@ -64,14 +67,14 @@ have_user() {
 
 # ---------------------------------------------------------------- uninstall
 if [ "$UNINSTALL" = 1 ]; then
-  if [ "$START_SYSTEMD" = 1 ] || { [ -z "$DESTDIR" ] && [ -d /run/systemd/system ]; }; then
+  if [ "$SYSTEMD_LIVE" = 1 ]; then
     systemctl disable --now cropwalk.service 2>/dev/null || true
   elif command -v systemctl >/dev/null; then
     systemctl --root="${ROOT:-/}" disable cropwalk.service 2>/dev/null || true
   fi
   rm -f "$ROOT$UNIT" "$ROOT$BIN"
   rm -rf "$ROOT$DROPIN" "$ROOT$PREFIX"
-  [ -z "$DESTDIR" ] && [ -d /run/systemd/system ] && systemctl daemon-reload
+  [ "$SYSTEMD_LIVE" = 1 ] && systemctl daemon-reload
   if [ "$PURGE" = 1 ]; then
     rm -rf "$ROOT$DATA" "$ROOT$ETC"
     if have_user; then
@@ -190,9 +193,11 @@ fi
 # ---------------------------------------------------------------- the program
 UPGRADE=0
 [ -e "$ROOT$PREFIX/package.json" ] && UPGRADE=1
-if [ "$START_SYSTEMD" = 1 ] && systemctl is-active --quiet cropwalk.service; then
+WAS_RUNNING=0
+if [ "$SYSTEMD_LIVE" = 1 ] && systemctl is-active --quiet cropwalk.service; then
   say "stopping the running service for the upgrade"
   systemctl stop cropwalk.service
+  WAS_RUNNING=1
 fi
 say "copying the program to $PREFIX"
 install -d -m 0755 "$ROOT$PREFIX"
@@ -251,7 +256,7 @@ if [ -n "$DESTDIR" ]; then
     install -d "$ROOT/etc/systemd/system/multi-user.target.wants"
     ln -sf "$UNIT" "$ROOT/etc/systemd/system/multi-user.target.wants/cropwalk.service"
   }
-elif [ -d /run/systemd/system ]; then
+elif [ "$SYSTEMD_LIVE" = 1 ]; then
   systemctl daemon-reload
   systemctl enable cropwalk.service >/dev/null
 else
@@ -269,6 +274,9 @@ if [ "$START_SYSTEMD" = 1 ]; then
   done
   systemctl is-active --quiet cropwalk.service || die "the service did not start: journalctl -u cropwalk -n 50"
   say "cropwalk is running on port $port (http://$(hostname -I 2>/dev/null | awk '{print $1}'):$port/api/docs)"
+elif [ "$SYSTEMD_LIVE" = 1 ]; then
+  [ "$WAS_RUNNING" = 1 ] && say "the service was running before the upgrade and is stopped now"
+  say "not started (--no-start): sudo systemctl start cropwalk starts it (it is enabled, so it starts at boot)"
 fi
 
 [ "$UPGRADE" = 1 ] && say "upgraded in place: the data in $DATA is kept, migrations run at start"

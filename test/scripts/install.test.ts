@@ -157,6 +157,143 @@ t.test('install into a scratch root, start the program from there, upgrade, unin
   t.notMatch(readFileSync(path.join(root, 'etc/passwd'), 'utf8'), /^cropwalk:/m, 'user removed on --purge');
 });
 
+/**
+ * `--no-start` on a box where systemd runs. systemd does not run in the test container (nor in
+ * CI), so this is the one place with a stand-in: `systemctl` is a recorder on PATH, and what is
+ * checked of it is which commands the installer gives. Everything else is the real installer on
+ * the real paths, without DESTDIR, in a private mount namespace whose /etc, /var, /usr/local and
+ * /run are overlays on a scratch folder: the user is made by useradd in /etc/passwd, added to
+ * dialout, and the files land where they would on a box, and nothing of this machine changes.
+ */
+const LIVE_DIRS = ['etc', 'var', 'usr/local', 'run'];
+
+function namespaceProblem(): string | false {
+  if (!isRoot || !hasUseradd) return 'needs root and useradd';
+  const scratch = mkdtempSync(path.join(tmpdir(), 'cropwalk-ns-'));
+  try {
+    const r = spawnSync(
+      'unshare',
+      ['--mount', '--propagation', 'private', 'bash', '-c', overlayScript(scratch) + 'test -d /run/systemd/system'],
+      { encoding: 'utf8', timeout: 30_000 },
+    );
+    return r.status === 0 ? false : `no private mount namespace with overlays here (unshare --mount, overlayfs): ${r.stderr.trim()}`;
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+/** Overlays LIVE_DIRS on `scratch`/up (kept between runs, so a second run sees the first one's box). */
+function overlayScript(scratch: string): string {
+  return (
+    'set -e\n' +
+    LIVE_DIRS.map((d) => {
+      const up = path.join(scratch, 'up', d);
+      const work = path.join(scratch, 'work', d);
+      return `mkdir -p ${up} ${work}\nmount -t overlay overlay -o lowerdir=/${d},upperdir=${up},workdir=${work} /${d}\n`;
+    }).join('') +
+    // What the installer takes as "systemd is running" (sd_booted does the same).
+    'mkdir -p /run/systemd/system\n'
+  );
+}
+
+function liveInstall(scratch: string, prefix: string, args: string[]) {
+  const bin = path.join(scratch, 'bin');
+  mkdirSync(bin, { recursive: true });
+  writeFileSync(
+    path.join(bin, 'systemctl'),
+    [
+      '#!/bin/sh',
+      'echo "$*" >> "$SYSTEMCTL_LOG"',
+      'case "$1" in',
+      '  is-active) [ -e "$SCRATCH/active" ]; exit $? ;;',
+      '  stop) [ -e "$OLD_FILE" ] && echo "(the old program was still in place)" >> "$SYSTEMCTL_LOG"; rm -f "$SCRATCH/active" ;;',
+      '  start|restart) touch "$SCRATCH/active" ;;',
+      'esac',
+      'exit 0',
+      '',
+    ].join('\n'),
+    { mode: 0o755 },
+  );
+  const command = `${overlayScript(scratch)}exec bash "$@"`;
+  const r = spawnSync(
+    'unshare',
+    ['--mount', '--propagation', 'private', 'bash', '-c', command, 'install', INSTALL, '--prefix', prefix, ...args],
+    {
+      env: {
+        ...process.env,
+        DESTDIR: '',
+        PATH: `${bin}:${process.env.PATH}`,
+        SCRATCH: scratch,
+        SYSTEMCTL_LOG: path.join(scratch, 'systemctl.log'),
+        OLD_FILE: path.join(prefix, 'src/gone-in-this-version.ts'),
+      },
+      encoding: 'utf8',
+      timeout: 180_000,
+    },
+  );
+  return { code: r.status, out: r.stdout + r.stderr };
+}
+
+const noNamespace = namespaceProblem();
+t.test(
+  '--no-start where systemd runs: installed and enabled, never started; an upgrade stops the service first',
+  { skip: noNamespace },
+  async (t) => {
+    const scratch = mkdtempSync(path.join(tmpdir(), 'cropwalk-live-'));
+    t.teardown(() => rmSync(scratch, { recursive: true, force: true }));
+    const prefix = path.join(scratch, 'opt', 'cropwalk');
+    const up = (p: string) => path.join(scratch, 'up', p);
+    const calls = () => readFileSync(path.join(scratch, 'systemctl.log'), 'utf8').trim().split('\n');
+    const modules = ['--node-modules-from', path.join(ROOT, 'node_modules')];
+
+    const first = liveInstall(scratch, prefix, [...modules, '--no-start']);
+    t.equal(first.code, 0, first.out);
+    t.notMatch(first.out, /systemd is not running here/, 'it took systemd as running');
+    t.same(
+      calls().filter((c) => !c.startsWith('is-active')),
+      ['daemon-reload', 'enable cropwalk.service'],
+      'the unit is loaded and enabled; nothing is started',
+    );
+    t.match(first.out, /not started \(--no-start\): sudo systemctl start cropwalk/);
+    t.notOk(existsSync(path.join(scratch, 'active')));
+
+    // What it wrote, on the box's own paths.
+    const user = /^cropwalk:x:(\d+):(\d+):[^:]*:\/var\/lib\/cropwalk:\/usr\/sbin\/nologin$/m.exec(readFileSync(up('etc/passwd'), 'utf8'));
+    t.ok(user, 'the system user, made by useradd in /etc/passwd');
+    t.match(readFileSync(up('etc/group'), 'utf8'), /^dialout:x:\d+:(\S+,)?cropwalk(,\S+)?$/m, 'in the group dialout, for the scale');
+    t.equal(statSync(up('var/lib/cropwalk')).uid, Number(user?.[1]), 'the data folder belongs to the user');
+    t.equal(mode(up('var/lib/cropwalk')), 0o750);
+    t.equal(mode(up('etc/cropwalk/cropwalk.env')), 0o640);
+    const unit = readFileSync(up('etc/systemd/system/cropwalk.service'), 'utf8');
+    t.match(unit, new RegExp(`^WorkingDirectory=${prefix.replace(/[/.]/g, '\\$&')}$`, 'm'), 'the unit runs the program from --prefix');
+    t.ok(existsSync(path.join(prefix, 'src/main.ts')), 'the program installed under --prefix');
+    t.ok(existsSync(up('usr/local/bin/cropwalk')), 'the cropwalk command');
+
+    // The service runs (started by hand); an upgrade with --no-start stops it before it replaces the
+    // program under it, and leaves it stopped.
+    writeFileSync(path.join(scratch, 'active'), '');
+    writeFileSync(path.join(prefix, 'src/gone-in-this-version.ts'), 'export {};\n');
+    writeFileSync(path.join(scratch, 'systemctl.log'), '');
+    const second = liveInstall(scratch, prefix, [...modules, '--no-start']);
+    t.equal(second.code, 0, second.out);
+    t.same(
+      calls(),
+      [
+        'is-active --quiet cropwalk.service',
+        'stop cropwalk.service',
+        '(the old program was still in place)',
+        'daemon-reload',
+        'enable cropwalk.service',
+      ],
+      'stopped while the old program was still there, then never started',
+    );
+    t.notOk(existsSync(path.join(prefix, 'src/gone-in-this-version.ts')), 'the program replaced');
+    t.notOk(existsSync(path.join(scratch, 'active')), 'left stopped');
+    t.match(second.out, /upgraded in place/);
+    t.match(second.out, /not started \(--no-start\)/);
+  },
+);
+
 t.test('bad options are refused', async (t) => {
   const root = mkdtempSync(path.join(tmpdir(), 'cropwalk-root-'));
   t.teardown(() => rmSync(root, { recursive: true, force: true }));
