@@ -16,6 +16,9 @@ const NOT_SYNCED: Record<string, string> = {
     "climate readings, one row per cycle, instant and metric: the id is derived from that key, time and version are the import's when an import set the value, and every change is in the change log",
   climate_cycle_keys: "a small local integer per crop cycle for the climate readings' key",
   climate_metric_codes: "a small local integer per metric name for the climate readings' key",
+  schedule_state: "what the box's own schedules last did, to make up a missed run at start (src/schedules/tables.ts)",
+  scale_assignments:
+    "which crop cycle each of the box's own serial scales records into (src/scales/tables.ts); the harvests it records are synced",
 };
 
 t.test('every organization table carries id, organization_id, created_at, updated_at, version', async (t) => {
