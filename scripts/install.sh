@@ -224,6 +224,12 @@ elif [ ! -f "$marker" ] || ! cmp -s <(node -e "console.log(JSON.stringify(requir
 else
   say "node modules are up to date"
 fi
+# The staff app served at / (web/dist, git-ignored) is built here: the service runs main.ts, not
+# setup.mjs, and cannot write under the program (ProtectSystem=strict).
+if ! (cd "$ROOT$PREFIX" && "$NODE" scripts/build-web.mjs); then
+  say "warning: the staff app did not build: the API runs, and / answers that the app is not built"
+fi
+chown -R root:root "$ROOT$PREFIX/web" 2>/dev/null || true
 
 # ---------------------------------------------------------------- the service
 say "installing the systemd unit $UNIT"
