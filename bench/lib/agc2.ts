@@ -266,6 +266,5 @@ export function seasonHistory(season: Season): CycleHistory {
     fruitMass,
     temperature: dailySlab(season),
     outdoorForecast: [],
-    outdoorPast: [],
   };
 }

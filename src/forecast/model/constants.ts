@@ -14,6 +14,8 @@ export interface ModelConstants {
   maxTemperatureC: number;
   /** Daily mean temperature when nothing is stored (°C). */
   defaultTemperatureC: number;
+  /** A day ahead is at least its outdoor forecast mean plus this (°C); null ignores the outdoor forecast. */
+  outdoorFloorC: number | null;
   /** Days of recent temperature whose mean stands for the days ahead. */
   recentTemperatureDays: number;
   /** A truss ripens over this many days either side of its mean ripening day (triangular spread). */
@@ -60,6 +62,7 @@ export const MODEL_CONSTANTS: ModelConstants = {
   baseTemperatureC: 5,
   maxTemperatureC: 28,
   defaultTemperatureC: 20,
+  outdoorFloorC: 1,
   recentTemperatureDays: 7,
   ripeningSpreadDays: 3,
   firstCountSpreadDays: 14,

@@ -27,7 +27,7 @@ export interface TemperatureSeries {
   storedDays: number;
   /** The temperature given to days from asOf on (before any outdoor adjustment), and where it came from. */
   ahead: { meanC: number; basis: 'recent_mean' | 'default'; days: number };
-  /** Days ahead adjusted by the stored outdoor forecast. */
+  /** Days ahead raised to the stored outdoor forecast. */
   outdoorAdjustedDays: number;
 }
 
@@ -40,12 +40,11 @@ export interface TemperatureSeries {
 export function temperatureSeries(
   stored: readonly DayTemperature[],
   outdoorForecast: readonly OutdoorForecastDay[],
-  outdoorPast: readonly { day: number; meanC: number }[],
   first: number,
   last: number,
   asOfDay: number,
   c: ModelConstants,
-  outdoorWeight = 0,
+  outdoorFloorC: number | null = c.outdoorFloorC,
 ): TemperatureSeries {
   const n = last - first + 1;
   const t = new Float64Array(n).fill(Number.NaN);
@@ -76,15 +75,15 @@ export function temperatureSeries(
     if (!Number.isNaN(t[i]!)) prev = t[i]!;
     else t[i] = Number.isNaN(prev) ? firstKnown : prev;
   }
+  // A greenhouse is not cooler than the air outside it by day: a day ahead whose outdoor forecast mean
+  // (plus `outdoorFloorC`) is above the assumed temperature takes that instead (docs/forecast.md).
   let adjusted = 0;
-  if (outdoorWeight > 0 && outdoorForecast.length) {
-    const recentOut = outdoorPast.filter((d) => d.day < asOfDay && d.day >= asOfDay - c.recentTemperatureDays);
-    if (recentOut.length) {
-      const outMean = recentOut.reduce((s, d) => s + d.meanC, 0) / recentOut.length;
-      for (const f of outdoorForecast) {
-        const i = f.day - first;
-        if (f.day < asOfDay || i < 0 || i >= n) continue;
-        t[i] = aheadMean + outdoorWeight * (f.meanC - outMean);
+  if (outdoorFloorC !== null) {
+    for (const f of outdoorForecast) {
+      const i = f.day - first;
+      if (f.day < asOfDay || i < 0 || i >= n) continue;
+      if (f.meanC + outdoorFloorC > t[i]!) {
+        t[i] = f.meanC + outdoorFloorC;
         adjusted++;
       }
     }

@@ -79,8 +79,6 @@ export interface CycleHistory {
   temperature: DayTemperature[];
   /** Outdoor forecast days kept from the last weather refresh. */
   outdoorForecast: OutdoorForecastDay[];
-  /** Daily outdoor means observed (past weather), for the adjustment of days ahead. */
-  outdoorPast: { day: number; meanC: number }[];
 }
 
 /**
@@ -99,7 +97,6 @@ export function asOf(h: CycleHistory, week: number): CycleHistory {
     temperature: h.temperature.filter((t) => t.day < week),
     // A weather forecast fetched during the week is known then, like its walks; it speaks only of days ahead.
     outdoorForecast: h.outdoorForecast.filter((d) => d.fetchedDay <= weekEnd && d.day >= week),
-    outdoorPast: h.outdoorPast.filter((d) => d.day < week),
   };
 }
 

@@ -66,11 +66,6 @@ export interface RawRun {
   areaM2: number | null;
 }
 
-export interface RawOptions {
-  /** Weight of the outdoor forecast in the temperature of days ahead (docs/forecast.md); 0 ignores it. */
-  outdoorWeight?: number;
-}
-
 function latestMass(h: CycleHistory): FruitMassInput | null {
   let best: FruitMassInput | null = null;
   for (const f of h.fruitMass) if (best === null || f.week > best.week) best = f;
@@ -83,23 +78,14 @@ function latestWalk(walks: readonly WalkInput[], asOfWeek: number, maxAge: numbe
   return best;
 }
 
-export function rawForecast(h: CycleHistory, asOfWeek: number, c: ModelConstants, options: RawOptions = {}): RawRun {
+export function rawForecast(h: CycleHistory, asOfWeek: number, c: ModelConstants): RawRun {
   const lastDay = asOfWeek + 7 * c.horizons - 1;
   const mass = latestMass(h);
   // Days the model steps over: from well before the first count (its trusses flowered earlier) to past the horizon.
   const firstCount = h.trussCounts.length ? Math.min(...h.trussCounts.map((x) => x.day)) : asOfWeek;
   const first = Math.min(h.startWeek, firstCount - c.firstCountSpreadDays - 1, asOfWeek - 7 * 4);
   const flowLast = lastDay + c.ripeningSpreadDays + 1;
-  const series = temperatureSeries(
-    h.temperature,
-    h.outdoorForecast,
-    h.outdoorPast,
-    first,
-    flowLast,
-    asOfWeek,
-    c,
-    options.outdoorWeight ?? 0,
-  );
+  const series = temperatureSeries(h.temperature, h.outdoorForecast, first, flowLast, asOfWeek, c);
   const D = cumulativeDevelopment(series, c);
 
   // Trusses that flower after the last count still ripen inside the horizon when it is long enough.

@@ -1,6 +1,6 @@
 import type { ModelConstants } from './constants.js';
 import { asOf, weeklyHarvest, type CycleHistory } from './inputs.js';
-import { rawForecast, type RawOptions, type RawRun } from './raw.js';
+import { rawForecast, type RawRun } from './raw.js';
 
 /**
  * The forecast as of every week of a cycle, each made only from what was known
@@ -100,13 +100,13 @@ export function baselinesAt(known: ReadonlyMap<number, number>, week: number, st
  * sees `asOf(history, week)` only, and the misses of earlier runs only where
  * their target week ended before its own week began.
  */
-export function replay(history: CycleHistory, untilWeek: number, c: ModelConstants, options: RawOptions = {}): Replay {
+export function replay(history: CycleHistory, untilWeek: number, c: ModelConstants): Replay {
   const actuals = weeklyHarvest(history.harvests);
   const runs: WeekRun[] = [];
   for (let week = history.startWeek; week <= untilWeek; week += 7) {
     const known = asOf(history, week);
     const knownActuals = weeklyHarvest(known.harvests);
-    const raw = rawForecast(known, week, c, options);
+    const raw = rawForecast(known, week, c);
     const base = baselinesAt(knownActuals, week, history.startWeek);
     let firstHarvestWeek = Number.POSITIVE_INFINITY;
     for (const [w, kg] of knownActuals) if (kg > 0 && w < firstHarvestWeek) firstHarvestWeek = w;
@@ -168,7 +168,10 @@ export function replay(history: CycleHistory, untilWeek: number, c: ModelConstan
       } else {
         reason = `over the last ${withModel.length} complete weeks at this horizon the model's WAPE ${modelW.toFixed(2)} beats ${best}'s ${baseW[best]!.toFixed(2)}`;
       }
-      const kg = chosen === 'model' ? modelKg! : base[chosen];
+      // Nothing is harvested after the cycle's last week.
+      const over = history.endWeek !== null && rw.week > history.endWeek;
+      if (over) reason = 'the week is after the crop cycle ended: nothing to harvest';
+      const kg = over ? 0 : chosen === 'model' ? modelKg! : base[chosen];
 
       // The range: the spread of past actual / forecast ratios at this horizon.
       const ratios = pairsAt(h)
