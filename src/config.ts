@@ -16,6 +16,8 @@ export interface Config {
   upstreamUrl: string | undefined;
   upstreamKey: string | undefined;
   weatherUrl: string;
+  /** How long a weather refresh waits for the weather service (ms) before answering 503. */
+  weatherTimeoutMs: number;
   climateWatchDir: string | undefined;
   logLevel: LogLevel;
   /** Cap on any JSON body, bytes. */
@@ -85,6 +87,7 @@ const ENV_KEYS: Record<keyof Config, string> = {
   upstreamUrl: 'UPSTREAM_URL',
   upstreamKey: 'UPSTREAM_KEY',
   weatherUrl: 'WEATHER_URL',
+  weatherTimeoutMs: 'WEATHER_TIMEOUT_MS',
   climateWatchDir: 'CLIMATE_WATCH_DIR',
   logLevel: 'LOG_LEVEL',
   jsonBodyLimit: 'JSON_BODY_LIMIT',
@@ -124,6 +127,7 @@ export const DEFAULTS: Config = {
   upstreamUrl: undefined,
   upstreamKey: undefined,
   weatherUrl: 'https://api.open-meteo.com',
+  weatherTimeoutMs: 15_000,
   climateWatchDir: undefined,
   logLevel: 'info',
   jsonBodyLimit: 1024 * 1024,

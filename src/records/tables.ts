@@ -39,6 +39,8 @@ export interface FruitMassTable extends CycleColumns {
 
 export interface TrussCountTable extends CycleColumns {
   counted_on: string;
+  /** Stem density in force from this date until the next date that carries one (stems/m²); migration 0008. */
+  stems_per_m2: number | null;
 }
 
 export interface TrussCountRowTable extends CycleColumns {

@@ -9,6 +9,8 @@ import { Invalid, NotFound } from '../../errors.js';
 
 export interface TrussCountInput {
   counted_on: string;
+  /** Stem density from this date on (stems/m²), when extra stems were kept or taken out; null or left out carries none. */
+  stems_per_m2?: number | null;
   rows: CountedRow[];
 }
 
@@ -50,9 +52,15 @@ export async function saveTrussCount(w: Writer, scope: CycleScope, input: TrussC
   let count: TrussCountTable;
   if (existing) {
     await w.removeWhereIn('truss_count_rows', 'count_id', [existing.id]);
-    count = (await w.update<TrussCountTable>('truss_counts', existing.id, { counted_on: input.counted_on })).after;
+    count = (
+      await w.update<TrussCountTable>('truss_counts', existing.id, { counted_on: input.counted_on, stems_per_m2: input.stems_per_m2 ?? null })
+    ).after;
   } else {
-    count = await w.insert<TrussCountTable>('truss_counts', { ...cycleColumns(scope), counted_on: input.counted_on });
+    count = await w.insert<TrussCountTable>('truss_counts', {
+      ...cycleColumns(scope),
+      counted_on: input.counted_on,
+      stems_per_m2: input.stems_per_m2 ?? null,
+    });
   }
   const parents = cycleColumns(scope);
   for (const [position, r] of input.rows.entries()) {

@@ -14,6 +14,10 @@ export interface CountedRow {
 export interface Density {
   stems_per_m2: number | null;
   plants_per_m2: number | null;
+  /** Stem density carried by this count date or the last earlier one that carries one; it wins over the cycle's. */
+  count_stems_per_m2?: number | null;
+  /** The count date that carried it. */
+  count_stems_from?: string | null;
 }
 
 export interface CountFigures {
@@ -27,8 +31,12 @@ export interface CountFigures {
   fruit_per_plant: number;
   flowers_per_plant: number | null;
   fruit_per_m2: number | null;
-  /** Which density scaled fruit_per_m2. */
-  density_basis: 'stems_per_m2' | 'plants_per_m2' | null;
+  /** The density (per m²) that scaled fruit_per_m2. */
+  density_per_m2: number | null;
+  /** Which density scaled fruit_per_m2: a count date's stems_per_m2, else the cycle's stems_per_m2, else its plants_per_m2. */
+  density_basis: 'truss_count' | 'stems_per_m2' | 'plants_per_m2' | null;
+  /** For density_basis truss_count: the count date whose stems_per_m2 is in force. */
+  density_from: string | null;
   /** Why fruit_per_m2 is null; null when it is given. */
   fruit_per_m2_reason: string | null;
 }
@@ -56,9 +64,16 @@ export function countFigures(rows: readonly CountedRow[], density: Density): Cou
   const flowers = withFlowers.length ? withFlowers.reduce((s, r) => s + r.flowers!, 0) : null;
   const perPlant = (n: number) => (plants ? n / plants : 0);
   const fruitPerPlant = perPlant(fruits);
-  // A counted "plant" is one tagged head: with stems_per_m2 set (extra stems per plant) the stem density is what scales it.
-  const basis: CountFigures['density_basis'] = density.stems_per_m2 ? 'stems_per_m2' : density.plants_per_m2 ? 'plants_per_m2' : null;
-  const perM2 = basis ? density[basis]! : null;
+  // A counted "plant" is one tagged head: with stems_per_m2 set (extra stems per plant) the stem density is what scales it;
+  // a count date's own stem density (extra stems kept from that date) wins over the cycle's.
+  const basis: CountFigures['density_basis'] = density.count_stems_per_m2
+    ? 'truss_count'
+    : density.stems_per_m2
+      ? 'stems_per_m2'
+      : density.plants_per_m2
+        ? 'plants_per_m2'
+        : null;
+  const perM2 = basis === 'truss_count' ? density.count_stems_per_m2! : basis ? density[basis]! : null;
   return {
     plants,
     trusses,
@@ -69,8 +84,12 @@ export function countFigures(rows: readonly CountedRow[], density: Density): Cou
     fruit_per_plant: round(fruitPerPlant),
     flowers_per_plant: flowers === null ? null : round(perPlant(flowers)),
     fruit_per_m2: perM2 === null ? null : round(fruitPerPlant * perM2),
+    density_per_m2: perM2,
     density_basis: basis,
-    fruit_per_m2_reason: basis ? null : 'the crop cycle has neither stems_per_m2 nor plants_per_m2; set one to get fruit per m²',
+    density_from: basis === 'truss_count' ? (density.count_stems_from ?? null) : null,
+    fruit_per_m2_reason: basis
+      ? null
+      : 'neither the count dates nor the crop cycle carry stems_per_m2, and the cycle has no plants_per_m2; set one to get fruit per m²',
   };
 }
 
@@ -95,9 +114,26 @@ export function countChange(
 }
 
 /** Figures of every count (newest first) with the change since the next older one. */
-export function countSeries<T extends { counted_on: string; rows: readonly CountedRow[] }>(counts: readonly T[], density: Density) {
+export function countSeries<T extends { counted_on: string; rows: readonly CountedRow[]; stems_per_m2?: number | null }>(
+  counts: readonly T[],
+  density: Density,
+) {
   const sorted = [...counts].sort((a, b) => (a.counted_on < b.counted_on ? 1 : a.counted_on > b.counted_on ? -1 : 0));
-  const withFigures = sorted.map((c) => ({ count: c, figures: countFigures(c.rows, density) }));
+  // The stem density a count date carries holds from it until the next date that carries one.
+  const inForce = new Map<T, { stems: number; from: string }>();
+  let current: { stems: number; from: string } | null = null;
+  for (const c of [...sorted].reverse()) {
+    if (c.stems_per_m2) current = { stems: c.stems_per_m2, from: c.counted_on };
+    if (current) inForce.set(c, current);
+  }
+  const withFigures = sorted.map((c) => ({
+    count: c,
+    figures: countFigures(c.rows, {
+      ...density,
+      count_stems_per_m2: inForce.get(c)?.stems ?? null,
+      count_stems_from: inForce.get(c)?.from ?? null,
+    }),
+  }));
   return withFigures.map((c, i) => {
     const older = withFigures[i + 1];
     return {

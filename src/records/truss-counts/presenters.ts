@@ -12,6 +12,7 @@ export function presentTrussCounts(counts: StoredCount[], cycle: CycleTable) {
       ...presentParents(count),
       counted_on: count.counted_on,
       week: weekOfDate(count.counted_on)!.label,
+      stems_per_m2: count.stems_per_m2,
       rows: count.rows.map((r) => ({ plant: r.plant, truss: r.truss, fruits: r.fruits, flowers: r.flowers })),
       figures,
       change,

@@ -7,6 +7,15 @@ export const MAX_ROWS = 5000;
 
 const countedOn: JsonSchema = { ...dateSchema, description: 'The count date, a local date YYYY-MM-DD in the greenhouse time zone.' };
 
+const stemsSchema: JsonSchema = {
+  type: ['number', 'null'],
+  exclusiveMinimum: 0,
+  maximum: 100,
+  'x-unit': 'stems/m²',
+  description:
+    "Stem density from this count date on (stems/m², e.g. when extra stems are kept), until a later count date carries another; it wins over the crop cycle's stems_per_m2 for this date's figures and for the forecast's truss cohorts. Left out or null: the date carries none.",
+};
+
 const rowSchema: ObjectSchema = {
   type: 'object',
   required: ['plant', 'truss', 'fruits'],
@@ -26,6 +35,7 @@ export const saveTrussCountBody: ObjectSchema = {
   description: `One count date with its rows (1 to ${MAX_ROWS}); each (plant, truss) at most once (422 naming the row otherwise). Saving a date again replaces all its rows.`,
   properties: {
     counted_on: countedOn,
+    stems_per_m2: stemsSchema,
     rows: { type: 'array', minItems: 1, maxItems: MAX_ROWS, items: rowSchema, description: `The counted trusses, 1 to ${MAX_ROWS}.` },
   },
 };
@@ -46,7 +56,9 @@ export const figuresSchema: JsonSchema = {
     'fruit_per_plant',
     'flowers_per_plant',
     'fruit_per_m2',
+    'density_per_m2',
     'density_basis',
+    'density_from',
     'fruit_per_m2_reason',
   ],
   description: 'What the forecast needs from this count (rounded to 4 decimals).',
@@ -60,9 +72,15 @@ export const figuresSchema: JsonSchema = {
     fruit_per_plant: ratio('Fruit per counted plant.'),
     flowers_per_plant: nullableRatio('Flowers per counted plant; null when no row has flowers.'),
     fruit_per_m2: nullableRatio(
-      "Fruit per m²: fruit per plant × the cycle's stems_per_m2 (else plants_per_m2); null when the cycle has neither.",
+      "Fruit per m²: fruit per plant × the stem density in force (this or the last earlier count date's stems_per_m2, else the cycle's stems_per_m2, else its plants_per_m2); null when there is none.",
     ),
-    density_basis: { enum: ['stems_per_m2', 'plants_per_m2', null], description: 'Which density of the crop cycle scaled fruit_per_m2.' },
+    density_per_m2: nullableRatio('The density that scaled fruit_per_m2 (stems or plants per m²).'),
+    density_basis: {
+      enum: ['truss_count', 'stems_per_m2', 'plants_per_m2', null],
+      description:
+        "Which density scaled fruit_per_m2: truss_count (a count date's stems_per_m2, see density_from), or the crop cycle's stems_per_m2 or plants_per_m2.",
+    },
+    density_from: { type: ['string', 'null'], format: 'date', description: 'For density_basis truss_count: the count date that carried it.' },
     fruit_per_m2_reason: { type: ['string', 'null'], description: 'Why fruit_per_m2 is null; null when it is given.' },
   },
 };
@@ -91,12 +109,13 @@ export const changeSchema: JsonSchema = {
 export const trussCountSchema: JsonSchema = {
   type: 'object',
   additionalProperties: false,
-  required: ['count_id', ...PARENT_FIELDS, 'counted_on', 'week', 'rows', 'figures', 'change', 'created_at', 'updated_at', 'version'],
+  required: ['count_id', ...PARENT_FIELDS, 'counted_on', 'week', 'stems_per_m2', 'rows', 'figures', 'change', 'created_at', 'updated_at', 'version'],
   properties: {
     count_id: { type: 'string', description: 'Id of the count date record (UUIDv7).' },
     ...parentProperties,
     counted_on: countedOn,
     week: { ...weekLabelSchema, description: 'The ISO week of counted_on.' },
+    stems_per_m2: { ...stemsSchema, description: 'The stem density this count date carries (stems/m²); null when it carries none.' },
     rows: {
       type: 'array',
       description: 'The counted trusses, in the order they were saved.',

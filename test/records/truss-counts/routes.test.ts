@@ -21,7 +21,9 @@ t.test('countFigures', async (t) => {
     fruit_per_plant: 7.5,
     flowers_per_plant: 1,
     fruit_per_m2: 22.5,
+    density_per_m2: 3,
     density_basis: 'stems_per_m2',
+    density_from: null,
     fruit_per_m2_reason: null,
   });
   const byPlants = countFigures(rowsA, { stems_per_m2: null, plants_per_m2: 2.5 });
@@ -30,7 +32,7 @@ t.test('countFigures', async (t) => {
   const none = countFigures(rowsA, { stems_per_m2: null, plants_per_m2: null });
   t.equal(none.fruit_per_m2, null);
   t.equal(none.density_basis, null);
-  t.match(none.fruit_per_m2_reason, /neither stems_per_m2 nor plants_per_m2/);
+  t.match(none.fruit_per_m2_reason, /no plants_per_m2/);
   const noFlowers = countFigures([{ plant: 'A', truss: 1, fruits: 3 }], { stems_per_m2: null, plants_per_m2: 2 });
   t.equal(noFlowers.flowers, null);
   t.equal(noFlowers.flowers_per_plant, null);
@@ -46,6 +48,29 @@ t.test('countFigures', async (t) => {
     1.3333,
     'rounded to 4 places',
   );
+});
+
+t.test("a count date's stem density holds from it until the next date that carries one", async (t) => {
+  const series = countSeries(
+    [
+      { counted_on: '2026-03-01', rows: rowsA, stems_per_m2: null },
+      { counted_on: '2026-03-08', rows: rowsA, stems_per_m2: 4 },
+      { counted_on: '2026-03-15', rows: rowsA, stems_per_m2: null },
+      { counted_on: '2026-03-22', rows: rowsA, stems_per_m2: 5 },
+    ],
+    { stems_per_m2: 3, plants_per_m2: 2 },
+  );
+  t.same(
+    series.map((x) => [x.count.counted_on, x.figures.density_basis, x.figures.density_per_m2, x.figures.density_from, x.figures.fruit_per_m2]),
+    [
+      ['2026-03-22', 'truss_count', 5, '2026-03-22', 37.5],
+      ['2026-03-15', 'truss_count', 4, '2026-03-08', 30],
+      ['2026-03-08', 'truss_count', 4, '2026-03-08', 30],
+      ['2026-03-01', 'stems_per_m2', 3, null, 22.5],
+    ],
+  );
+  t.equal(series[1]!.change!.delta.fruit_per_m2, 0, 'same density, same rows');
+  t.equal(series[0]!.change!.delta.fruit_per_m2, 7.5, 'the density moved');
 });
 
 t.test('countChange and countSeries', async (t) => {
