@@ -102,34 +102,39 @@ export function baselinesAt(known: ReadonlyMap<number, number>, week: number, st
  */
 export function replay(history: CycleHistory, untilWeek: number, c: ModelConstants): Replay {
   const actuals = weeklyHarvest(history.harvests);
+  const harvestWeeks = [...actuals].filter(([, kg]) => kg > 0).map(([w]) => w);
   const runs: WeekRun[] = [];
   for (let week = history.startWeek; week <= untilWeek; week += 7) {
     const known = asOf(history, week);
-    const knownActuals = weeklyHarvest(known.harvests);
     const raw = rawForecast(known, week, c);
-    const base = baselinesAt(knownActuals, week, history.startWeek);
+    // Weeks before this one are complete: their harvest as stored is what was known of them.
+    const base = baselinesAt(actuals, week, history.startWeek);
     let firstHarvestWeek = Number.POSITIVE_INFINITY;
-    for (const [w, kg] of knownActuals) if (kg > 0 && w < firstHarvestWeek) firstHarvestWeek = w;
+    for (const w of harvestWeeks) if (w < week && w < firstHarvestWeek) firstHarvestWeek = w;
 
-    // Earlier runs' forecasts whose target week is complete now, newest first, per horizon.
-    const pairsAt = (h: number) => {
+    /**
+     * Earlier runs' forecasts at horizon h whose target week is complete now, newest first, that `keep`
+     * accepts, at most `limit`. Runs are one a week from the first, so run i's target at h is complete
+     * exactly when i + h < runs.length.
+     */
+    const pairsAt = (h: number, limit: number, keep: (run: WeekRun) => boolean) => {
       const out: { run: WeekRun; a: number }[] = [];
-      for (let i = runs.length - 1; i >= 0; i--) {
+      for (let i = runs.length - 1 - h; i >= 0 && out.length < limit; i--) {
         const run = runs[i]!;
-        const target = run.asOf + 7 * h;
-        if (target >= week) continue;
-        out.push({ run, a: knownActuals.get(target) ?? 0 });
+        if (keep(run)) out.push({ run, a: actuals.get(run.asOf + 7 * h) ?? 0 });
       }
       return out;
     };
 
     const calibrationOf = (h: number): Calibration | null => {
-      const pairs = pairsAt(h)
-        .filter((p) => p.run.asOf + 7 * h >= firstHarvestWeek && p.run.weeks[h]!.raw_kg !== null)
-        .slice(0, c.calibrationWeeks);
+      const pairs = pairsAt(h, c.calibrationWeeks, (run) => run.asOf + 7 * h >= firstHarvestWeek && run.weeks[h]!.raw_kg !== null);
       if (pairs.length < c.calibrationMinPairs) return null;
-      const rawSum = pairs.reduce((s, p) => s + p.run.weeks[h]!.raw_kg!, 0);
-      const actSum = pairs.reduce((s, p) => s + p.a, 0);
+      let rawSum = 0;
+      let actSum = 0;
+      for (const p of pairs) {
+        rawSum += p.run.weeks[h]!.raw_kg!;
+        actSum += p.a;
+      }
       if (rawSum <= 0) return null;
       const ratio = actSum / rawSum;
       const factor = clamp(ratio, c.calibrationBounds[0], c.calibrationBounds[1]);
@@ -145,9 +150,7 @@ export function replay(history: CycleHistory, untilWeek: number, c: ModelConstan
 
       // The rolling backtest at this horizon: the model against the baselines on the same recent weeks,
       // once harvest has begun (before it, every forecast of nothing is right and says nothing).
-      const recent = pairsAt(h)
-        .filter((p) => p.run.asOf + 7 * h >= firstHarvestWeek)
-        .slice(0, c.fallbackWindow);
+      const recent = pairsAt(h, c.fallbackWindow, (run) => run.asOf + 7 * h >= firstHarvestWeek);
       const withModel = recent.filter((p) => p.run.weeks[h]!.model_kg !== null);
       const modelW = wape(withModel.map((p) => ({ f: p.run.weeks[h]!.model_kg!, a: p.a })));
       const baseW = Object.fromEntries(
@@ -174,9 +177,7 @@ export function replay(history: CycleHistory, untilWeek: number, c: ModelConstan
       const kg = over ? 0 : chosen === 'model' ? modelKg! : base[chosen];
 
       // The range: the spread of past actual / forecast ratios at this horizon.
-      const ratios = pairsAt(h)
-        .filter((p) => p.run.weeks[h]!.kg > 0)
-        .slice(0, c.rangeWindow)
+      const ratios = pairsAt(h, c.rangeWindow, (run) => run.weeks[h]!.kg > 0)
         .map((p) => p.a / p.run.weeks[h]!.kg)
         .sort((a, b) => a - b);
       let p10: number;
