@@ -1,7 +1,7 @@
 // `npm run bench [name ...]`: every benchmark, each printing its figures as
 // ratios against a baseline measured in the same run. Names: registry,
 // records, climate-import, climate-store, scoring-accuracy, scoring-walk,
-// scoring-photo-walk, scoring-model, scoring-service, web, media-photo. Figures are written to bench/out/results.json as well.
+// scoring-photo-walk, scoring-model, scoring-service, web, media-photo, forecast-agc2, forecast-speed. Figures are written to bench/out/results.json as well.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
@@ -76,6 +76,18 @@ const BENCHES: Bench[] = [
     module: './media-photo.js',
     fn: 'runPhotoDecodeBench',
     what: 'a HEIC photo (libheif, WebAssembly) vs ffmpeg decoding the same picture as a JPEG',
+  },
+  {
+    name: 'forecast-agc2',
+    module: './forecast-agc2.js',
+    fn: 'runForecastAgc2Bench',
+    what: 'the agc2 season (3 compartments) entered week by week through the API: backtest per horizon vs persistence and mean_3_weeks (tuned on AICU; Digilog and TheAutomators held out)',
+  },
+  {
+    name: 'forecast-speed',
+    module: './forecast-speed.js',
+    fn: 'runForecastSpeedBench',
+    what: 'backtest and week read of a 45-week cycle with a year of hourly climate and weekly walks vs reading the same rows with one SQL query each',
   },
 ];
 

@@ -1,0 +1,247 @@
+// `npm run bench forecast-speed`: GET {cycle}/backtest and GET {cycle}/weeks/{week} on a 45-week
+// cycle with a year of hourly climate (5 metrics), a walk, a truss count and a fruit mass every week,
+// two picks a week once harvest begins and daily irrigation; each timed over HTTP (median of many
+// runs) against reading the same rows with one SQL query each (prepared, better-sqlite3) in the same
+// run. Goals: backtest under 200 ms, week read under 20 ms.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { DateTime } from 'luxon';
+import { createApp } from '../src/app.js';
+import { createLogger } from '../src/log.js';
+import { SettableClock } from '../src/clock.js';
+import { dateOfDay, dayNumber } from '../src/time/days.js';
+import { addWeeks, parseWeek } from '../src/time/weeks.js';
+
+const TOKEN = 'bench-admin-token-0123456789abcdef';
+const ZONE = 'Europe/Amsterdam';
+const WEEKS = 45;
+const START = '2025-03-03';
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[s.length >> 1]!;
+};
+
+async function timed(runs: number, fn: () => Promise<unknown> | unknown): Promise<number> {
+  await fn();
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    await fn();
+    times.push(performance.now() - t0);
+  }
+  return median(times);
+}
+
+export async function runForecastSpeedBench(options: { runs?: number } = {}) {
+  const runs = options.runs ?? Number(process.env.BENCH_RUNS ?? 15);
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'cropwalk-forecast-speed-'));
+  const startDay = dayNumber(START);
+  const clock = new SettableClock(
+    DateTime.fromISO(dateOfDay(startDay + 7 * WEEKS), { zone: ZONE })
+      .plus({ hours: 8 })
+      .toMillis(),
+  );
+  const app = await createApp({
+    config: { adminToken: TOKEN, logLevel: 'silent', dataDir, diskReserve: 0, scoringThreads: 0 },
+    env: {},
+    logger: createLogger('silent', {}, () => {}),
+    validateResponses: false,
+    clock,
+  });
+  const server = await app.listen(0, '127.0.0.1');
+  const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  let key = '';
+  const call = async (method: string, url: string, body?: unknown) => {
+    const res = await fetch(base + url, {
+      method,
+      headers: { 'content-type': 'application/json', ...(key ? { 'x-api-key': key } : { authorization: `Bearer ${TOKEN}` }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    if (res.status >= 300) throw new Error(`${method} ${url}: ${res.status} ${text.slice(0, 300)}`);
+    return JSON.parse(text);
+  };
+  try {
+    const org = await call('POST', '/api/organizations', { name: 'Speed' });
+    key = org.key.api_key;
+    const o = `/api/organizations/${org.organization_id}`;
+    const farm = await call('POST', `${o}/farms`, { name: 'Farm' });
+    const gh = await call('POST', `${o}/farms/${farm.farm_id}/greenhouses`, { name: 'GH', time_zone: ZONE, latitude: 52, longitude: 4.5 });
+    const ghPath = `${o}/farms/${farm.farm_id}/greenhouses/${gh.greenhouse_id}`;
+    const row = await call('POST', `${ghPath}/rows`, { name: 'Row', plant_count: 250 });
+    const cycle = await call('POST', `${ghPath}/rows/${row.row_id}/cycles`, {
+      name: 'Speed',
+      started_on: START,
+      plants_per_m2: 2.5,
+      stems_per_m2: 3.3,
+    });
+    const c = `${ghPath}/rows/${row.row_id}/cycles/${cycle.cycle_id}`;
+
+    // A year of hourly climate from eight weeks before the start.
+    const metrics = ['air_temperature', 'relative_humidity', 'co2', 'global_radiation', 'par'];
+    const t0 = Date.parse(`${dateOfDay(startDay - 56)}T00:00:00Z`);
+    let points: { metric: string; at: string; value: number }[] = [];
+    for (let hr = 0; hr < 365 * 24; hr++) {
+      const ms = t0 + hr * 3_600_000;
+      const h = new Date(ms).getUTCHours();
+      const sun = Math.max(0, Math.sin(((h - 6) / 12) * Math.PI));
+      const values = [19 + 4 * sun, 80 - 15 * sun, 450 + 300 * sun, 500 * sun, 900 * sun];
+      for (const [i, m] of metrics.entries())
+        points.push({ metric: m, at: new Date(ms).toISOString(), value: Math.round(values[i]! * 10) / 10 });
+      if (points.length >= 10_000) {
+        await call('POST', `${c}/climate`, { points });
+        points = [];
+      }
+    }
+    if (points.length) await call('POST', `${c}/climate`, { points });
+
+    let trusses = 0;
+    for (let wk = 0; wk < WEEKS; wk++) {
+      const monday = startDay + 7 * wk;
+      trusses += 1.1;
+      const rows = [];
+      for (let p = 1; p <= 10; p++) {
+        const top = Math.max(1, Math.round(trusses + (p % 3) * 0.3));
+        for (let t = 1; t <= top; t++) rows.push({ plant: `P${p}`, truss: t, fruits: 10 + (t % 4) });
+      }
+      await call('PUT', `${c}/truss-counts`, { counted_on: dateOfDay(monday), rows });
+      await call('POST', `${c}/fruit-mass`, { week: dateOfDay(monday), green_g: 9, turning_g: 9.5, red_g: 10 });
+      if (wk >= 9) {
+        await call('POST', `${c}/harvests`, { harvested_on: dateOfDay(monday), week: dateOfDay(monday), kg: 40 + (wk % 5) });
+        await call('POST', `${c}/harvests`, { harvested_on: dateOfDay(monday + 4), week: dateOfDay(monday), kg: 30 + (wk % 3) });
+      }
+      for (let d = 0; d < 7; d++)
+        await call('POST', `${c}/irrigation`, { at: `${dateOfDay(monday + d)}T10:00:00`, volume_l: 600, drain_l: 150, ec_in: 3 });
+    }
+    // A scored walk every week: written as the walks feature stores one (scoring a video here would time the detector).
+    const services = app.services;
+    const week0 = parseWeek(START)!;
+    await services.store.write({ keyId: null, label: 'bench' }, async (w) => {
+      for (let wk = 0; wk < WEEKS; wk++)
+        await w.insert(
+          'walks' as never,
+          {
+            organization_id: org.organization_id,
+            farm_id: farm.farm_id,
+            greenhouse_id: gh.greenhouse_id,
+            row_id: row.row_id,
+            cycle_id: cycle.cycle_id,
+            week: addWeeks(week0, wk).label,
+            source: 'cycle_video',
+            example_key: null,
+            status: 'done',
+            progress: 1,
+            mode: 'video',
+            options: '{}',
+            detector: 'builtin',
+            error: null,
+            idempotency_key: null,
+            request_hash: `bench-${wk}`,
+            created_by_key_id: null,
+            attempts: 1,
+            started_at: null,
+            finished_at: null,
+            count_green: 300,
+            count_turning: 80,
+            count_red: 60,
+            count_total: 440,
+            corrected_green: 300,
+            corrected_turning: 80,
+            corrected_red: 60,
+            corrected_total: 440,
+            result: null,
+          } as never,
+        );
+    });
+
+    // The baseline: the same rows, one prepared SQL query each.
+    const db = services.sqlite;
+    const id = cycle.cycle_id;
+    const key0 = (db.prepare('select key from climate_cycle_keys where cycle_id = ?').get(id) as { key: number }).key;
+    const codes = (
+      db.prepare(`select code from climate_metric_codes where metric in ('air_temperature','substrate_temperature')`).all() as {
+        code: number;
+      }[]
+    ).map((x) => x.code);
+    const q = {
+      cycle: db.prepare('select * from cycles where id = ?'),
+      greenhouse: db.prepare('select * from greenhouses where id = ?'),
+      row: db.prepare('select * from rows where id = ?'),
+      harvests: db.prepare('select * from harvests where cycle_id = ?'),
+      counts: db.prepare('select * from truss_counts where cycle_id = ?'),
+      countRows: db.prepare('select * from truss_count_rows where cycle_id = ?'),
+      walks: db.prepare(
+        'select id, week, count_green, count_turning, count_red, corrected_green, corrected_turning, corrected_red from walks where cycle_id = ?',
+      ),
+      masses: db.prepare('select * from fruit_masses where cycle_id = ?'),
+      temps: db.prepare(`select at_ms, metric_code, value from climate_points where cycle_key = ? and metric_code in (${codes.join(',')})`),
+      weather: db.prepare('select * from weather_hours where greenhouse_id = ?'),
+      weekClimate: db.prepare('select at_ms, metric_code, value from climate_points where cycle_key = ? and at_ms >= ? and at_ms < ?'),
+      weekIrrigation: db.prepare('select * from irrigation_entries where cycle_id = ? and at >= ? and at < ?'),
+      forecasts: db.prepare('select * from forecasts where cycle_id = ?'),
+      notes: db.prepare('select * from week_notes where cycle_id = ?'),
+    };
+    const rowsRead = { harvests: 0, truss_count_rows: 0, climate_points: 0 };
+    const backtestRows = () => {
+      q.cycle.all(id);
+      q.greenhouse.all(gh.greenhouse_id);
+      q.row.all(row.row_id);
+      rowsRead.harvests = q.harvests.all(id).length;
+      q.counts.all(id);
+      rowsRead.truss_count_rows = q.countRows.all(id).length;
+      q.walks.all(id);
+      q.masses.all(id);
+      rowsRead.climate_points = q.temps.all(key0).length;
+      q.weather.all(gh.greenhouse_id);
+    };
+    const mid = addWeeks(week0, 30);
+    const midFrom = DateTime.fromISO(mid.start, { zone: ZONE }).toMillis();
+    const midTo = DateTime.fromISO(mid.start, { zone: ZONE }).plus({ weeks: 1 }).toMillis();
+    const weekRows = () => {
+      backtestRows();
+      q.weekClimate.all(key0, midFrom, midTo);
+      q.weekIrrigation.all(id, new Date(midFrom).toISOString(), new Date(midTo).toISOString());
+      q.forecasts.all(id);
+      q.notes.all(id);
+    };
+
+    const baselineBacktest = await timed(runs * 4, backtestRows);
+    const backtest = await timed(runs, () => call('GET', `${c}/backtest`));
+    const baselineWeek = await timed(runs * 4, weekRows);
+    const weekRead = await timed(runs, () => call('GET', `${c}/weeks/${mid.label}`));
+    const forecast = await timed(runs, () => call('GET', `${c}/forecast`));
+    const bt = await call('GET', `${c}/backtest`);
+    const figures = {
+      weeks: WEEKS,
+      replayedWeeks: bt.weeks.length,
+      climatePoints: 365 * 24 * metrics.length,
+      temperatureRowsRead: rowsRead.climate_points,
+      trussCountRows: rowsRead.truss_count_rows,
+      harvests: rowsRead.harvests,
+      baselineBacktestMs: baselineBacktest,
+      backtestMs: backtest,
+      backtestRatio: backtest / baselineBacktest,
+      backtestGoalMs: 200,
+      baselineWeekReadMs: baselineWeek,
+      weekReadMs: weekRead,
+      weekReadRatio: weekRead / baselineWeek,
+      weekReadGoalMs: 20,
+      forecastMs: forecast,
+      forecastRatio: forecast / baselineBacktest,
+    };
+    console.log(
+      `backtest (${figures.replayedWeeks} weeks): ${backtest.toFixed(1)} ms = ${figures.backtestRatio.toFixed(1)}× reading its rows (${baselineBacktest.toFixed(2)} ms; goal < 200 ms)\n` +
+        `week read: ${weekRead.toFixed(1)} ms = ${figures.weekReadRatio.toFixed(1)}× reading its rows (${baselineWeek.toFixed(2)} ms; goal < 20 ms)\n` +
+        `forecast: ${forecast.toFixed(1)} ms = ${figures.forecastRatio.toFixed(1)}×`,
+    );
+    return figures;
+  } finally {
+    await app.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await runForecastSpeedBench();

@@ -1,0 +1,158 @@
+import type { Db } from '../db/database.js';
+import { Invalid } from '../errors.js';
+import { dayNumber } from '../time/days.js';
+import { parseWeek, weekOfInstant, type IsoWeek } from '../time/weeks.js';
+import { MODEL_CONSTANTS } from './model/constants.js';
+import { backtestStats, replay, type WeekRun } from './model/replay.js';
+import { loadCycleHistory, weekDay, type CycleContext, type LoadedCycle } from './queries.js';
+import { kg3, perArea, presentArea, presentForecastWeek, presentInputs, r4, weekLabel } from './presenters.js';
+
+/** The model's name and version, kept with every stored forecast (docs/forecast.md). */
+export const MODEL_NAME = 'truss-cohorts/1';
+
+/** What "as of a week" means, said in every answer. */
+export const AS_OF_RULE =
+  'Made from what was known when the week began: records dated before its Monday (greenhouse zone), plus the walks and truss counts saved to the week itself; never a harvest of the week or later.';
+
+/** The week the greenhouse is in at `nowMs`. */
+export function currentWeek(nowMs: number, zone: string): IsoWeek {
+  return weekOfInstant(new Date(nowMs).toISOString(), zone);
+}
+
+/** The default week of a forecast: the latest week with a scored walk; without walks, the current week. */
+export async function defaultForecastWeek(db: Db, ctx: CycleContext, nowMs: number): Promise<IsoWeek> {
+  const latest = await db
+    .selectFrom('walks')
+    .select('week')
+    .where('cycle_id', '=', ctx.cycle.id)
+    .where('status', '=', 'done')
+    .where('week', 'is not', null)
+    .orderBy('week', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return latest?.week ? parseWeek(latest.week)! : currentWeek(nowMs, ctx.zone);
+}
+
+/** A week a forecast can be made as of: inside the cycle, and begun. */
+export function checkForecastWeek(ctx: CycleContext, week: IsoWeek, nowMs: number, name = 'week'): void {
+  const start = parseWeek(ctx.cycle.started_on)!;
+  const now = currentWeek(nowMs, ctx.zone);
+  const end = ctx.cycle.ended_on ? parseWeek(ctx.cycle.ended_on)! : null;
+  const refuse = (message: string) => {
+    throw new Invalid([{ in: 'query', name, message }], `${name}: ${message}`);
+  };
+  if (week.start < start.start) refuse(`${week.label} is before the crop cycle started (${start.label})`);
+  if (week.start > now.start)
+    refuse(
+      `${week.label} has not begun (the greenhouse is in ${now.label}); a forecast as of ${now.label} covers the seven weeks after it`,
+    );
+  if (end && week.start > end.start) refuse(`${week.label} is after the crop cycle ended (${end.label})`);
+}
+
+export interface LiveForecast {
+  run: WeekRun;
+  loaded: LoadedCycle;
+  week: IsoWeek;
+}
+
+/** The forecast as of `week`: the cycle replayed from its start to that week (each earlier week calibrates it). */
+export async function forecastAsOf(db: Db, ctx: CycleContext, week: IsoWeek): Promise<LiveForecast> {
+  const monday = dayNumber(week.start);
+  const loaded = await loadCycleHistory(db, ctx, monday + 7 * MODEL_CONSTANTS.horizons + 7);
+  const r = replay(loaded.history, monday, MODEL_CONSTANTS);
+  return { run: r.runs.at(-1)!, loaded, week };
+}
+
+export function presentForecast(ctx: CycleContext, f: LiveForecast) {
+  const { run, loaded } = f;
+  const weeks = run.weeks.map((w, i) => presentForecastWeek(w, run.raw.weeks[i]!, loaded.area));
+  const total = run.weeks.reduce((s, w) => s + w.kg, 0);
+  return {
+    organization_id: ctx.cycle.organization_id,
+    farm_id: ctx.cycle.farm_id,
+    greenhouse_id: ctx.cycle.greenhouse_id,
+    row_id: ctx.cycle.row_id,
+    cycle_id: ctx.cycle.id,
+    week: f.week.label,
+    as_of: AS_OF_RULE,
+    model: MODEL_NAME,
+    area: presentArea(loaded.area),
+    total_kg: kg3(total),
+    total_kg_per_m2: perArea(total, loaded.area),
+    inputs: presentInputs(run),
+    weeks,
+  };
+}
+
+export type ForecastAnswer = ReturnType<typeof presentForecast>;
+
+/**
+ * The backtest: the forecast replayed as of every week of the cycle up to the current
+ * one (or its last), each with only what was known then, and its misses per horizon
+ * on every complete week against the two naive baselines on the same weeks. Harvests
+ * are read as they are now, so an edited or deleted harvest changes the next backtest.
+ */
+export async function backtestOf(db: Db, ctx: CycleContext, nowMs: number) {
+  const now = currentWeek(nowMs, ctx.zone);
+  const end = ctx.cycle.ended_on ? parseWeek(ctx.cycle.ended_on)! : null;
+  const lastAsOf = end && end.start < now.start ? end : now;
+  const lastDay = dayNumber(lastAsOf.start) + 7 * MODEL_CONSTANTS.horizons + 7;
+  const loaded = await loadCycleHistory(db, ctx, lastDay);
+  const start = parseWeek(ctx.cycle.started_on)!;
+  const r =
+    lastAsOf.start < start.start
+      ? { runs: [], actuals: new Map<number, number>() }
+      : replay(loaded.history, weekDay(lastAsOf.label), MODEL_CONSTANTS);
+  const stats = backtestStats(r, dayNumber(now.start), loaded.history.endWeek, MODEL_CONSTANTS.horizons);
+  const kgOrNull = (x: number | null) => (x === null ? null : kg3(x));
+  return {
+    organization_id: ctx.cycle.organization_id,
+    farm_id: ctx.cycle.farm_id,
+    greenhouse_id: ctx.cycle.greenhouse_id,
+    row_id: ctx.cycle.row_id,
+    cycle_id: ctx.cycle.id,
+    model: MODEL_NAME,
+    as_of: AS_OF_RULE,
+    complete_before: now.label,
+    area: presentArea(loaded.area),
+    horizons: stats.horizons.map((h) => ({
+      horizon: h.horizon,
+      n: h.n,
+      actual_kg: kg3(h.actual_kg),
+      mae_kg: kgOrNull(h.mae_kg),
+      wape: h.wape === null ? null : r4(h.wape),
+      bias_kg: kgOrNull(h.bias_kg),
+      baselines: {
+        persistence: {
+          mae_kg: kgOrNull(h.baselines.persistence.mae_kg),
+          wape: h.baselines.persistence.wape === null ? null : r4(h.baselines.persistence.wape),
+        },
+        mean_3_weeks: {
+          mae_kg: kgOrNull(h.baselines.mean_3_weeks.mae_kg),
+          wape: h.baselines.mean_3_weeks.wape === null ? null : r4(h.baselines.mean_3_weeks.wape),
+        },
+      },
+    })),
+    weeks: stats.weeks.map((w) => ({
+      week: weekLabel(w.asOf),
+      forecasts: w.forecasts.map((f) => ({
+        horizon: f.horizon,
+        week: weekLabel(f.week),
+        kg: kg3(f.kg),
+        p10_kg: kg3(f.p10),
+        p90_kg: kg3(f.p90),
+        method: f.method,
+        actual_kg: kgOrNull(f.actual_kg),
+        baselines: { persistence_kg: kg3(f.baselines.persistence), mean_3_weeks_kg: kg3(f.baselines.mean_3_weeks) },
+      })),
+    })),
+  };
+}
+
+/** Weeks a live forecast for a given week can be had in: as of that week, or of the current week when it is ahead. */
+export function liveAsOf(week: IsoWeek, nowMs: number, zone: string): { asOf: IsoWeek; horizon: number } | null {
+  const now = currentWeek(nowMs, zone);
+  if (week.start <= now.start) return { asOf: week, horizon: 0 };
+  const horizon = Math.round((dayNumber(week.start) - dayNumber(now.start)) / 7);
+  return horizon < MODEL_CONSTANTS.horizons ? { asOf: now, horizon } : null;
+}
