@@ -202,7 +202,7 @@ export async function runForecastAgc2Bench() {
     console.log(`skipped: ${missing}`);
     return { skipped: missing };
   }
-  const results = [];
+  const results: Awaited<ReturnType<typeof replaySeason>>[] = [];
   for (const name of COMPARTMENTS) {
     const r = await replaySeason(readSeason(name));
     results.push(r);

@@ -10,6 +10,8 @@ import { scoringFeature } from './walks/feature.js';
 import { schedulesFeature } from './schedules/feature.js';
 import { backupFeature } from './backup/feature.js';
 import { scalesFeature } from './scales/feature.js';
+import { weeksFeature } from './weeks/feature.js';
+import { forecastFeature } from './forecast/feature.js';
 
 /**
  * Every feature the service runs. A new feature adds its line here: its routes
@@ -27,4 +29,6 @@ export const FEATURES: Feature[] = [
   schedulesFeature,
   backupFeature,
   scalesFeature,
+  weeksFeature,
+  forecastFeature,
 ];

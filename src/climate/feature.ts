@@ -4,14 +4,17 @@ import { importRoutes } from './imports/routes.js';
 import { countPointsOf, removePointsOf } from './readings/points.js';
 import { mkdirSync } from 'node:fs';
 import { startClimateWatcher } from './watch/watcher.js';
+import { weatherRoutes } from './weather/routes.js';
+import { countWeatherOf, removeWeatherOf } from './weather/commands.js';
 
 /**
  * Climate: typed readings, imports of climate-computer exports (preview,
- * upload, ingest, history, undo) and the watched export folder.
+ * upload, ingest, history, undo), the watched export folder, and the
+ * greenhouse's outdoor weather from a weather service.
  */
 export const climateFeature: Feature = {
   name: 'climate',
-  routes: [...readingRoutes, ...importRoutes],
+  routes: [...readingRoutes, ...importRoutes, ...weatherRoutes],
   recordKinds: [
     // Readings name their imports (and their undo records hang off them): removed first (see dependsOn).
     {
@@ -25,6 +28,17 @@ export const climateFeature: Feature = {
     },
     { name: 'climate_imports', table: 'climate_imports', scope: 'cycle', column: 'cycle_id' },
     { name: 'climate_file_mappings', table: 'climate_file_mappings', scope: 'greenhouse', column: 'greenhouse_id' },
+    // Hours name the refresh that last set them: removed first. One change-log entry per greenhouse for its hours.
+    {
+      name: 'weather_hours',
+      table: 'weather_hours',
+      scope: 'greenhouse',
+      column: 'greenhouse_id',
+      dependsOn: ['weather_refreshes'],
+      count: countWeatherOf,
+      remove: removeWeatherOf,
+    },
+    { name: 'weather_refreshes', table: 'weather_refreshes', scope: 'greenhouse', column: 'greenhouse_id' },
   ],
   start(services) {
     const dir = services.config.climateWatchDir;

@@ -129,6 +129,11 @@ export const LEVELS: Record<LevelName, Level> = {
       variety: nullableString(200, 'Cultivar, e.g. Merlice.'),
       plants_per_m2: positive('Plant density', 'plants/m²', 100),
       stems_per_m2: positive('Stem density', 'stems/m²', 100),
+      area_m2: positive(
+        "Growing area the cycle's records cover; every figure per m² divides by it (without it: the row's plant_count ÷ plants_per_m2)",
+        'm²',
+        10_000_000,
+      ),
       notes,
     },
   },

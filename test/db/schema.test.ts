@@ -19,6 +19,8 @@ const NOT_SYNCED: Record<string, string> = {
   schedule_state: "what the box's own schedules last did, to make up a missed run at start (src/schedules/tables.ts)",
   scale_assignments:
     "which crop cycle each of the box's own serial scales records into (src/scales/tables.ts); the harvests it records are synced",
+  weather_hours:
+    "a greenhouse's outdoor weather, one row per UTC hour keyed by greenhouse and instant, set in place by refreshes; each refresh is a synced record (weather_refreshes) and the change log's entry for it",
 };
 
 t.test('every organization table carries id, organization_id, created_at, updated_at, version', async (t) => {

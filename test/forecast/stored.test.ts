@@ -129,7 +129,10 @@ t.test('the export: a header, a row per week, neutralised formulas, semicolons w
     r.headers.get('content-disposition'),
     /^attachment; filename="cropwalk-tomaten-hal-2-[0-9a-f]{8}-2026-04-13\.csv"; filename\*=UTF-8''/,
   );
-  t.ok(r.text.startsWith('\uFEFFweek,walk_model_green,'), 'UTF-8 with a byte-order mark, a header row');
+  // fetch's text() drops a byte-order mark: read the bytes.
+  const bytes = Buffer.from(await (await fetch(`${s.base}${x.cyclePath}/export.csv`, { headers: { 'x-api-key': k } })).arrayBuffer());
+  t.same([...bytes.subarray(0, 3)], [0xef, 0xbb, 0xbf], 'UTF-8 with a byte-order mark');
+  t.ok(r.text.replace(/^\uFEFF/, '').startsWith('week,walk_model_green,'), 'a header row');
   const lines = r.text
     .replace(/^\uFEFF/, '')
     .trimEnd()
@@ -165,6 +168,6 @@ t.test('the export: a header, a row per week, neutralised formulas, semicolons w
   t.match(semiLines[0], /^week;walk_model_green;/);
   const w11 = semiLines.find((l) => l.startsWith('2026-W11'))!.split(';');
   t.equal(w11[header.indexOf('harvest_kg_per_m2')], String((20 + (9 % 3) + 15 + (9 % 2)) / 40).replace('.', ','), 'a decimal comma');
-  t.equal(w11.at(-1), '{"pests":"whitefly, some"}', 'a comma needs no quotes between semicolons');
+  t.equal(w11.at(-1), '"{""pests"":""whitefly, some""}"', 'quotes doubled inside a quoted cell');
   t.equal((await s.request('GET', `${x.cyclePath}/export.csv?delimiter=tab`, { key: k })).status, 422);
 });

@@ -107,7 +107,7 @@ t.test('the week read, every part', async (t) => {
   t.same(cl.relative_humidity, { mean_pct: 80, hours: 48 });
   t.same(cl.co2_day, { mean_ppm: 900, hours: 24 });
   t.same(cl.radiation_sum, { j_cm2: 24 * 250 * 0.36, hours: 48, basis: 'global_radiation' });
-  t.same(cl.light_integral, { mol_m2: 24 * 500 * 0.0036, hours: 48 });
+  t.same(cl.light_integral, { mol_m2: 43.2, hours: 48 }, '24 hours of 500 µmol/m²/s');
   t.equal(cl.vpd.basis, 'air_temperature_and_relative_humidity');
   t.equal(cl.vpd.hours, 48);
 

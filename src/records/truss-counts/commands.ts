@@ -53,7 +53,10 @@ export async function saveTrussCount(w: Writer, scope: CycleScope, input: TrussC
   if (existing) {
     await w.removeWhereIn('truss_count_rows', 'count_id', [existing.id]);
     count = (
-      await w.update<TrussCountTable>('truss_counts', existing.id, { counted_on: input.counted_on, stems_per_m2: input.stems_per_m2 ?? null })
+      await w.update<TrussCountTable>('truss_counts', existing.id, {
+        counted_on: input.counted_on,
+        stems_per_m2: input.stems_per_m2 ?? null,
+      })
     ).after;
   } else {
     count = await w.insert<TrussCountTable>('truss_counts', {

@@ -80,7 +80,11 @@ export const figuresSchema: JsonSchema = {
       description:
         "Which density scaled fruit_per_m2: truss_count (a count date's stems_per_m2, see density_from), or the crop cycle's stems_per_m2 or plants_per_m2.",
     },
-    density_from: { type: ['string', 'null'], format: 'date', description: 'For density_basis truss_count: the count date that carried it.' },
+    density_from: {
+      type: ['string', 'null'],
+      format: 'date',
+      description: 'For density_basis truss_count: the count date that carried it.',
+    },
     fruit_per_m2_reason: { type: ['string', 'null'], description: 'Why fruit_per_m2 is null; null when it is given.' },
   },
 };
@@ -109,7 +113,19 @@ export const changeSchema: JsonSchema = {
 export const trussCountSchema: JsonSchema = {
   type: 'object',
   additionalProperties: false,
-  required: ['count_id', ...PARENT_FIELDS, 'counted_on', 'week', 'stems_per_m2', 'rows', 'figures', 'change', 'created_at', 'updated_at', 'version'],
+  required: [
+    'count_id',
+    ...PARENT_FIELDS,
+    'counted_on',
+    'week',
+    'stems_per_m2',
+    'rows',
+    'figures',
+    'change',
+    'created_at',
+    'updated_at',
+    'version',
+  ],
   properties: {
     count_id: { type: 'string', description: 'Id of the count date record (UUIDv7).' },
     ...parentProperties,

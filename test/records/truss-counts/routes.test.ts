@@ -61,7 +61,13 @@ t.test("a count date's stem density holds from it until the next date that carri
     { stems_per_m2: 3, plants_per_m2: 2 },
   );
   t.same(
-    series.map((x) => [x.count.counted_on, x.figures.density_basis, x.figures.density_per_m2, x.figures.density_from, x.figures.fruit_per_m2]),
+    series.map((x) => [
+      x.count.counted_on,
+      x.figures.density_basis,
+      x.figures.density_per_m2,
+      x.figures.density_from,
+      x.figures.fruit_per_m2,
+    ]),
     [
       ['2026-03-22', 'truss_count', 5, '2026-03-22', 37.5],
       ['2026-03-15', 'truss_count', 4, '2026-03-08', 30],

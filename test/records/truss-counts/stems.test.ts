@@ -1,7 +1,7 @@
 // A truss-count date may carry stems_per_m2 (extra stems kept from that date): it holds until the
 // next date that carries one, scales that date's fruit per m², and is stored and answered as typed.
 import t from 'tap';
-import { createTree, startServer } from '../helpers/server.js';
+import { createTree, startServer } from '../../helpers/server.js';
 
 const s = await startServer(t);
 const tree = await createTree(s); // the cycle: 3.3 stems/m², 2.5 plants/m²
