@@ -106,7 +106,8 @@ async function replaySeason(season: Season) {
       turning_g: GUESS_FRUIT_MASS_G,
       red_g: GUESS_FRUIT_MASS_G,
     });
-    for (let week = startWeek; week <= endWeek; week += 7) {
+    // One Monday past the last week, for its records; no forecast then.
+    for (let week = startWeek; week <= endWeek + 7; week += 7) {
       clock.set(mondayMs(week));
       // Last week's records, typed on Monday morning.
       const prev = week - 7;
@@ -141,13 +142,13 @@ async function replaySeason(season: Season) {
         await call('PUT', `${c}/truss-counts`, body);
         requests++;
       }
+      if (week > endWeek) break;
       const f = await call('POST', `${c}/forecasts?week=${dateOfDay(week)}`);
       requests++;
       stored.push({ week: f.week, weeks: f.weeks.map((x: { week: string; kg: number }) => ({ week: x.week, kg: x.kg })) });
     }
     const enteredMs = performance.now() - started;
-    // The week after the season: every week of it is complete.
-    clock.set(mondayMs(endWeek + 7));
+    // The clock is on the Monday after the season: every week of it is complete.
     const t0 = performance.now();
     const backtest = await call('GET', `${c}/backtest`);
     const backtestMs = performance.now() - t0;

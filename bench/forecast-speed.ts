@@ -45,13 +45,15 @@ export async function runForecastSpeedBench(options: { runs?: number } = {}) {
       .toMillis(),
   );
   const app = await createApp({
-    config: { adminToken: TOKEN, logLevel: 'silent', dataDir, diskReserve: 0, scoringThreads: 0 },
+    config: { adminToken: TOKEN, logLevel: 'error', dataDir, diskReserve: 0, scoringThreads: 0 },
     env: {},
-    logger: createLogger('silent', {}, () => {}),
+    logger: createLogger('error', {}, (line) => console.error(line)),
     validateResponses: false,
     clock,
   });
   const server = await app.listen(0, '127.0.0.1');
+  // The baselines run in this process and hold the event loop for seconds: keep the client's idle sockets open meanwhile.
+  server.keepAliveTimeout = 120_000;
   const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
   let key = '';
   const call = async (method: string, url: string, body?: unknown) => {
@@ -91,7 +93,7 @@ export async function runForecastSpeedBench(options: { runs?: number } = {}) {
       const values = [19 + 4 * sun, 80 - 15 * sun, 450 + 300 * sun, 500 * sun, 900 * sun];
       for (const [i, m] of metrics.entries())
         points.push({ metric: m, at: new Date(ms).toISOString(), value: Math.round(values[i]! * 10) / 10 });
-      if (points.length >= 10_000) {
+      if (points.length >= 4_000) {
         await call('POST', `${c}/climate`, { points });
         points = [];
       }
@@ -208,6 +210,31 @@ export async function runForecastSpeedBench(options: { runs?: number } = {}) {
       q.notes.all(id);
     };
 
+    if (process.env.BENCH_PROFILE) {
+      const { loadCycleHistory } = await import('../src/forecast/queries.js');
+      const { replay } = await import('../src/forecast/model/replay.js');
+      const { MODEL_CONSTANTS } = await import('../src/forecast/model/constants.js');
+      const scope = {
+        cycle: services.sqlite.prepare('select * from cycles where id = ?').get(id) as any,
+        greenhouse: services.sqlite.prepare('select * from greenhouses where id = ?').get(gh.greenhouse_id) as any,
+        zone: ZONE,
+      };
+      for (let i = 0; i < 5; i++) {
+        const a = performance.now();
+        const loaded = await loadCycleHistory(services.db, scope, startDay + 7 * 60);
+        const b = performance.now();
+        replay(loaded.history, startDay + 7 * 45, MODEL_CONSTANTS);
+        const c2 = performance.now();
+        const t1 = performance.now();
+        q.temps.all(key0);
+        const t2 = performance.now();
+        q.countRows.all(id);
+        const t3 = performance.now();
+        console.log(
+          `load ${(b - a).toFixed(1)} replay ${(c2 - b).toFixed(1)} | raw temps ${(t2 - t1).toFixed(1)} countRows ${(t3 - t2).toFixed(1)}`,
+        );
+      }
+    }
     const baselineBacktest = await timed(runs * 4, backtestRows);
     const backtest = await timed(runs, () => call('GET', `${c}/backtest`));
     const baselineWeek = await timed(runs * 4, weekRows);

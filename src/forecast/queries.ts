@@ -1,8 +1,10 @@
+import { sql } from 'kysely';
+import { DateTime } from 'luxon';
 import type { Db } from '../db/database.js';
 import type { CycleTable, GreenhouseTable, RowTable } from '../db/schema.js';
 import { cycleArea, type CycleArea } from '../registry/area.js';
-import { hourlySeries } from '../climate/readings/hourly.js';
-import { dayNumber, dayOfInstant, localDayCursor, weekStartDay } from '../time/days.js';
+import { cycleKeyOf } from '../climate/readings/points.js';
+import { dayNumber, dayOfInstant, localDayCursor, localMidnights, weekStartDay } from '../time/days.js';
 import { parseWeek } from '../time/weeks.js';
 import type { CycleHistory, DayTemperature, OutdoorForecastDay, TemperatureSource, TrussCountInput, WalkInput } from './model/inputs.js';
 import '../records/tables.js';
@@ -57,10 +59,18 @@ export async function loadCycleHistory(db: Db, ctx: CycleContext, lastDay: numbe
     .where('cycle_id', '=', cycle.id)
     .orderBy('counted_on')
     .execute();
-  const countRows = await db
+  // Per count date and plant: the top truss, and the fruit on its trusses that set some. Aggregated in SQL, in one
+  // pass: a season of counts is thousands of rows, the model needs a few numbers per date.
+  const perPlant = await db
     .selectFrom('truss_count_rows')
-    .select(['count_id', 'plant', 'truss', 'fruits'])
+    .select([
+      'count_id',
+      sql<number>`max(truss)`.as('top'),
+      sql<number>`sum(CASE WHEN fruits > 0 THEN fruits ELSE 0 END)`.as('fruits'),
+      sql<number>`sum(fruits > 0)`.as('set_trusses'),
+    ])
     .where('cycle_id', '=', cycle.id)
+    .groupBy(['count_id', 'plant'])
     .execute();
   const walks = await db
     .selectFrom('walks')
@@ -76,7 +86,7 @@ export async function loadCycleHistory(db: Db, ctx: CycleContext, lastDay: numbe
     .where('cycle_id', '=', cycle.id)
     .execute();
 
-  const trussCounts = trussInputs(counts, countRows);
+  const trussCounts = trussInputs(counts, perPlant);
 
   // The latest walk of each week speaks for it (two walks of one row in a week are the same fruit twice).
   const walkByWeek = new Map<number, WalkInput>();
@@ -122,27 +132,25 @@ export async function loadCycleHistory(db: Db, ctx: CycleContext, lastDay: numbe
  */
 export function trussInputs(
   counts: readonly { id: string; counted_on: string; stems_per_m2: number | null }[],
-  rows: readonly { count_id: string; plant: string; truss: number; fruits: number }[],
+  perPlant: readonly { count_id: string; top: number; fruits: number; set_trusses: number }[],
 ): TrussCountInput[] {
-  const byCount = new Map<string, { top: Map<string, number>; fruits: number; set: number }>();
-  for (const r of rows) {
-    let c = byCount.get(r.count_id);
-    if (!c) byCount.set(r.count_id, (c = { top: new Map(), fruits: 0, set: 0 }));
-    c.top.set(r.plant, Math.max(c.top.get(r.plant) ?? 0, r.truss));
-    if (r.fruits > 0) {
-      c.fruits += r.fruits;
-      c.set++;
-    }
+  const byCount = new Map<string, { tops: number; plants: number; fruits: number; set: number }>();
+  for (const r of perPlant) {
+    const c = byCount.get(r.count_id) ?? { tops: 0, plants: 0, fruits: 0, set: 0 };
+    c.tops += Number(r.top);
+    c.plants++;
+    c.fruits += Number(r.fruits);
+    c.set += Number(r.set_trusses);
+    byCount.set(r.count_id, c);
   }
   return counts.flatMap((c) => {
     const x = byCount.get(c.id);
-    if (!x || !x.top.size) return [];
-    const tops = [...x.top.values()];
+    if (!x?.plants) return [];
     return [
       {
         day: dayNumber(c.counted_on),
-        trussesPerStem: tops.reduce((s, v) => s + v, 0) / tops.length,
-        fruitPerTruss: x.set ? x.fruits / x.set : null,
+        trussesPerStem: x.tops / x.plants,
+        fruitPerTruss: x.set > 0 ? x.fruits / x.set : null,
         stemsPerM2: c.stems_per_m2,
       },
     ];
@@ -151,41 +159,90 @@ export function trussInputs(
 
 /**
  * Daily mean greenhouse temperature on the greenhouse's local days: air temperature
- * where a day has enough hours of it, else substrate (slab) temperature.
+ * where a day has enough hours of it, else substrate (slab) temperature. Grouped by
+ * local day in SQL (a year of hourly readings is a few hundred rows out), the day of
+ * an instant being (instant + the zone's offset then) in whole days.
  */
 export async function dailyTemperatures(db: Db, cycleId: string, zone: string, fromDay: number, toDay: number): Promise<DayTemperature[]> {
-  const fromMs = Date.UTC(1970, 0, 1 + fromDay) - 14 * 3_600_000;
-  const toMs = Date.UTC(1970, 0, 2 + toDay) + 14 * 3_600_000;
-  const series = await hourlySeries(db, cycleId, TEMPERATURE_METRICS, fromMs, toMs);
-  const perSource = new Map<TemperatureSource, Map<number, { sum: number; n: number }>>();
-  for (const source of TEMPERATURE_METRICS) {
-    const s = series.get(source)!;
-    const days = new Map<number, { sum: number; n: number }>();
-    const dayOf = localDayCursor(fromDay, toDay, zone);
-    for (let i = 0; i < s.at.length; i++) {
-      const day = dayOf(s.at[i]!);
-      if (Number.isNaN(day)) continue;
-      const d = days.get(day);
-      if (d) {
-        d.sum += s.values[i]!;
-        d.n++;
-      } else days.set(day, { sum: s.values[i]!, n: 1 });
-    }
-    perSource.set(source, days);
+  const key = await cycleKeyOf(db, cycleId);
+  if (key === undefined) return [];
+  const codes = await db.selectFrom('climate_metric_codes').select(['code', 'metric']).where('metric', 'in', TEMPERATURE_METRICS).execute();
+  if (!codes.length) return [];
+  const fromMs = localMidnights(fromDay, fromDay, zone)[0]!;
+  const toMs = localMidnights(toDay, toDay, zone)[1]!;
+  const spans = offsetSpans(fromMs, toMs, zone);
+  // CASE over the clock changes in the span: each branch the offset (ms) until the next change.
+  const offset =
+    spans.length === 1
+      ? sql<number>`${spans[0]!.offsetMs}`
+      : sql<number>`CASE ${sql.join(
+          spans.slice(0, -1).map((sp) => sql`WHEN at_ms < ${sp.untilMs} THEN ${sp.offsetMs}`),
+          sql` `,
+        )} ELSE ${spans.at(-1)!.offsetMs} END`;
+  const rows = await db
+    .selectFrom('climate_points')
+    .select([
+      // Bound numbers may arrive as reals: the cast makes the day a whole number.
+      sql<number>`CAST((at_ms + ${offset}) / 86400000 AS INTEGER)`.as('day'),
+      'metric_code',
+      sql<number>`avg(value)`.as('mean'),
+      sql<number>`count(DISTINCT at_ms / 3600000)`.as('hours'),
+    ])
+    .where('cycle_key', '=', key)
+    .where('at_ms', '>=', fromMs)
+    .where('at_ms', '<', toMs)
+    .where(
+      'metric_code',
+      'in',
+      codes.map((c) => c.code),
+    )
+    .groupBy(['day', 'metric_code'])
+    .execute();
+  const metricOf = new Map(codes.map((c) => [c.code, c.metric as TemperatureSource]));
+  const byDay = new Map<number, Partial<Record<TemperatureSource, { mean: number; hours: number }>>>();
+  for (const r of rows) {
+    const d = byDay.get(Number(r.day)) ?? {};
+    d[metricOf.get(r.metric_code)!] = { mean: Number(r.mean), hours: Number(r.hours) };
+    byDay.set(Number(r.day), d);
   }
   const out: DayTemperature[] = [];
-  const allDays = new Set<number>();
-  for (const m of perSource.values()) for (const d of m.keys()) allDays.add(d);
-  for (const day of [...allDays].sort((a, b) => a - b)) {
+  for (const day of [...byDay.keys()].sort((a, b) => a - b)) {
+    const d = byDay.get(day)!;
     for (const source of TEMPERATURE_METRICS) {
-      const d = perSource.get(source)!.get(day);
-      if (d && d.n >= MIN_HOURS_PER_DAY) {
-        out.push({ day, meanC: d.sum / d.n, hours: d.n, source });
+      const x = d[source];
+      if (x && x.hours >= MIN_HOURS_PER_DAY) {
+        out.push({ day, meanC: x.mean, hours: x.hours, source });
         break;
       }
     }
   }
   return out;
+}
+
+/** The zone's offset from UTC over [fromMs, toMs), as spans that each end at a clock change (the last at toMs). */
+export function offsetSpans(fromMs: number, toMs: number, zone: string): { untilMs: number; offsetMs: number }[] {
+  const offsetAt = (ms: number) => DateTime.fromMillis(ms, { zone }).offset * 60_000;
+  const spans: { untilMs: number; offsetMs: number }[] = [];
+  // Clock changes are months apart: probe once a week, and find a change between two probes by halving (to 15 minutes).
+  const STEP = 7 * 86_400_000;
+  const QUARTER = 900_000;
+  let current = offsetAt(fromMs);
+  for (let at = fromMs; at < toMs; at += STEP) {
+    const next = Math.min(toMs - 1, at + STEP);
+    if (offsetAt(next) === current) continue;
+    let lo = at;
+    let hi = next;
+    while (hi - lo > QUARTER) {
+      const mid = lo + Math.max(QUARTER, Math.floor((hi - lo) / 2 / QUARTER) * QUARTER);
+      if (offsetAt(mid) === current) lo = mid;
+      else hi = mid;
+    }
+    spans.push({ untilMs: hi, offsetMs: current });
+    current = offsetAt(hi);
+    at = hi - STEP;
+  }
+  spans.push({ untilMs: toMs, offsetMs: current });
+  return spans;
 }
 
 /** Daily means of the stored outdoor forecast hours (local days), each with the day it was fetched. */
@@ -205,7 +262,8 @@ export async function outdoorForecastDays(
     .where('at_ms', '<', Date.UTC(1970, 0, 2 + toDay) + 14 * 3_600_000)
     .orderBy('at_ms')
     .execute();
-  const dayOf = localDayCursor(fromDay, toDay, zone);
+  if (!rows.length) return [];
+  const dayOf = localDayCursor(dayOfInstant(rows[0]!.at_ms, zone), dayOfInstant(rows.at(-1)!.at_ms, zone), zone);
   const days = new Map<number, { sum: number; n: number; fetched: number }>();
   for (const r of rows) {
     if (r.temperature_c === null) continue;
