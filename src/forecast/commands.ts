@@ -1,5 +1,8 @@
 import type { Db } from '../db/database.js';
-import type { Writer } from '../db/store.js';
+import { SYSTEM_ACTOR, type Actor, type Writer } from '../db/store.js';
+import type { Services } from '../services.js';
+import { NotFound } from '../errors.js';
+import { dateOfDay, dayOfInstant } from '../time/days.js';
 import { parseWeek, type IsoWeek } from '../time/weeks.js';
 import { cycleArea } from '../registry/area.js';
 import { checkForecastWeek, currentWeek, defaultForecastWeek, forecastAsOf, MODEL_NAME, presentForecast } from './forecast.js';
@@ -121,4 +124,43 @@ export async function listStoredForecasts(
     limit: page.limit,
     offset: page.offset,
   };
+}
+
+/**
+ * For a schedule (the appliance's weekly stored forecast): the crop cycles that run on the
+ * greenhouse's current day — started, and not ended before it.
+ */
+export async function activeCycles(db: Db, nowMs: number): Promise<{ cycle_id: string }[]> {
+  const rows = await db
+    .selectFrom('cycles')
+    .innerJoin('greenhouses', 'greenhouses.id', 'cycles.greenhouse_id')
+    .select(['cycles.id as cycle_id', 'cycles.started_on', 'cycles.ended_on', 'greenhouses.time_zone'])
+    .execute();
+  return rows
+    .filter((r) => {
+      const today = dateOfDay(dayOfInstant(nowMs, r.time_zone));
+      return r.started_on <= today && (r.ended_on === null || r.ended_on >= today);
+    })
+    .map((r) => ({ cycle_id: r.cycle_id }));
+}
+
+/**
+ * Issues and stores the forecast of one crop cycle as of the current week (or `week`), in its own
+ * write transaction, as `actor` (SYSTEM_ACTOR for a schedule). What `POST {cycle}/forecasts` does,
+ * for code that runs outside a request. Throws NotFound for an unknown cycle and Invalid for a
+ * week outside it.
+ */
+export async function storeForecastForCycle(
+  services: Pick<Services, 'store' | 'clock'>,
+  cycleId: string,
+  options: { actor?: Actor; week?: IsoWeek } = {},
+): Promise<ForecastTable> {
+  const nowMs = services.clock.now();
+  return services.store.write(options.actor ?? SYSTEM_ACTOR, async (w) => {
+    const cycle = await w.trx.selectFrom('cycles').selectAll().where('id', '=', cycleId).executeTakeFirst();
+    if (!cycle) throw new NotFound('crop cycle');
+    const greenhouse = await w.trx.selectFrom('greenhouses').selectAll().where('id', '=', cycle.greenhouse_id).executeTakeFirstOrThrow();
+    const ctx = { cycle, greenhouse, zone: greenhouse.time_zone };
+    return storeForecast(w, ctx, options.week ?? currentWeek(nowMs, ctx.zone), nowMs);
+  });
 }

@@ -178,6 +178,11 @@ export async function storeWeather(
   return refresh;
 }
 
+/** For a schedule (the appliance's hourly refresh): every greenhouse with a location. */
+export async function greenhousesWithLocation(db: Db): Promise<GreenhouseTable[]> {
+  return db.selectFrom('greenhouses').selectAll().where('latitude', 'is not', null).where('longitude', 'is not', null).execute();
+}
+
 /** Hours of outdoor weather of a greenhouse in [fromMs, toMs), oldest first. */
 export async function weatherHours(db: Db, greenhouseId: string, fromMs: number, toMs: number): Promise<WeatherHourTable[]> {
   return db
