@@ -256,6 +256,7 @@ export function seasonHistory(season: Season): CycleHistory {
   }));
   return {
     startWeek,
+    startDay: dayNumber(season.startedOn),
     endWeek: weekStartDay(dayNumber(season.endedOn)),
     endDay: dayNumber(season.endedOn),
     areaM2: AREA_M2,

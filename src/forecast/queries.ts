@@ -111,6 +111,7 @@ export async function loadCycleHistory(db: Db, ctx: CycleContext, lastDay: numbe
     zone,
     history: {
       startWeek: weekStartDay(startDay),
+      startDay,
       endWeek: endDay === null ? null : weekStartDay(endDay),
       endDay,
       areaM2: area.area_m2,

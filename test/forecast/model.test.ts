@@ -188,6 +188,7 @@ function steady(options: { weeks?: number; pickDates?: string[]; dated?: boolean
   }));
   return {
     startWeek: start,
+    startDay: start,
     endWeek: null,
     endDay: null,
     areaM2: 100,
@@ -344,6 +345,14 @@ t.test('replay: no peeking, calibration, fallback, ranges', async (t) => {
   t.ok(f.fallback.model_wape! > f.fallback[`${f.method as 'persistence' | 'mean_3_weeks'}_wape`]!);
   t.equal(f.kg, f.baselines[f.method as 'persistence' | 'mean_3_weeks']);
   t.equal(f.calibration.bounded, true, 'the bounds hold the calibration in');
+
+  // The grower stops typing harvests: weeks of nothing harvested, where WAPE is undefined, still tell the
+  // model (forecasting kilos) from the baselines (forecasting nothing) by their absolute errors.
+  const stopped = { ...full, harvests: full.harvests.filter((x) => x.week < h.startWeek + 7 * 14) };
+  const late2 = replay(stopped, until, C).runs[24]!.weeks[0]!;
+  t.not(late2.method, 'model');
+  t.match(late2.fallback.reason, /absolute error [\d.]+ kg is worse than/);
+  t.equal(late2.kg, 0);
 
   // Without anything the model can use, the better baseline answers and says why.
   const nothing = replay({ ...full, trussCounts: [] }, until, C).runs[20]!.weeks[0]!;

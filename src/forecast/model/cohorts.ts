@@ -5,7 +5,8 @@ import { ripeningDay } from './development.js';
 /**
  * Truss cohorts: the trusses that appeared between two count dates, per m², with
  * the fruit they set. Each flowered, spread evenly, over the days between the
- * counts; past the last count, trusses keep appearing at the recent rate.
+ * counts (the first count's since the cycle started, two weeks at least); past
+ * the last count, trusses keep appearing at the recent rate.
  */
 export interface Cohort {
   /** First and last flowering day (inclusive). */
@@ -41,6 +42,7 @@ export function trussCohorts(
   cycleStems: number | null,
   projectUntil: number,
   c: ModelConstants,
+  startDay: number = Number.POSITIVE_INFINITY,
 ): CohortPlan {
   const counts = [...countsIn].sort((a, b) => a.day - b.day);
   if (!counts.length)
@@ -78,7 +80,9 @@ export function trussCohorts(
     }
   };
   let fruitPerTruss = c.defaultFruitPerTruss;
-  let prevDay = counts[0]!.day - c.firstCountSpreadDays;
+  // The first count's trusses flowered over the 14 days before it, or since the day after planting when that is
+  // earlier (a grower who starts counting mid-season counts every truss the plants have had).
+  let prevDay = Math.min(counts[0]!.day - c.firstCountSpreadDays, startDay);
   let prevTrusses = 0;
   for (const count of counts) {
     if (count.fruitPerTruss !== null && count.fruitPerTruss > 0) fruitPerTruss = count.fruitPerTruss;

@@ -64,6 +64,8 @@ export interface OutdoorForecastDay {
 export interface CycleHistory {
   /** Monday of the cycle's first week, and of its last (null while it runs). */
   startWeek: number;
+  /** The cycle's first day (started_on): the first truss count's trusses flowered since then at the latest. */
+  startDay: number;
   endWeek: number | null;
   /** The last day of the cycle (ended_on); no pick is projected after it. */
   endDay: number | null;

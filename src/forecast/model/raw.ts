@@ -83,13 +83,13 @@ export function rawForecast(h: CycleHistory, asOfWeek: number, c: ModelConstants
   const mass = latestMass(h);
   // Days the model steps over: from well before the first count (its trusses flowered earlier) to past the horizon.
   const firstCount = h.trussCounts.length ? Math.min(...h.trussCounts.map((x) => x.day)) : asOfWeek;
-  const first = Math.min(h.startWeek, firstCount - c.firstCountSpreadDays - 1, asOfWeek - 7 * 4);
+  const first = Math.min(h.startWeek, h.startDay - 1, firstCount - c.firstCountSpreadDays - 1, asOfWeek - 7 * 4);
   const flowLast = lastDay + c.ripeningSpreadDays + 1;
   const series = temperatureSeries(h.temperature, h.outdoorForecast, first, flowLast, asOfWeek, c);
   const D = cumulativeDevelopment(series, c);
 
   // Trusses that flower after the last count still ripen inside the horizon when it is long enough.
-  const plan = trussCohorts(h.trussCounts, h.stemsPerM2, lastDay, c);
+  const plan = trussCohorts(h.trussCounts, h.stemsPerM2, lastDay, c, h.startDay);
   let trussReason = plan.reason;
   if (!trussReason && !mass) trussReason = 'no fruit mass yet: POST fruit-mass (grams per fruit by ripeness)';
   if (!trussReason && h.areaM2 === null)

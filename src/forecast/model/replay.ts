@@ -152,24 +152,33 @@ export function replay(history: CycleHistory, untilWeek: number, c: ModelConstan
       // once harvest has begun (before it, every forecast of nothing is right and says nothing).
       const recent = pairsAt(h, c.fallbackWindow, (run) => run.asOf + 7 * h >= firstHarvestWeek);
       const withModel = recent.filter((p) => p.run.weeks[h]!.model_kg !== null);
-      const modelW = wape(withModel.map((p) => ({ f: p.run.weeks[h]!.model_kg!, a: p.a })));
+      const on = modelKg === null ? recent : withModel;
+      // On the same weeks, comparing WAPEs is comparing sums of absolute errors; the sums also decide when
+      // nothing was harvested in them (a crop the grower stopped typing, say), where WAPE is undefined.
+      const absErr = (f: (p: (typeof recent)[number]) => number) => on.reduce((sum, p) => sum + Math.abs(f(p) - p.a), 0);
+      const modelErr = modelKg === null ? null : absErr((p) => p.run.weeks[h]!.model_kg!);
+      const baseErr = {
+        persistence: absErr((p) => p.run.weeks[h]!.baselines.persistence),
+        mean_3_weeks: absErr((p) => p.run.weeks[h]!.baselines.mean_3_weeks),
+      };
+      const modelW = modelKg === null ? null : wape(withModel.map((p) => ({ f: p.run.weeks[h]!.model_kg!, a: p.a })));
       const baseW = Object.fromEntries(
-        BASELINES.map((b) => [b, wape((modelKg === null ? recent : withModel).map((p) => ({ f: p.run.weeks[h]!.baselines[b], a: p.a })))]),
+        BASELINES.map((b) => [b, wape(on.map((p) => ({ f: p.run.weeks[h]!.baselines[b], a: p.a })))]),
       ) as Record<Baseline, number | null>;
-      let best: Baseline = 'mean_3_weeks';
-      if (baseW.persistence !== null && (baseW.mean_3_weeks === null || baseW.persistence < baseW.mean_3_weeks)) best = 'persistence';
+      const best: Baseline = baseErr.persistence < baseErr.mean_3_weeks ? 'persistence' : 'mean_3_weeks';
+      const say = (x: number | null, err: number) => (x === null ? `absolute error ${err.toFixed(1)} kg` : `WAPE ${x.toFixed(2)}`);
       let chosen: Method = 'model';
       let reason: string;
       if (modelKg === null) {
         chosen = best;
         reason = `the model has nothing to go on (${[raw.trusses.reason, raw.walk.reason].filter(Boolean).join('; ')}): the better naive baseline answers`;
-      } else if (withModel.length < c.fallbackMinPairs || modelW === null || baseW[best] === null) {
-        reason = `too few complete weeks (${withModel.length}, at least ${c.fallbackMinPairs} with harvest) to compare the model with the baselines: the model answers`;
-      } else if (modelW > c.fallbackMargin * baseW[best]!) {
+      } else if (withModel.length < c.fallbackMinPairs) {
+        reason = `too few complete weeks (${withModel.length}, at least ${c.fallbackMinPairs} since harvest began) to compare the model with the baselines: the model answers`;
+      } else if (modelErr! > c.fallbackMargin * baseErr[best]) {
         chosen = best;
-        reason = `over the last ${withModel.length} complete weeks at this horizon the model's WAPE ${modelW.toFixed(2)} is worse than ${best}'s ${baseW[best]!.toFixed(2)}: ${best} answers`;
+        reason = `over the last ${withModel.length} complete weeks at this horizon the model's ${say(modelW, modelErr!)} is worse than ${best}'s ${say(baseW[best], baseErr[best])}: ${best} answers`;
       } else {
-        reason = `over the last ${withModel.length} complete weeks at this horizon the model's WAPE ${modelW.toFixed(2)} beats ${best}'s ${baseW[best]!.toFixed(2)}`;
+        reason = `over the last ${withModel.length} complete weeks at this horizon the model's ${say(modelW, modelErr!)} beats ${best}'s ${say(baseW[best], baseErr[best])}`;
       }
       // Nothing is harvested after the cycle's last week.
       const over = history.endWeek !== null && rw.week > history.endWeek;
