@@ -210,31 +210,6 @@ export async function runForecastSpeedBench(options: { runs?: number } = {}) {
       q.notes.all(id);
     };
 
-    if (process.env.BENCH_PROFILE) {
-      const { loadCycleHistory } = await import('../src/forecast/queries.js');
-      const { replay } = await import('../src/forecast/model/replay.js');
-      const { MODEL_CONSTANTS } = await import('../src/forecast/model/constants.js');
-      const scope = {
-        cycle: services.sqlite.prepare('select * from cycles where id = ?').get(id) as any,
-        greenhouse: services.sqlite.prepare('select * from greenhouses where id = ?').get(gh.greenhouse_id) as any,
-        zone: ZONE,
-      };
-      for (let i = 0; i < 5; i++) {
-        const a = performance.now();
-        const loaded = await loadCycleHistory(services.db, scope, startDay + 7 * 60);
-        const b = performance.now();
-        replay(loaded.history, startDay + 7 * 45, MODEL_CONSTANTS);
-        const c2 = performance.now();
-        const t1 = performance.now();
-        q.temps.all(key0);
-        const t2 = performance.now();
-        q.countRows.all(id);
-        const t3 = performance.now();
-        console.log(
-          `load ${(b - a).toFixed(1)} replay ${(c2 - b).toFixed(1)} | raw temps ${(t2 - t1).toFixed(1)} countRows ${(t3 - t2).toFixed(1)}`,
-        );
-      }
-    }
     const baselineBacktest = await timed(runs * 4, backtestRows);
     const backtest = await timed(runs, () => call('GET', `${c}/backtest`));
     const baselineWeek = await timed(runs * 4, weekRows);
