@@ -18,7 +18,7 @@ export async function storeForecast(w: Writer, ctx: CycleContext, week: IsoWeek 
   const db = w.trx as unknown as Db;
   const asOf = week ?? (await defaultForecastWeek(db, ctx, nowMs));
   checkForecastWeek(ctx, asOf, nowMs);
-  const answer = presentForecast(ctx, await forecastAsOf(db, ctx, asOf));
+  const answer = presentForecast(ctx, await forecastAsOf(db, ctx, asOf, nowMs));
   const weeks: StoredWeek[] = answer.weeks.map((x) => ({
     week: x.week,
     horizon: x.horizon,

@@ -3,7 +3,7 @@ import { Invalid } from '../errors.js';
 import { dayNumber } from '../time/days.js';
 import { parseWeek, weekOfInstant, type IsoWeek } from '../time/weeks.js';
 import { MODEL_CONSTANTS } from './model/constants.js';
-import { backtestStats, replay, type WeekRun } from './model/replay.js';
+import { backtestStats, replay, type Replay, type WeekRun } from './model/replay.js';
 import { loadCycleHistory, weekDay, type CycleContext, type LoadedCycle } from './queries.js';
 import { kg3, perArea, presentArea, presentForecastWeek, presentInputs, r4, weekLabel } from './presenters.js';
 
@@ -55,12 +55,67 @@ export interface LiveForecast {
   week: IsoWeek;
 }
 
-/** The forecast as of `week`: the cycle replayed from its start to that week (each earlier week calibrates it). */
-export async function forecastAsOf(db: Db, ctx: CycleContext, week: IsoWeek): Promise<LiveForecast> {
-  const monday = dayNumber(week.start);
-  const loaded = await loadCycleHistory(db, ctx, monday + 7 * MODEL_CONSTANTS.horizons + 7);
-  const r = replay(loaded.history, monday, MODEL_CONSTANTS);
-  return { run: r.runs.at(-1)!, loaded, week };
+/**
+ * The cycle replayed from its first week to the last a forecast can be made as of now (the current
+ * week, or the cycle's last): a week's forecast depends only on the weeks before it, so every
+ * forecast as of a week up to then is one of these runs, and the backtest is all of them.
+ *
+ * Kept per cycle until the organization's change log moves on (every write of a record the model
+ * reads is in it: harvests, truss counts, walks, fruit mass, climate readings and imports, weather,
+ * the registry) or the clock enters another week; a week read, a forecast and the backtest after the
+ * same write then share one replay.
+ */
+export interface CycleReplay {
+  loaded: LoadedCycle;
+  replay: Replay;
+  /** Monday of the last week replayed; null when the cycle has not begun. */
+  lastAsOf: number | null;
+}
+
+interface CachedReplay extends CycleReplay {
+  seq: number;
+  now: number;
+}
+
+const MAX_CACHED = 64;
+const replays = new WeakMap<object, Map<string, CachedReplay>>();
+
+export async function cycleReplay(db: Db, ctx: CycleContext, nowMs: number): Promise<CycleReplay> {
+  const now = dayNumber(currentWeek(nowMs, ctx.zone).start);
+  const seqRow = await db
+    .selectFrom('change_log')
+    .select((eb) => eb.fn.max('seq').as('seq'))
+    .where('organization_id', '=', ctx.cycle.organization_id)
+    .executeTakeFirst();
+  const seq = Number(seqRow?.seq ?? 0);
+  let cache = replays.get(db);
+  if (!cache) replays.set(db, (cache = new Map()));
+  const hit = cache.get(ctx.cycle.id);
+  if (hit && hit.seq === seq && hit.now === now) return hit;
+
+  const endWeek = ctx.cycle.ended_on ? weekDay(ctx.cycle.ended_on) : null;
+  const lastAsOf = endWeek !== null && endWeek < now ? endWeek : now;
+  const loaded = await loadCycleHistory(db, ctx, lastAsOf + 7 * MODEL_CONSTANTS.horizons + 7);
+  const started = lastAsOf >= loaded.history.startWeek;
+  const entry: CachedReplay = {
+    loaded,
+    replay: started ? replay(loaded.history, lastAsOf, MODEL_CONSTANTS) : { runs: [], actuals: new Map() },
+    lastAsOf: started ? lastAsOf : null,
+    seq,
+    now,
+  };
+  cache.delete(ctx.cycle.id);
+  cache.set(ctx.cycle.id, entry);
+  if (cache.size > MAX_CACHED) cache.delete(cache.keys().next().value!);
+  return entry;
+}
+
+/** The forecast as of `week` (begun, inside the cycle: checkForecastWeek): a run of the cycle's replay. */
+export async function forecastAsOf(db: Db, ctx: CycleContext, week: IsoWeek, nowMs: number): Promise<LiveForecast> {
+  const r = await cycleReplay(db, ctx, nowMs);
+  const run = r.replay.runs[(dayNumber(week.start) - r.loaded.history.startWeek) / 7];
+  if (!run) throw new Error(`no forecast run as of ${week.label} (replayed up to day ${r.lastAsOf})`);
+  return { run, loaded: r.loaded, week };
 }
 
 export function presentForecast(ctx: CycleContext, f: LiveForecast) {
@@ -94,15 +149,7 @@ export type ForecastAnswer = ReturnType<typeof presentForecast>;
  */
 export async function backtestOf(db: Db, ctx: CycleContext, nowMs: number) {
   const now = currentWeek(nowMs, ctx.zone);
-  const end = ctx.cycle.ended_on ? parseWeek(ctx.cycle.ended_on)! : null;
-  const lastAsOf = end && end.start < now.start ? end : now;
-  const lastDay = dayNumber(lastAsOf.start) + 7 * MODEL_CONSTANTS.horizons + 7;
-  const loaded = await loadCycleHistory(db, ctx, lastDay);
-  const start = parseWeek(ctx.cycle.started_on)!;
-  const r =
-    lastAsOf.start < start.start
-      ? { runs: [], actuals: new Map<number, number>() }
-      : replay(loaded.history, weekDay(lastAsOf.label), MODEL_CONSTANTS);
+  const { loaded, replay: r } = await cycleReplay(db, ctx, nowMs);
   const stats = backtestStats(r, dayNumber(now.start), loaded.history.endWeek, MODEL_CONSTANTS.horizons);
   const kgOrNull = (x: number | null) => (x === null ? null : kg3(x));
   return {

@@ -30,7 +30,7 @@ export const forecastRoutes: RouteSpec[] = [
       const now = services.clock.now();
       const week = query.week ? requireWeek(query.week, 'week', 'query') : await defaultForecastWeek(db, scope, now);
       checkForecastWeek(scope, week, now);
-      return presentForecast(scope, await forecastAsOf(db, scope, week));
+      return presentForecast(scope, await forecastAsOf(db, scope, week, now));
     },
   }),
   defineRoute<CyclePath, { week?: string }, unknown, 'cycle', true>({

@@ -245,7 +245,7 @@ async function weekForecast(db: Db, ctx: CycleContext, week: IsoWeek, nowMs: num
   if (!at) liveReason = 'the week is more than seven weeks ahead of the current one';
   else if (at.asOf.end < start) liveReason = 'the week is before the crop cycle started';
   else {
-    const f = presentForecast(ctx, await forecastAsOf(db, ctx, at.asOf));
+    const f = presentForecast(ctx, await forecastAsOf(db, ctx, at.asOf, nowMs));
     const w = f.weeks[at.horizon]!;
     live = {
       as_of: f.week,

@@ -57,6 +57,12 @@ t.test('as of a week: what came later does not change it, what came before does'
   await s.request('DELETE', `${c}/harvests/${h.body.harvest_id}`, { key });
   await s.request('DELETE', `${c}/harvests/${earlier.body.harvest_id}`, { key });
   t.same((await get('?week=2026-W15')).body, before.body, 'and back when they go');
+  // Warmer hours on the Sunday before W15 raise the temperature assumed ahead (a cached replay would not see them).
+  const warm = [];
+  for (let h = 0; h < 24; h++) warm.push({ metric: 'air_temperature', at: iso('2026-04-05', 'Europe/Amsterdam', h), value: 28 });
+  t.equal((await s.request('POST', `${c}/climate`, { key, body: { points: warm } })).status, 200);
+  const warmer = (await get('?week=2026-W15')).body;
+  t.ok(warmer.inputs.temperature.ahead_c > before.body.inputs.temperature.ahead_c, `${warmer.inputs.temperature.ahead_c} °C`);
 });
 
 t.test('bad weeks are a 422 naming the week', async (t) => {
