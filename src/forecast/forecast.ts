@@ -122,6 +122,14 @@ export function presentForecast(ctx: CycleContext, f: LiveForecast) {
   const { run, loaded } = f;
   const weeks = run.weeks.map((w, i) => presentForecastWeek(w, run.raw.weeks[i]!, loaded.area));
   const total = run.weeks.reduce((s, w) => s + w.kg, 0);
+  // What a reader should know first: inputs left out, and the weeks a baseline answered, each reason once.
+  const notes: string[] = [];
+  if (!run.raw.trusses.used && run.raw.trusses.reason) notes.push(`Truss counts not used: ${run.raw.trusses.reason}.`);
+  if (!run.raw.walk.used && run.raw.walk.reason && !run.raw.trusses.used) notes.push(`Walk not used: ${run.raw.walk.reason}.`);
+  const byReason = new Map<string, string[]>();
+  for (const w of run.weeks)
+    if (w.method !== 'model') byReason.set(w.fallback.reason, [...(byReason.get(w.fallback.reason) ?? []), weekLabel(w.week)]);
+  for (const [reason, weeks] of byReason) notes.push(`${weeks.join(', ')}: ${reason}.`);
   return {
     organization_id: ctx.cycle.organization_id,
     farm_id: ctx.cycle.farm_id,
@@ -134,6 +142,7 @@ export function presentForecast(ctx: CycleContext, f: LiveForecast) {
     area: presentArea(loaded.area),
     total_kg: kg3(total),
     total_kg_per_m2: perArea(total, loaded.area),
+    notes,
     inputs: presentInputs(run),
     weeks,
   };

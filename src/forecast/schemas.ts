@@ -186,6 +186,12 @@ export const forecastSchema = obj({
   area: areaSchema,
   total_kg: num('Kilograms over the eight weeks.'),
   total_kg_per_m2: numOrNull('kg per m² over the eight weeks.'),
+  notes: {
+    type: 'array',
+    items: { type: 'string' },
+    description:
+      'What to know first, in words: inputs left out and why, and the weeks a naive baseline answered with the reason (each reason once).',
+  },
   inputs: forecastInputsSchema,
   weeks: { type: 'array', minItems: 8, maxItems: 8, items: forecastWeekSchema, description: 'The week and the seven after it.' },
 });

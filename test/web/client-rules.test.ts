@@ -122,6 +122,21 @@ t.test("the forecast routes' answers, as issue 35 shapes them and with a first r
       mean3: { maeKg: 55, wape: 0.14 },
     },
   ]);
+  // As the box answers them (src/forecast/schemas.ts).
+  const box = readForecast({
+    week: '2026-W10',
+    notes: ['2026-W13: the model has nothing to go on: the better naive baseline answers'],
+    weeks: [{ week: '2026-W10', horizon: 0, kg: 410.5, kg_per_m2: 0.41, p10_kg: 380, p90_kg: 450, method: 'model' }],
+  });
+  t.same(
+    box.weeks.map((w) => [w.kg, w.low, w.high]),
+    [[410.5, 380, 450]],
+  );
+  t.match(box.notes.join(' '), /naive baseline/);
+  t.equal(
+    readStored({ items: [{ forecast_id: 'f2', week: '2026-W10', made_at: '2026-03-02T06:00:00Z', weeks: [] }] })[0]!.createdAt,
+    '2026-03-02T06:00:00Z',
+  );
   t.same(readForecast('garbage').weeks, [], 'an answer of another shape reads as nothing, not a crash');
   t.same(readBacktest({ horizons: 'no' }), []);
   t.ok(isMissingRoute({ status: 404, detail: 'No route for GET /api/x.' }));

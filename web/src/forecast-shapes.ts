@@ -52,8 +52,8 @@ const first = (...vs: unknown[]) => {
 function rangeOf(w: Obj): [number | null, number | null] {
   const r: Obj = Array.isArray(w.range) ? { low: w.range[0], high: w.range[1] } : obj(w.range);
   return [
-    first(r.p10, r.low, r.lo, r.kg_p10, r.min, w.kg_p10, w.kg_low, w.low_kg),
-    first(r.p90, r.high, r.hi, r.kg_p90, r.max, w.kg_p90, w.kg_high, w.high_kg),
+    first(r.p10, r.low, r.lo, r.kg_p10, r.min, w.p10_kg, w.kg_p10, w.kg_low, w.low_kg),
+    first(r.p90, r.high, r.hi, r.kg_p90, r.max, w.p90_kg, w.kg_p90, w.kg_high, w.high_kg),
   ];
 }
 
@@ -103,7 +103,7 @@ export function readStored(body: unknown): StoredForecast[] {
     const f = obj(x);
     return {
       id: str(f.forecast_id) ?? str(f.id) ?? String(i),
-      createdAt: str(f.created_at) ?? str(f.issued_at),
+      createdAt: str(f.made_at) ?? str(f.created_at) ?? str(f.issued_at),
       ...readForecast(f),
     };
   });

@@ -164,8 +164,9 @@ function ForecastPart({ url, week, harvest }: { url: string; week: string; harve
 }
 
 function ForecastTable({ forecast, harvest }: { forecast: Forecast; harvest?: Map<string, number> }) {
+  // A table wider than a phone scrolls inside its wrapper: focusable, so it scrolls from the keyboard too.
   return (
-    <div class="table-wrap">
+    <div class="table-wrap" tabIndex={0} role="region" aria-label="Forecast table">
       <table>
         <caption>Forecast as of {forecast.asOf ? weekName(forecast.asOf) : 'this week'}</caption>
         <thead>
@@ -236,7 +237,7 @@ function StoredPart({ url, week, harvest }: { url: string; week: string; harvest
         <p class="empty">No forecast stored yet: store one each week to see later how right it was.</p>
       ) : null}
       {page.map((f) => (
-        <div class="table-wrap" key={f.id}>
+        <div class="table-wrap" key={f.id} tabIndex={0} role="region" aria-label={`Stored forecast ${f.asOf ?? ''}`}>
           <table>
             <caption>
               Made for {f.asOf ? weekName(f.asOf) : '?'}
@@ -278,7 +279,7 @@ function BacktestPart({ url }: { url: string }) {
   if (!bt.data.length) return <p class="empty">Not enough weeks with harvests to replay yet.</p>;
   const pct = (x: number | null) => (x === null ? '–' : `${Math.round(x * 100)} %`);
   return (
-    <div class="table-wrap">
+    <div class="table-wrap" tabIndex={0} role="region" aria-label="Backtest table">
       <table class="backtest">
         <caption>Error of past forecasts, per weeks ahead (WAPE: error as a share of the harvest; lower is better)</caption>
         <thead>
