@@ -4,7 +4,7 @@
 // runs) against reading the same rows with one SQL query each (prepared, better-sqlite3) in the same
 // run. Goals: backtest under 200 ms, week read under 20 ms.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import os, { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DateTime } from 'luxon';
@@ -214,20 +214,41 @@ export async function runForecastSpeedBench(options: { runs?: number } = {}) {
     // warm: the same read again, which finds the replay kept since that write (docs/forecast.md, "Speed").
     let note = 0;
     const write = () => call('POST', `${c}/weeks/${mid.label}`, { n: note++ });
+    // Wall time, and the process's CPU time (user + system: the server and the client both live here), which a
+    // machine shared with other work inflates far less than wall time.
+    const cpuMs = () => {
+      const u = process.cpuUsage();
+      return (u.user + u.system) / 1000;
+    };
     const coldWarm = async (url: string) => {
       const cold: number[] = [];
       const warm: number[] = [];
+      const coldCpu: number[] = [];
+      const warmCpu: number[] = [];
       await call('GET', url);
       for (let i = 0; i < runs; i++) {
         await write();
         let t0 = performance.now();
+        let c0 = cpuMs();
         await call('GET', url);
         cold.push(performance.now() - t0);
+        coldCpu.push(cpuMs() - c0);
         t0 = performance.now();
+        c0 = cpuMs();
         await call('GET', url);
         warm.push(performance.now() - t0);
+        warmCpu.push(cpuMs() - c0);
       }
-      return { cold: median(cold), warm: median(warm) };
+      return { cold: median(cold), warm: median(warm), coldCpu: median(coldCpu), warmCpu: median(warmCpu) };
+    };
+    const timedCpu = (n: number, fn: () => unknown) => {
+      const xs: number[] = [];
+      for (let i = 0; i < n; i++) {
+        const c0 = cpuMs();
+        fn();
+        xs.push(cpuMs() - c0);
+      }
+      return median(xs);
     };
     const baselineBacktest = await timed(runs * 4, backtestRows);
     const backtest = await coldWarm(`${c}/backtest`);
@@ -235,6 +256,8 @@ export async function runForecastSpeedBench(options: { runs?: number } = {}) {
     const weekRead = await coldWarm(`${c}/weeks/${mid.label}`);
     const forecast = await coldWarm(`${c}/forecast`);
     const writeMs = await timed(runs, write);
+    const baselineBacktestCpu = timedCpu(runs * 4, backtestRows);
+    const baselineWeekCpu = timedCpu(runs * 4, weekRows);
     const bt = await call('GET', `${c}/backtest`);
     const figures = {
       weeks: WEEKS,
@@ -254,6 +277,15 @@ export async function runForecastSpeedBench(options: { runs?: number } = {}) {
       weekReadColdRatio: weekRead.cold / baselineWeek,
       weekReadWarmRatio: weekRead.warm / baselineWeek,
       weekReadGoalMs: 20,
+      cpu: {
+        baselineBacktestMs: baselineBacktestCpu,
+        backtestColdMs: backtest.coldCpu,
+        backtestWarmMs: backtest.warmCpu,
+        baselineWeekReadMs: baselineWeekCpu,
+        weekReadColdMs: weekRead.coldCpu,
+        weekReadWarmMs: weekRead.warmCpu,
+      },
+      loadAverage: os.loadavg()[0],
       forecastColdMs: forecast.cold,
       forecastWarmMs: forecast.warm,
       noteWriteMs: writeMs,
@@ -263,7 +295,8 @@ export async function runForecastSpeedBench(options: { runs?: number } = {}) {
       `reading the rows with one query each: backtest's ${baselineBacktest.toFixed(2)} ms, week read's ${baselineWeek.toFixed(2)} ms\n` +
         `backtest (${figures.replayedWeeks} weeks): cold ${f(backtest.cold)} ms = ${figures.backtestColdRatio.toFixed(2)}×, warm ${f(backtest.warm)} ms (goal < 200 ms)\n` +
         `week read: cold ${f(weekRead.cold)} ms = ${figures.weekReadColdRatio.toFixed(2)}×, warm ${f(weekRead.warm)} ms = ${figures.weekReadWarmRatio.toFixed(2)}× (goal < 20 ms)\n` +
-        `forecast: cold ${f(forecast.cold)} ms, warm ${f(forecast.warm)} ms; a week note's write ${f(writeMs)} ms`,
+        `forecast: cold ${f(forecast.cold)} ms, warm ${f(forecast.warm)} ms; a week note's write ${f(writeMs)} ms\n` +
+        `CPU time: reading the rows ${f(baselineBacktestCpu)} / ${f(baselineWeekCpu)} ms; backtest cold ${f(backtest.coldCpu)} ms (${(backtest.coldCpu / baselineBacktestCpu).toFixed(2)}×), warm ${f(backtest.warmCpu)} ms; week read cold ${f(weekRead.coldCpu)} ms (${(weekRead.coldCpu / baselineWeekCpu).toFixed(2)}×), warm ${f(weekRead.warmCpu)} ms; load average ${os.loadavg()[0].toFixed(1)}`,
     );
     return figures;
   } finally {
