@@ -6,6 +6,7 @@ import { mkdirSync } from 'node:fs';
 import { startClimateWatcher } from './watch/watcher.js';
 import { weatherRoutes } from './weather/routes.js';
 import { countWeatherOf, removeWeatherOf } from './weather/commands.js';
+import { weatherSchedule } from './weather/schedule.js';
 
 /**
  * Climate: typed readings, imports of climate-computer exports (preview,
@@ -15,6 +16,7 @@ import { countWeatherOf, removeWeatherOf } from './weather/commands.js';
 export const climateFeature: Feature = {
   name: 'climate',
   routes: [...readingRoutes, ...importRoutes, ...weatherRoutes],
+  schedules: [weatherSchedule],
   recordKinds: [
     // Readings name their imports (and their undo records hang off them): removed first (see dependsOn).
     {

@@ -62,7 +62,7 @@ export interface CycleTable extends SyncedColumns {
   ended_on: string | null;
   plants_per_m2: number | null;
   stems_per_m2: number | null;
-  /** Growing area the cycle's records cover (m²); migration 0008. */
+  /** Growing area the cycle's records cover (m²); migration 0009. */
   area_m2: number | null;
   notes: string | null;
 }

@@ -130,18 +130,25 @@ export async function listStoredForecasts(
  * For a schedule (the appliance's weekly stored forecast): the crop cycles that run on the
  * greenhouse's current day — started, and not ended before it.
  */
-export async function activeCycles(db: Db, nowMs: number): Promise<{ cycle_id: string }[]> {
+export async function activeCycles(db: Db, nowMs: number): Promise<{ cycle_id: string; label: string; time_zone: string }[]> {
   const rows = await db
     .selectFrom('cycles')
     .innerJoin('greenhouses', 'greenhouses.id', 'cycles.greenhouse_id')
-    .select(['cycles.id as cycle_id', 'cycles.started_on', 'cycles.ended_on', 'greenhouses.time_zone'])
+    .select([
+      'cycles.id as cycle_id',
+      'cycles.name as name',
+      'greenhouses.name as greenhouse',
+      'cycles.started_on',
+      'cycles.ended_on',
+      'greenhouses.time_zone',
+    ])
     .execute();
   return rows
     .filter((r) => {
       const today = dateOfDay(dayOfInstant(nowMs, r.time_zone));
       return r.started_on <= today && (r.ended_on === null || r.ended_on >= today);
     })
-    .map((r) => ({ cycle_id: r.cycle_id }));
+    .map((r) => ({ cycle_id: r.cycle_id, label: `${r.name} (${r.greenhouse})`, time_zone: r.time_zone }));
 }
 
 /**

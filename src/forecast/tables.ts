@@ -1,6 +1,6 @@
 import type { CycleColumns } from '../records/tables.js';
 
-/** A stored forecast (migration 0008): issued once, never changed; deleted only with its crop cycle. */
+/** A stored forecast (migration 0009): issued once, never changed; deleted only with its crop cycle. */
 export interface ForecastTable extends CycleColumns {
   /** ISO week label the forecast was made as of (its horizon 0). */
   week: string;

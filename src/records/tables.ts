@@ -39,7 +39,7 @@ export interface FruitMassTable extends CycleColumns {
 
 export interface TrussCountTable extends CycleColumns {
   counted_on: string;
-  /** Stem density in force from this date until the next date that carries one (stems/m²); migration 0008. */
+  /** Stem density in force from this date until the next date that carries one (stems/m²); migration 0009. */
   stems_per_m2: number | null;
 }
 

@@ -8,6 +8,8 @@ import { SYSTEM_ACTOR } from '../../src/db/store.js';
 import { createTree, startServer } from '../helpers/server.js';
 import { startFakeWeather } from '../helpers/open-meteo.js';
 import { iso, typeCrop } from '../helpers/crop.js';
+import { forecastSchedule } from '../../src/forecast/schedule.js';
+import { weatherSchedule } from '../../src/climate/weather/schedule.js';
 
 const fake = await startFakeWeather(t, '2026-03-16');
 const clock = new SettableClock(iso('2026-03-16', 'Europe/Amsterdam', 9));
@@ -48,4 +50,30 @@ t.test('the hourly weather refresh of every greenhouse with a location', async (
   }
   const n = services.sqlite.prepare('select count(*) as n from weather_hours').get() as { n: number };
   t.equal(n.n, 144);
+});
+
+t.test("the schedules the appliance's scheduler runs: weekly forecast per running cycle, hourly weather per greenhouse", async (t) => {
+  const ctx = (target: { key: string; label: string; timeZone?: string }) => ({
+    services,
+    target,
+    dueAt: clock.now(),
+    startedAt: clock.now(),
+    signal: new AbortController().signal,
+    log: services.log,
+  });
+  const cycles = await forecastSchedule.targets!(services);
+  t.same(
+    cycles.map((c) => [c.key, c.timeZone]),
+    [[running.cycleId, 'Europe/Amsterdam']],
+  );
+  t.equal(forecastSchedule.zone, 'target', 'Monday 06:00 on each greenhouse clock');
+  const ran = await forecastSchedule.run(ctx(cycles[0]!));
+  t.match(ran, { week: '2026-W12' });
+  const greenhouses = await weatherSchedule.targets!(services);
+  t.equal(greenhouses.length, 2);
+  t.match(await weatherSchedule.run(ctx(greenhouses[0]!)), { hours: 9 * 24 });
+  const listed = await s.request('GET', '/api/schedules', { admin: true });
+  t.equal(listed.status, 200, listed.text);
+  const names = (listed.body.items ?? listed.body.schedules ?? []).map((x: { name: string }) => x.name);
+  t.ok(names.includes('weather') && names.includes('forecast'), JSON.stringify(names));
 });

@@ -45,7 +45,17 @@ export async function startServer(
     // 3 s of CPU to start (0.5 s under tsx), more than the few frames of a test walk can repay, and
     // the answers are the same either way (test/vision/builtin/detect-ahead.test.ts; api-restart.test.ts
     // scores one walk over the API both ways).
-    config: { adminToken: ADMIN_TOKEN, logLevel: 'info', diskReserve: 0, scoringThreads: 0, ...config, dataDir },
+    // The weather and weekly-forecast schedules are off unless a test turns them on: on their own they would reach
+    // the real weather service, and write into a test's records whenever its clock passed their time.
+    config: {
+      adminToken: ADMIN_TOKEN,
+      logLevel: 'info',
+      diskReserve: 0,
+      scoringThreads: 0,
+      ...config,
+      schedules: { weather: 'off', forecast: 'off', ...config.schedules },
+      dataDir,
+    },
     env: {},
     logger: createLogger('info', {}, (l) => lines.push(l)),
     validateResponses: true,

@@ -1,7 +1,7 @@
 import type { SyncedColumns } from '../../db/schema.js';
 
 /**
- * Outdoor weather of a greenhouse (migration 0008): one row per UTC hour, past and
+ * Outdoor weather of a greenhouse (migration 0009): one row per UTC hour, past and
  * forecast told apart by `forecast`, refreshed in place. Each refresh is a synced
  * record (`weather_refreshes`) and the change log's entry for it; the hours are not
  * logged one by one (a refresh writes up to 2,600 of them), like climate readings.
