@@ -23,14 +23,15 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { circleEvidence, createBuiltinDetector, DEFAULT_PARAMS, type BuiltinParams } from '../src/vision/builtin/index.js';
 import { decodeImage, requireFfmpeg } from '../src/vision/media/index.js';
 import { displayP3Profile, pngWithProfile } from '../test/helpers/icc.js';
+import { sharedPath } from '../test/helpers/shared-data.js';
 import type { Box, Detection, Detector, Ripeness } from '../src/vision/types.js';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-export const PHOTO_DIR = path.resolve(repoRoot, '../shared/data/tomato-photos');
+/** The labelled photos in the shared data folder (CROPWALK_SHARED, default ../shared). */
+export const PHOTO_DIR = sharedPath('tomato-photos');
 
 interface LabelledFruit {
   ripeness: 'green' | 'red';

@@ -9,7 +9,6 @@
 // bench/out when missing). Its knots are chosen on walks, not here (docs/builtin-detector.md).
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseCli } from './cli.js';
 import { fitLogistic, sigmoid } from './fit/logistic.js';
 import { circleEvidence, DEFAULT_PARAMS, detectFruit, type BuiltinParams } from '../src/vision/builtin/index.js';
@@ -19,12 +18,13 @@ import { resizeArea } from '../src/vision/image/resize.js';
 import { iou } from '../src/vision/track/box.js';
 import type { Box, RgbImage } from '../src/vision/types.js';
 import { cachedWalk, OUT as RENDERS } from '../bench/scoring-walk.js';
+import { sharedPath } from '../test/helpers/shared-data.js';
 
 const USAGE = 'usage: fit-fruit-score.ts [--photos DIR] [--l2 0.01] [--small]';
 const values = parseCli(
   {
     options: {
-      photos: { type: 'string', default: path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../shared/data/tomato-photos') },
+      photos: { type: 'string', default: sharedPath('tomato-photos') },
       l2: { type: 'string', default: '0.01' },
       small: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },

@@ -31,15 +31,17 @@ const values = parseCli(
 );
 const given = { 'fruit-px': values['fruit-px'], width: values.width, height: values.height, fps: values.fps, pace: values.pace };
 const bad = Object.entries(given).find(([, v]) => !(Number(v) > 0 && Number.isFinite(Number(v))));
+// The arguments first, the photo folder last: a wrong argument is named as such even where the
+// folder is absent (a clone without the shared data).
 const problem =
   !values.photos || !values.out
     ? '--photos and --out are needed'
-    : !existsSync(values.photos)
-      ? `no folder ${values.photos}`
-      : bad
-        ? `--${bad[0]} must be a positive number`
-        : Number(given.width) % 2
-          ? '--width must be even (4:2:0 video)'
+    : bad
+      ? `--${bad[0]} must be a positive number`
+      : Number(given.width) % 2
+        ? '--width must be even (4:2:0 video)'
+        : !existsSync(values.photos)
+          ? `no folder ${values.photos}`
           : null;
 if (problem) {
   console.error(`${problem}\n${USAGE}`);

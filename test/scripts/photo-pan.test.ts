@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { PHOTO_DIR } from '../../bench/scoring-accuracy.js';
+import { sharedData } from '../helpers/shared-data.js';
 import { readAllFrames } from '../../scripts/render/ffmpeg.js';
 import { labelledPhotos, renderPhotoPan, seenBox, wallLayout } from '../../scripts/photo-pan/pan.js';
 import { decodeFrames, probeMedia, requireFfmpeg, resolveFfmpeg } from '../../src/vision/media/index.js';
@@ -37,19 +37,13 @@ t.test('a wall box seen by the camera: moved by its position, cut at the frame, 
   t.equal(seenBox([100, 10, 140, 50], -300, 200, 100), null, 'not reached yet');
 });
 
+const photos = sharedData('tomato-photos');
+const PHOTO_DIR = photos.path;
 const ffmpeg = await resolveFfmpeg();
-if (!existsSync(PHOTO_DIR)) {
-  t.test(
-    'a walk past real photos',
-    { skip: `labelled tomato photos not found at ${PHOTO_DIR}: the walk past them is not filmed` },
-    async () => {},
-  );
+if (photos.skip) {
+  t.test('a walk past the labelled photos', { skip: photos.skip }, async () => {});
 } else if (!ffmpeg.available) {
-  t.test(
-    'a walk past real photos',
-    { skip: `ffmpeg is not available (${ffmpeg.reason}): the walk past the photos is not filmed` },
-    async () => {},
-  );
+  t.test('a walk past the labelled photos', { skip: `ffmpeg is not available (${ffmpeg.reason})` }, async () => {});
 } else {
   t.test('a walk past real photos: a real video whose truth lies on the fruit, each fruit countable once', async (t) => {
     const out = mkdtempSync(path.join(tmpdir(), 'cropwalk-pan-'));

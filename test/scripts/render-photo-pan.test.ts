@@ -5,10 +5,12 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { PHOTO_DIR } from '../../bench/scoring-accuracy.js';
+import { sharedData } from '../helpers/shared-data.js';
 import { resolveFfmpeg } from '../../src/vision/media/index.js';
 
 const run = promisify(execFile);
+const photos = sharedData('tomato-photos');
+const PHOTO_DIR = photos.path;
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const cli = (args: string[]) =>
   run(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts/render-photo-pan.ts'), ...args], { cwd: ROOT }).then(
@@ -36,12 +38,10 @@ t.test('bad arguments: exit 2 with what is wrong and the usage, nothing written'
 });
 
 const ffmpeg = await resolveFfmpeg();
-if (!existsSync(PHOTO_DIR) || !ffmpeg.available) {
-  t.test(
-    'films every labelled photo into one clip with its truth',
-    { skip: `labelled photos (${PHOTO_DIR}) or ffmpeg missing: the CLI's walk is not filmed` },
-    async () => {},
-  );
+if (photos.skip) {
+  t.test("the CLI's walk past the labelled photos", { skip: photos.skip }, async () => {});
+} else if (!ffmpeg.available) {
+  t.test("the CLI's walk past the labelled photos", { skip: `ffmpeg is not available (${ffmpeg.reason})` }, async () => {});
 } else {
   t.test('films every labelled photo into one clip with its truth', async (t) => {
     const out = mkdtempSync(path.join(tmpdir(), 'cropwalk-pan-cli-'));

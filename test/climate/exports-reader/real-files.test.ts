@@ -1,15 +1,10 @@
 // The real climate exports in ../shared/data/climate (see its README); skipped where absent.
 import t from 'tap';
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { aggregateHourly, analyseExport, readReadings, type Analysis, type Reading } from '../../../src/climate/exports-reader/index.js';
-import { repoRoot } from '../../fixtures/climate/paths.js';
+import { sharedData } from '../../helpers/shared-data.js';
 
-const dataDir = path.resolve(repoRoot, '../shared/data');
-const climate = path.join(dataDir, 'climate');
-const skip = existsSync(climate)
-  ? false
-  : `real climate exports not found at ${climate} (../shared/data is only present in the development workplace)`;
+const { path: climate, skip } = sharedData('climate');
 const file = (name: string) => ({ path: path.join(climate, name) });
 const col = (a: Analysis, header: RegExp) => {
   const c = a.columns.find((x) => header.test(x.header));

@@ -1,14 +1,15 @@
 import t from 'tap';
-import { existsSync } from 'node:fs';
-import { PHOTO_DIR, runPhotoAccuracy } from '../../../bench/scoring-accuracy.js';
+import { runPhotoAccuracy } from '../../../bench/scoring-accuracy.js';
 import { resolveFfmpeg } from '../../../src/vision/media/index.js';
+import { sharedData } from '../../helpers/shared-data.js';
 
 // A regression floor on the labelled tomato photos (../shared/data, outside the project).
 // The bench reports the real figures; these bounds sit below them so only a real regression
 // fails, not the change of one photo's count.
 const ffmpeg = await resolveFfmpeg();
-if (!existsSync(PHOTO_DIR)) {
-  t.plan(0, `labelled tomato photos not found at ${PHOTO_DIR}; accuracy floor skipped`);
+const photos = sharedData('tomato-photos');
+if (photos.skip) {
+  t.plan(0, photos.skip);
 } else if (!ffmpeg.available) {
   t.plan(0, `ffmpeg is not available (${ffmpeg.reason}); accuracy floor skipped`);
 } else {
