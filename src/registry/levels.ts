@@ -26,11 +26,11 @@ export interface Level {
 
 const name = { type: 'string', minLength: 1, maxLength: 200, description: 'Display name.' };
 const notes = nullableString(4000, 'Free text.');
-const positive = (description: string, unit: string, max?: number): JsonSchema => ({
+const positive = (description: string, unit: string, max: number): JsonSchema => ({
   type: ['number', 'null'],
   exclusiveMinimum: 0,
-  ...(max ? { maximum: max } : {}),
-  description: `${description} (${unit}).`,
+  maximum: max,
+  description: `${description} (${unit}), greater than 0, at most ${max.toLocaleString('en')}.`,
   'x-unit': unit,
 });
 
@@ -76,13 +76,13 @@ export const LEVELS: Record<LevelName, Level> = {
         type: ['number', 'null'],
         minimum: -90,
         maximum: 90,
-        description: 'Degrees north (WGS 84). Needed, with longitude, for outdoor weather.',
+        description: 'Degrees north (WGS 84), -90 to 90. Needed, with longitude, for outdoor weather.',
       },
       longitude: {
         type: ['number', 'null'],
         minimum: -180,
         maximum: 180,
-        description: 'Degrees east (WGS 84). Needed, with latitude, for outdoor weather.',
+        description: 'Degrees east (WGS 84), -180 to 180. Needed, with latitude, for outdoor weather.',
       },
       area_m2: positive('Growing area', 'm²', 10_000_000),
       notes,
@@ -102,7 +102,7 @@ export const LEVELS: Record<LevelName, Level> = {
     fields: {
       name,
       length_m: positive('Row length', 'm', 10_000),
-      plant_count: { type: ['integer', 'null'], minimum: 0, maximum: 1_000_000, description: 'Plants in the row.' },
+      plant_count: { type: ['integer', 'null'], minimum: 0, maximum: 1_000_000, description: 'Plants in the row, 0 to 1,000,000.' },
       notes,
     },
   },

@@ -52,7 +52,7 @@ const optionFields: Record<string, JsonSchema> = {
     maximum: 1000,
     'x-unit': 'mm/px',
     description:
-      "Millimetres per pixel of the clip as filmed, at the fruit's distance (e.g. 1.5). With it every fruit gets diameter_mm; without it diameters are null.",
+      "Millimetres per pixel of the clip as filmed, at the fruit's distance (e.g. 1.5), greater than 0, at most 1000. With it every fruit gets diameter_mm; without it diameters are null.",
   },
 };
 

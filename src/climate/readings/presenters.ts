@@ -3,9 +3,9 @@ import { climateMetric, CLIMATE_METRICS } from '../metrics.js';
 import type { ClimateReading } from './tables.js';
 
 const metricNames = CLIMATE_METRICS.map((m) => m.name);
-const metricList = CLIMATE_METRICS.map((m) => `\`${m.name}\` (${m.unit})`).join(', ');
+const metricList = CLIMATE_METRICS.map((m) => `\`${m.name}\` (${m.unit}, ${m.range[0]} to ${m.range[1]})`).join(', ');
 
-export const METRIC_DESCRIPTION = `Climate metric, one of: ${metricList}. The unit in brackets is the metric's canonical unit: values are stored and answered in it.`;
+export const METRIC_DESCRIPTION = `Climate metric, one of: ${metricList}. In brackets, the metric's canonical unit (values are stored and answered in it) and its plausible range in that unit (a value outside is refused).`;
 
 export const readingSchema = {
   type: 'object',

@@ -16,6 +16,11 @@ const metricNames = CLIMATE_METRICS.map((m) => m.name);
 const AT_DESCRIPTION =
   'Instant, ISO 8601. With an offset (2026-03-01T14:00:00+01:00 or Z) it is exact; without one it is wall-clock time in the greenhouse time zone. A wall time the clock skips when summer time starts does not exist (422); one it passes twice when summer time ends is read as its first (summer-time) occurrence.';
 
+// A bound in any unit a reading may be sent in (lux, J/m² are large); the metric's own range,
+// in its canonical unit, is checked after conversion.
+const VALUE_BOUND = 1_000_000_000;
+const VALUE_BOUND_TEXT = VALUE_BOUND.toLocaleString('en');
+
 const pointSchema = {
   type: 'object',
   required: ['metric', 'value', 'at'],
@@ -24,8 +29,9 @@ const pointSchema = {
     metric: { enum: metricNames, description: METRIC_DESCRIPTION },
     value: {
       type: 'number',
-      description:
-        "The reading, in `unit` when given, else in the canonical unit of the metric. Values outside the metric's plausible range (sensor faults, fill values) are refused.",
+      minimum: -VALUE_BOUND,
+      maximum: VALUE_BOUND,
+      description: `The reading, in \`unit\` when given, else in the canonical unit of the metric, -${VALUE_BOUND_TEXT} to ${VALUE_BOUND_TEXT} as sent. After conversion, values outside the metric's plausible range (sensor faults, fill values; each metric's range is listed under \`metric\`) are refused.`,
     },
     at: { type: 'string', minLength: 1, maxLength: 64, description: AT_DESCRIPTION },
     unit: {

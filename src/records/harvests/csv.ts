@@ -3,6 +3,7 @@ import { parseWeek, WEEK_FORMS, type IsoWeek } from '../../time/weeks.js';
 import type { FieldIssue as FieldError } from '../../errors.js';
 import { NOTE_MAX } from '../common.js';
 import { Invalid } from '../../errors.js';
+import { HARVEST_KG_MAX } from './schemas.js';
 
 /**
  * Reads a harvest CSV as growers' spreadsheets write it: UTF-8 with or without
@@ -148,6 +149,7 @@ export function parseHarvestCsv(input: string | Uint8Array): HarvestLine[] {
       if (!week) problems.push(`week: must be ${WEEK_FORMS}`);
       const kg = parseKg(cells[columns.kg!]!, decimalComma);
       if (kg === null || !Number.isFinite(kg)) problems.push(`kg: must be a number ≥ 0${decimalComma ? ' (12.5 or 12,5)' : ' (12.5)'}`);
+      else if (kg > HARVEST_KG_MAX) problems.push(`kg: at most ${HARVEST_KG_MAX.toLocaleString('en')} per harvest entry`);
       const rawNote = columns.note === undefined ? '' : cells[columns.note]!;
       if ([...rawNote].length > NOTE_MAX) problems.push(`note: at most ${NOTE_MAX} characters`);
       if (problems.length) {

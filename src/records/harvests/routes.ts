@@ -117,7 +117,7 @@ export const harvestRoutes: RouteSpec[] = [
     operationId: 'import_harvests_csv',
     summary: 'Import harvests from a CSV file',
     description: [
-      'multipart/form-data with the file in field `file`. The first line is a header naming the columns `week` and `kg`, and optionally `note`, in any order (names are case-insensitive; any other column is a 422). Each further line is one harvest: `week` as a label (2026-W07) or a date of the week, `kg` in kilograms (≥ 0), `note` at most 500 characters.',
+      'multipart/form-data with the file in field `file`. The first line is a header naming the columns `week` and `kg`, and optionally `note`, in any order (names are case-insensitive; any other column is a 422). Each further line is one harvest: `week` as a label (2026-W07) or a date of the week, `kg` in kilograms (0 to 1,000,000), `note` at most 500 characters.',
       'Accepted as spreadsheets write it: UTF-8 with or without a BOM, LF or CRLF line ends, quoted fields (a note with commas, a doubled quote "" inside quotes), `;` as delimiter with decimal commas (12,5), tab-separated; blank lines are ignored.',
       `All or nothing: when any line is bad the answer is 422 with one \`errors\` entry per bad line (name "line N", N the line number in the file, header = line 1; at most ${MAX_LISTED_ERRORS} listed, \`bad_lines\` has the total) and nothing is stored. A file that is not UTF-8 text, has no harvest lines, or more than ${MAX_HARVEST_LINES} lines is a 422. Above the size cap (5 MiB by default, setting HARVEST_UPLOAD_LIMIT) the upload is stopped while streaming with 413.`,
     ].join('\n\n'),

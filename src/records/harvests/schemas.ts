@@ -2,7 +2,18 @@ import type { JsonSchema, ObjectSchema } from '../../http/route.js';
 import { weekLabelSchema, weekSchema, dateSchema, syncedFields } from '../../http/schemas.js';
 import { NOTE_MAX, parentProperties, PARENT_FIELDS } from '../common.js';
 
-const kg: JsonSchema = { type: 'number', minimum: 0, 'x-unit': 'kg', description: 'Harvested mass, kilograms (kg), ≥ 0.' };
+/**
+ * The most one harvest entry may hold: far above a week of a large greenhouse (10 ha at 1.5 kg/m²
+ * is 150,000 kg), far below where a week's sum could stop being a finite number.
+ */
+export const HARVEST_KG_MAX = 1_000_000;
+const kg: JsonSchema = {
+  type: 'number',
+  minimum: 0,
+  maximum: HARVEST_KG_MAX,
+  'x-unit': 'kg',
+  description: `Harvested mass, kilograms (kg), 0 to ${HARVEST_KG_MAX.toLocaleString('en')} per entry.`,
+};
 const note: JsonSchema = { type: 'string', maxLength: NOTE_MAX, description: `Free text, at most ${NOTE_MAX} characters.` };
 const harvestedOn: JsonSchema = {
   ...dateSchema,

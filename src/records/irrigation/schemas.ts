@@ -6,19 +6,27 @@ import { NOTE_MAX, parentProperties, PARENT_FIELDS } from '../common.js';
 export const MEASUREMENTS = ['volume_l', 'drain_l', 'ec_in', 'ec_drain', 'ph_in', 'ph_drain', 'duration_min'] as const;
 export type Measurement = (typeof MEASUREMENTS)[number];
 
+/**
+ * The most water (or drain) one entry may hold: 1,000 m³, a day's water for 10 ha of tomatoes in
+ * summer; far below where a week's sum could stop being a finite number.
+ */
+export const IRRIGATION_LITRES_MAX = 1_000_000;
+const LITRES_MAX_TEXT = IRRIGATION_LITRES_MAX.toLocaleString('en');
+
 const measurementSchemas: Record<Measurement, JsonSchema> = {
   volume_l: {
     type: 'number',
     minimum: 0,
+    maximum: IRRIGATION_LITRES_MAX,
     'x-unit': 'L',
-    description:
-      "Water given in this entry, litres (L): the total volume delivered to the crop cycle's row during the irrigation event (or the period the entry stands for), not per plant, dripper or m².",
+    description: `Water given in this entry, litres (L), 0 to ${LITRES_MAX_TEXT}: the total volume delivered to the crop cycle's row during the irrigation event (or the period the entry stands for), not per plant, dripper or m².`,
   },
   drain_l: {
     type: 'number',
     minimum: 0,
+    maximum: IRRIGATION_LITRES_MAX,
     'x-unit': 'L',
-    description: 'Drain water collected from the same row over the same event or period, litres (L).',
+    description: `Drain water collected from the same row over the same event or period, litres (L), 0 to ${LITRES_MAX_TEXT}.`,
   },
   ec_in: {
     type: 'number',

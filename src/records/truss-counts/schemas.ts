@@ -22,9 +22,9 @@ const rowSchema: ObjectSchema = {
   additionalProperties: false,
   properties: {
     plant: { type: 'string', minLength: 1, maxLength: 50, description: 'Tag of the counted plant (head), at most 50 characters.' },
-    truss: { type: 'integer', minimum: 1, maximum: 1000, description: 'Truss number on that plant, counted from the bottom, 1 or more.' },
-    fruits: { type: 'integer', minimum: 0, maximum: 1000, description: 'Fruit set on the truss (count, ≥ 0).' },
-    flowers: { type: 'integer', minimum: 0, maximum: 1000, description: 'Open flowers on the truss (count, ≥ 0); optional.' },
+    truss: { type: 'integer', minimum: 1, maximum: 1000, description: 'Truss number on that plant, counted from the bottom, 1 to 1000.' },
+    fruits: { type: 'integer', minimum: 0, maximum: 1000, description: 'Fruit set on the truss (count, 0 to 1000).' },
+    flowers: { type: 'integer', minimum: 0, maximum: 1000, description: 'Open flowers on the truss (count, 0 to 1000); optional.' },
   },
 };
 

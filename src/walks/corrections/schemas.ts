@@ -7,21 +7,34 @@ import { MAX_CORRECTIONS_PER_WALK } from './commands.js';
 import { correctedCountsSchema } from '../jobs/presenters.js';
 
 const COUNT_MAX = 1_000_000;
+/** Track ids and frame indices: a walk has at most 12 clips of a few thousand sampled frames. */
+const INDEX_MAX = 1_000_000;
+/** Box corners, pixels: larger than any frame (8K video is 7680 wide); the box is checked against its frame too. */
+const PIXEL_MAX = 100_000;
 
 const ripeness: JsonSchema = { enum: [...RIPENESS], description: 'green, turning or red (the classes of counts).' };
 const box: JsonSchema = {
   type: 'array',
-  items: { type: 'number', minimum: 0 },
+  items: { type: 'number', minimum: 0, maximum: PIXEL_MAX },
   minItems: 4,
   maxItems: 4,
-  description:
-    'For add: [x1, y1, x2, y2] in pixels of frame frame_id (result.frames[].width × height), x2 > x1, y2 > y1, inside the frame.',
+  description: `For add: [x1, y1, x2, y2] in pixels of frame frame_id (result.frames[].width × height), x2 > x1, y2 > y1, inside the frame (each 0 to ${PIXEL_MAX.toLocaleString('en')}).`,
 };
 const handCounts: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   minProperties: 1,
-  properties: Object.fromEntries(RIPENESS.map((r) => [r, { type: 'integer', minimum: 0, maximum: COUNT_MAX }])),
+  properties: Object.fromEntries(
+    RIPENESS.map((r) => [
+      r,
+      {
+        type: 'integer',
+        minimum: 0,
+        maximum: COUNT_MAX,
+        description: `${r} fruit counted by hand, 0 to ${COUNT_MAX.toLocaleString('en')}.`,
+      },
+    ]),
+  ),
   description: `For counts: any of green, turning, red, whole numbers 0 to ${COUNT_MAX.toLocaleString('en')}. Each replaces that class of the corrected counts (a count made by hand); the classes left out stay as the fruit-by-fruit corrections make them.`,
 };
 const note: JsonSchema = { type: 'string', maxLength: NOTE_MAX, description: `Free text, at most ${NOTE_MAX} characters.` };
@@ -36,9 +49,19 @@ export const createCorrectionBody: ObjectSchema = {
     'A field that does not go with the kind is a 422, and so is a track_id or frame_id the walk does not have.',
   properties: {
     kind: { enum: [...CORRECTION_KINDS], description: 'ripeness, remove, add or counts.' },
-    track_id: { type: 'integer', minimum: 0, description: 'For ripeness and remove: the fruit, as result.fruit[].track_id.' },
+    track_id: {
+      type: 'integer',
+      minimum: 0,
+      maximum: INDEX_MAX,
+      description: `For ripeness and remove: the fruit, as result.fruit[].track_id (0 to ${INDEX_MAX.toLocaleString('en')}).`,
+    },
     ripeness,
-    frame_id: { type: 'integer', minimum: 0, description: 'For add: walk-wide frame index (result.frames[].index) the fruit is seen in.' },
+    frame_id: {
+      type: 'integer',
+      minimum: 0,
+      maximum: INDEX_MAX,
+      description: `For add: walk-wide frame index (result.frames[].index) the fruit is seen in (0 to ${INDEX_MAX.toLocaleString('en')}).`,
+    },
     box,
     counts: handCounts,
     note,
