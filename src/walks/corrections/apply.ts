@@ -80,16 +80,16 @@ export function applyCorrections(fruit: readonly StoredFruit[], corrections: rea
 }
 
 /**
- * The corrections a new one would contradict (409, with their ids): a fruit has one ripeness
- * correction and can be removed once, and a walk has one counts correction; each is changed
- * (PATCH) or undone (DELETE), not stacked. A ripeness for a removed fruit contradicts its removal.
+ * The corrections a new one would contradict (409, with their ids): a fruit has one correction,
+ * a ripeness or a removal, and a walk one counts correction; each is changed (PATCH) or undone
+ * (DELETE), not stacked. (applyCorrections still lets a removal outweigh a ripeness: walks
+ * corrected before this rule may hold both.)
  */
 export function conflictingCorrections(existing: readonly Correction[], next: Pick<Correction, 'kind' | 'track_id'>): Correction[] {
   switch (next.kind) {
     case 'ripeness':
-      return existing.filter((c) => (c.kind === 'ripeness' || c.kind === 'remove') && c.track_id === next.track_id);
     case 'remove':
-      return existing.filter((c) => c.kind === 'remove' && c.track_id === next.track_id);
+      return existing.filter((c) => (c.kind === 'ripeness' || c.kind === 'remove') && c.track_id === next.track_id);
     case 'counts':
       return existing.filter((c) => c.kind === 'counts');
     case 'add':

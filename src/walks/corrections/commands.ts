@@ -144,8 +144,8 @@ export async function addCorrection(w: Writer, scope: WalkTable, input: Correcti
       input.kind === 'counts'
         ? 'The walk already has a counts correction'
         : clash.some((c) => c.kind === 'remove')
-          ? `The fruit with track_id ${input.track_id} was removed`
-          : `The fruit with track_id ${input.track_id} already has a ripeness correction`;
+          ? `The fruit with track_id ${input.track_id} was removed (correction ${clash[0]!.id})`
+          : `The fruit with track_id ${input.track_id} already has a ripeness correction (${clash[0]!.id})`;
     throw new Conflict(`${what}: change it (PATCH) or undo it (DELETE) instead.`, { correction_ids: clash.map((c) => c.id) });
   }
   if (existing.length >= MAX_CORRECTIONS_PER_WALK) {

@@ -64,7 +64,7 @@ export const correctionRoutes: RouteSpec[] = [
     summary: "Correct a walk: a fruit's ripeness, a fruit removed or added, or counts made by hand",
     description:
       "The walk's counts (the model counts) stay as scored; corrected_counts follow every correction, on the walk and in {cycle}/walks too. " +
-      `A fruit takes one ripeness correction and one removal (a removal outweighs a ripeness given before it), and a walk one counts correction: another is a 409 (code conflict) with correction_ids, the one to change (PATCH) or undo (DELETE). ${refusedWhileScoring} ` +
+      `A fruit takes one correction, a ripeness or a removal, and a walk one counts correction: a second naming the same track_id, whatever its kind, is a 409 (code conflict) whose correction_ids and detail name the first, the one to change (PATCH) or undo (DELETE). ${refusedWhileScoring} ` +
       `At most ${MAX_CORRECTIONS_PER_WALK} corrections per walk (409 beyond). A walk that has corrections is not scored again (POST /api/observations/{id}/rescore answers 409 with their ids): the fruit would be numbered anew. The change log has every correction.`,
     tags: [TAG],
     auth: 'key',

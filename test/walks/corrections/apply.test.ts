@@ -100,7 +100,12 @@ t.test('which corrections a new one contradicts', async (t) => {
   t.same(conflictingCorrections(all, { kind: 'ripeness', track_id: 2 }), [gone], 'a ripeness for a removed fruit');
   t.same(conflictingCorrections(all, { kind: 'ripeness', track_id: 3 }), []);
   t.same(conflictingCorrections(all, { kind: 'remove', track_id: 2 }), [gone], 'removed twice');
-  t.same(conflictingCorrections(all, { kind: 'remove', track_id: 1 }), [], 'removing a fruit whose ripeness was corrected is allowed');
+  t.same(
+    conflictingCorrections(all, { kind: 'remove', track_id: 1 }),
+    [ripe],
+    'removing a fruit whose ripeness was corrected: the first names it',
+  );
+  t.same(conflictingCorrections(all, { kind: 'remove', track_id: 3 }), []);
   t.same(conflictingCorrections(all, { kind: 'counts', track_id: null }), [counts], 'one counts correction per walk');
   t.same(conflictingCorrections(all, { kind: 'add', track_id: null }), [], 'fruit are added freely');
 });

@@ -173,6 +173,11 @@ t.test('a second correction of the same thing is a 409 naming the one to change 
   t.equal(removedRipe.status, 409, 'a ripeness for a removed fruit');
   t.same(removedRipe.body.correction_ids, [byKind('remove').correction_id]);
   t.match(removedRipe.body.detail, /was removed/);
+  // Whatever the kinds: a removal of a fruit whose ripeness was corrected names that correction.
+  const removeRipe = await s.request('POST', base, { key: KEY, body: { kind: 'remove', track_id: byKind('ripeness').track_id } });
+  t.equal(removeRipe.status, 409, 'a removal of a fruit with a ripeness correction');
+  t.same(removeRipe.body.correction_ids, [byKind('ripeness').correction_id]);
+  t.match(removeRipe.body.detail, /already has a ripeness correction/);
   const twice = await s.request('POST', base, { key: KEY, body: { kind: 'remove', track_id: byKind('remove').track_id } });
   t.equal(twice.status, 409, 'removed twice');
   const counts = await s.request('POST', base, { key: KEY, body: { kind: 'counts', counts: { green: 1 } } });
