@@ -10,6 +10,7 @@ import { loadAdminToken } from './auth/admin-token.js';
 import { FailureLimiter } from './auth/failures.js';
 import { KeyCache } from './auth/principal.js';
 import { internalError, methodNotAllowed, notFound, problemOf } from './http/problem.js';
+import { clearIncoming } from './http/uploads.js';
 import { mountRoutes, dispatch, type Routers } from './http/pipeline.js';
 import type { ScopeResolvers } from './http/scope.js';
 import { buildOpenApi } from './http/openapi.js';
@@ -109,6 +110,8 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   const opened = await openDatabase(config.dataDir, undefined, clock);
   // `cropwalk restore` refuses while this mark names a live process (src/backup/restore.ts).
   await writePidFile(config.dataDir);
+  const leftover = await clearIncoming(config.dataDir);
+  if (leftover.files) log.info('interrupted uploads removed', { ...leftover, why: 'received when the box last stopped without finishing' });
 
   const store = new Store(opened.db, opened.hlc, clock);
   const keys = new KeyCache(opened.sqlite);

@@ -1,5 +1,5 @@
 import { createWriteStream, mkdirSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Context } from 'koa';
 import multerModule from '@koa/multer';
@@ -18,6 +18,27 @@ export function incomingDir(dataDir: string): string {
   const dir = path.join(dataDir, 'uploads', 'incoming');
   mkdirSync(dir, { recursive: true });
   return dir;
+}
+
+/**
+ * At start, before any request: what is still in the incoming folder was being received when the
+ * box stopped without cleaning up (kill -9, a power cut), since every request removes its own
+ * uploads or moves them away. Nothing will ever claim it.
+ */
+export async function clearIncoming(dataDir: string): Promise<{ files: number; bytes: number }> {
+  const dir = incomingDir(dataDir);
+  let files = 0;
+  let bytes = 0;
+  for (const name of await readdir(dir)) {
+    const file = path.join(dir, name);
+    bytes += await stat(file).then(
+      (s) => s.size,
+      () => 0,
+    );
+    await rm(file, { recursive: true, force: true });
+    files++;
+  }
+  return { files, bytes };
 }
 
 function mapMulterError(err: any, limit: number, spec: MultipartSpec): DomainError {

@@ -13,6 +13,7 @@ import { retentionOf } from './retention.js';
 import { clipsDir, framesDir, walkDir, walksRoot } from './storage.js';
 import { UUID_PATTERN } from '../../db/ids.js';
 import type { WalkTable } from './tables.js';
+import { removeWorkerLock, stopOldWorker, writeWorkerLock } from './worker-lock.js';
 
 /**
  * Runs queued walks, each in its own worker process, so decoding and detection
@@ -92,6 +93,7 @@ export class WalkRunner {
   async start(): Promise<void> {
     const { log, config } = this.services;
     const { requeued, failed } = await recoverInterrupted(this.services.store);
+    for (const id of [...requeued, ...failed]) await this.stopOldWorker(id);
     for (const id of requeued) {
       // Frames of the interrupted attempt would mix with the next one's.
       await rm(framesDir(config.dataDir, id), { recursive: true, force: true });
@@ -101,6 +103,21 @@ export class WalkRunner {
     await this.sweepOrphans();
     this.running = true;
     this.wake();
+  }
+
+  /**
+   * A worker of an earlier run of the box (killed with kill -9) may still be scoring the walk and
+   * writing into its frames folder: it is stopped, with its ffmpeg, before the walk's frames are
+   * cleared and it is scored again (see worker-lock.ts).
+   */
+  private async stopOldWorker(id: string): Promise<void> {
+    const pids = await stopOldWorker(walkDir(this.services.config.dataDir, id), id);
+    if (pids.length)
+      this.services.log.warn('old walk worker stopped', {
+        job_id: id,
+        pids,
+        why: 'a worker of an earlier run of the box was still scoring this walk',
+      });
   }
 
   /**
@@ -188,6 +205,7 @@ export class WalkRunner {
       log.warn('walk failed', { job_id: walk.id, step: 'failed', reason, duration_ms: 0 });
       return;
     }
+    await this.stopOldWorker(walk.id);
     const frames = framesDir(config.dataDir, walk.id);
     await rm(frames, { recursive: true, force: true });
     await mkdir(frames, { recursive: true });
@@ -210,8 +228,17 @@ export class WalkRunner {
     // A TypeScript worker needs the parent's loader (tsx, or tap's): execArgv carries it, the boot file registers tsx when it is missing.
     // A heap cap of its own: a walk that runs away with memory ends that process (and fails the walk), not the API.
     const execArgv = [...process.execArgv.filter((a) => !a.startsWith('--max-old-space-size')), `--max-old-space-size=${WORKER_HEAP_MB}`];
-    const worker = fork(BOOT, [], { execArgv, serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    // A process group of its own (detached), which its ffmpeg processes join: the worker can end
+    // them all at once when the box is gone, and the lock names the group to the next start. The
+    // walk's id in its arguments lets that start tell it from an unrelated process with a reused id.
+    const worker = fork(BOOT, [walk.id], {
+      execArgv,
+      serialization: 'advanced',
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      detached: true,
+    });
     worker.send({ entry: ENTRY.href, job });
+    if (worker.pid !== undefined) await writeWorkerLock(walkDir(config.dataDir, walk.id), worker.pid).catch(() => undefined);
     let resolveFinished!: () => void;
     const active: Active = {
       walk,
@@ -248,6 +275,7 @@ export class WalkRunner {
       active.workerError = err;
     });
     worker.once('exit', (code, signal) => {
+      handle(() => removeWorkerLock(walkDir(config.dataDir, walk.id)));
       handle(() => this.onExit(active, code ?? (signal ? 128 : 1)));
       handle(() => this.dropIfDeleted(walk.id));
       void active.chain.then(() => {

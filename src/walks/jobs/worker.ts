@@ -57,6 +57,34 @@ const images = new JpegSequenceWriter(job.framesDir, 'image.jpg');
 const overlays = new JpegSequenceWriter(job.framesDir, 'overlay.jpg');
 let framesDone = 0;
 
+/**
+ * The box that started this worker is gone (killed with kill -9, say: it could not tell us to
+ * stop): what we score has nowhere to go, and a restarted box will score the walk again into the
+ * same frames folder. So end at once, with every ffmpeg we started: the runner makes this process
+ * the leader of its own group, which they join, and the group is killed as one. The IPC channel
+ * closing says the parent is gone; the parent process id changing says it too, should the
+ * channel's end be missed.
+ */
+let ending = false;
+const parentAtStart = process.ppid;
+function parentGone(): void {
+  if (ending) return;
+  ending = true;
+  controller.abort(new MediaError('aborted', 'the box that started this worker is gone'));
+  images.kill();
+  overlays.kill();
+  try {
+    process.kill(-process.pid, 'SIGKILL');
+  } catch {
+    // Not a group leader (started some other way): its ffmpeg were killed above.
+  }
+  process.exit(1);
+}
+process.on('disconnect', parentGone);
+setInterval(() => {
+  if (process.ppid !== parentAtStart) parentGone();
+}, 500).unref();
+
 const qualities: { quality: MeasuredQuality; width: number; colourUnconverted: boolean }[] = [];
 /** Clips (by index) whose HDR colours this ffmpeg could not convert; the walk's quality says so. */
 const unconvertedClips = new Set<number>();
@@ -233,6 +261,7 @@ try {
 }
 // The last report must reach the runner before the process ends.
 await lastSend;
+ending = true;
 process.disconnect?.();
 
 function reasonOf(err: unknown, clip: number | null): string {
