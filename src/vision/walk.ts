@@ -179,12 +179,18 @@ export async function scoreWalk(input: ScoreWalkInput): Promise<WalkResult> {
       plant: new Tracker(trackerOptions, ids.plant),
     };
   };
+  /** Public ids merged away when a segment closed, to the id of the fruit they became part of. */
+  const mergedInto = new Map<number, number>();
   const closeSegment = () => {
     if (!trackers) return;
     for (const k of KINDS) {
       let tracks = trackers[k].finish();
       // A second view of one fruit that became a track of its own is one fruit.
-      if (k === 'fruit' && options.merge !== false) tracks = mergeDuplicateTracks(tracks, options.merge ?? {}).tracks;
+      if (k === 'fruit' && options.merge !== false) {
+        const merged = mergeDuplicateTracks(tracks, options.merge ?? {});
+        tracks = merged.tracks;
+        for (const m of merged.merges) mergedInto.set(m.absorbed, m.into);
+      }
       for (const track of tracks) counted[k].push({ track, mm: segmentMm });
     }
     trackers = null;
@@ -216,11 +222,21 @@ export async function scoreWalk(input: ScoreWalkInput): Promise<WalkResult> {
     await input.onProgress({ clip, clipsDone, framesDone: frames.length, fraction, clipFraction });
   };
 
-  /** Tracks one frame; answers the camera motion measured on its fruit since the frame before (null when unknown). */
-  const processFrame = async (clip: number, f: WalkFrameInput, dets: Detection[]): Promise<[number, number] | null> => {
+  /**
+   * Tracks one frame; answers the camera motion measured on its fruit since the frame before (null
+   * when unknown). With `hold`, the frame is handed on (onFrame) only when the caller calls `emit`:
+   * a photo's tracks get their ids when its segment closes, and its overlay must show them.
+   */
+  const processFrame = async (
+    clip: number,
+    f: WalkFrameInput,
+    dets: Detection[],
+    hold = false,
+  ): Promise<{ camera: [number, number] | null; emit: () => Promise<void> }> => {
     const geo = { frame: frames.length, width: f.image.width, height: f.image.height };
     const kept: WalkFrameInfo['detections'] = [];
     const views: TrackView[] = [];
+    const viewed: { id: number | null }[] = [];
     const perKind = { fruit: 0, stems: 0, plants: 0 };
     // Fruit are many, small and distinct: the camera motion measured on them moves the stem and plant tracks.
     let camera: [number, number] | null = null;
@@ -233,7 +249,10 @@ export async function scoreWalk(input: ScoreWalkInput): Promise<WalkResult> {
         const key = step.assigned[i]!;
         if (d.score >= conf || key >= 0) kept.push({ ...d, track_key: key >= 0 ? key : null });
       });
-      for (const t of step.tracks) views.push({ kind, track_id: t.id, state: t.state, box: t.box });
+      for (const t of step.tracks) {
+        views.push({ kind, track_id: t.id, state: t.state, box: t.box });
+        viewed.push(t);
+      }
       const n = mine.filter((d) => d.score >= conf).length;
       if (kind === 'fruit') perKind.fruit = n;
       else if (kind === 'stem') perKind.stems = n;
@@ -250,19 +269,27 @@ export async function scoreWalk(input: ScoreWalkInput): Promise<WalkResult> {
     });
     clips[clip]!.frames++;
     clipTime[clip] = f.timeSeconds;
-    if (input.onFrame) {
-      await input.onFrame({
-        clip,
-        frameIndex: geo.frame,
-        clipFrame: f.index,
-        timeSeconds: f.timeSeconds,
-        image: f.image,
-        detections: kept,
-        tracks: views,
+    const emit = async () => {
+      // The ids the tracks have now (a held photo's were given when its segment closed).
+      views.forEach((v, i) => {
+        const id = viewed[i]!.id;
+        v.track_id = id === null ? null : (mergedInto.get(id) ?? id);
       });
-    }
-    await progress(clip);
-    return camera;
+      if (input.onFrame) {
+        await input.onFrame({
+          clip,
+          frameIndex: geo.frame,
+          clipFrame: f.index,
+          timeSeconds: f.timeSeconds,
+          image: f.image,
+          detections: kept,
+          tracks: views,
+        });
+      }
+      await progress(clip);
+    };
+    if (!hold) await emit();
+    return { camera, emit };
   };
 
   const detect = async (image: RgbImage) => {
@@ -297,8 +324,9 @@ export async function scoreWalk(input: ScoreWalkInput): Promise<WalkResult> {
         closeSegment();
         openSegment();
         segmentMm = mm;
-        await processFrame(c, first.value, firstDets);
+        const held = await processFrame(c, first.value, firstDets, true);
         closeSegment();
+        await held.emit();
       } else {
         const size = `${first.value.image.width}x${first.value.image.height}`;
         // Tracks live in pixel coordinates: a clip of another size or scale starts afresh.
@@ -312,7 +340,7 @@ export async function scoreWalk(input: ScoreWalkInput): Promise<WalkResult> {
         let before = first.value;
         for (let n: IteratorResult<WalkFrameInput> = second; !n.done; n = await it.next()) {
           await it.readAhead(n.value, readAhead);
-          const motion = await processFrame(c, n.value, await detect(n.value.image));
+          const { camera: motion } = await processFrame(c, n.value, await detect(n.value.image));
           sampler?.observe(motion, n.value.timeSeconds - before.timeSeconds, n.value.image.width, n.value.image.height);
           before = n.value;
         }

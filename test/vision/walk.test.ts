@@ -386,3 +386,33 @@ t.test('a photo counts every fruit it shows, also inside a batch of clips', asyn
     `${batch.counts.total} vs ${separately}: the photo splits the walk: each side is tracked alone, the photo adds its fruit`,
   );
 });
+
+t.test("a photo's frame carries the track id of every fruit it counts, as a video frame does (for its overlay)", async (t) => {
+  const { jpeg, truth } = await renderStill({ seed: 6, width: 800, height: 600 });
+  const photo = path.join(dir, 'photo-ids.jpg');
+  await writeFile(photo, jpeg);
+  const visible = truth.fruit.filter((f) => f.visible >= 0.35);
+  const detector: Detector = {
+    info: { name: 'still-truth', kind: 'builtin', stems: { supported: false, reason: 'n/a' }, plants: { supported: false, reason: 'n/a' } },
+    async detect() {
+      return visible.map((f) => ({ kind: 'fruit' as const, box: f.box, score: 0.9, ripeness: f.ripeness }));
+    },
+  };
+  const seen: { ids: (number | null)[]; detections: number }[] = [];
+  const result = await scoreWalk({
+    clips: [photo],
+    detector,
+    decode,
+    options: OPTIONS,
+    onFrame: (info) => {
+      seen.push({ ids: info.tracks.filter((v) => v.kind === 'fruit').map((v) => v.track_id), detections: info.detections.length });
+    },
+  });
+  t.equal(seen.length, 1, 'one frame');
+  t.ok(result.fruit.length > 5, `${result.fruit.length} fruit counted`);
+  t.same(
+    [...seen[0]!.ids].sort((a, b) => (a ?? -1) - (b ?? -1)),
+    result.fruit.map((f) => f.track_id),
+    "the frame's fruit carry the ids of the result's fruit, none without",
+  );
+});
