@@ -23,6 +23,10 @@ export interface FrameQuality {
   motionPxPerSecond: number | null;
   /** Shift found, in full-frame pixels [dx, dy]; null for the first frame. */
   shift: [number, number] | null;
+  /** Share of the frame in flat colour (see `sceneContent`). */
+  flatFraction: number;
+  /** Share of the frame in its 16 commonest colours (see `sceneContent`). */
+  paletteCoverage: number;
 }
 
 /** The thresholds behind the warnings, in one place so docs and tests can quote them. */
@@ -44,6 +48,15 @@ export const QUALITY_THRESHOLDS = {
    * greenhouse shutter speeds.
    */
   tooFastWidthsPerSecond: 0.6,
+  /**
+   * More than this share of the frame in flat colour, and more than `noPlantPalette` of it in its
+   * 16 commonest colours, is "no plant": a test pattern, a screen, a wall. Measured (sampled every
+   * second pixel, 1280 px frames): ffmpeg's colour bars 0.93–0.98 flat, 0.92–1.0 in 16 colours;
+   * the labelled tomato photos and orchard photos at most 0.20 flat and 0.52 in 16 colours; the
+   * rendered walks (flat-shaded leaves) at most 0.60 flat and 0.44 in 16 colours.
+   */
+  noPlantFlatFraction: 0.8,
+  noPlantPalette: 0.85,
   /** A walk warning is raised when at least this fraction of frames is concerned. */
   walkFraction: 0.2,
 } as const;
@@ -207,12 +220,97 @@ function analysed(image: RgbImage): Analysis {
   return a;
 }
 
+export interface SceneContent {
+  /**
+   * Of the pixels neither near-black (luma < 16) nor clipped (a channel ≥ 250), the share whose four
+   * neighbours hold the same colour (within 1 per channel): a camera's noise leaves almost none.
+   */
+  flatFraction: number;
+  /** Share of all pixels in the 16 commonest colours (5 bits a channel). */
+  paletteCoverage: number;
+  /** Too dark or washed out to tell: darkness flattens a frame too, and is reported as such. */
+  exposureLost: boolean;
+}
+
+const sceneCache = new WeakMap<RgbImage, SceneContent>();
+
+/** How much of a frame is flat, synthetic colour; sampled every second pixel and row. */
+export function sceneContent(image: RgbImage): SceneContent {
+  const cached = sceneCache.get(image);
+  if (cached) return cached;
+  const { width: w, height: h, data: d } = image;
+  const counts = new Uint32Array(1 << 15);
+  let n = 0;
+  let lit = 0;
+  let flat = 0;
+  let lumaSum = 0;
+  let dark = 0;
+  let clipped = 0;
+  const row = w * 3;
+  for (let y = 1; y < h - 1; y += 2) {
+    for (let x = 1; x < w - 1; x += 2) {
+      const p = (y * w + x) * 3;
+      const r = d[p]!;
+      const g = d[p + 1]!;
+      const b = d[p + 2]!;
+      n++;
+      counts[((r >> 3) << 10) | ((g >> 3) << 5) | (b >> 3)]!++;
+      const y0 = luma709(r, g, b);
+      lumaSum += y0;
+      if (y0 < 16) dark++;
+      if (r >= 250 || g >= 250 || b >= 250) clipped++;
+      if (y0 < 16 || r >= 250 || g >= 250 || b >= 250) continue;
+      lit++;
+      let same = true;
+      for (const o of [p - 3, p + 3, p - row, p + row]) {
+        if (Math.abs(d[o]! - r) > 1 || Math.abs(d[o + 1]! - g) > 1 || Math.abs(d[o + 2]! - b) > 1) {
+          same = false;
+          break;
+        }
+      }
+      if (same) flat++;
+    }
+  }
+  const top = [...counts].sort((a, b) => b - a).slice(0, 16);
+  const t = QUALITY_THRESHOLDS;
+  const brightness = n === 0 ? 0 : lumaSum / n / 255;
+  const content = {
+    flatFraction: lit === 0 ? 0 : flat / lit,
+    paletteCoverage: n === 0 ? 0 : top.reduce((a, b) => a + b, 0) / n,
+    exposureLost:
+      n === 0 ||
+      brightness < t.tooDarkBrightness ||
+      dark / n > t.tooDarkFraction ||
+      clipped / n > t.overexposedFraction ||
+      brightness > t.overexposedBrightness,
+  };
+  sceneCache.set(image, content);
+  return content;
+}
+
+/**
+ * A frame with no plant in it: mostly flat colour from a small palette, as a test pattern (ffmpeg's
+ * colour bars), a screen or a bare wall shows, where a plant under any light shows texture and
+ * thousands of colours. Such a frame is given no detections (walk.ts): the detector's colour
+ * rules would read a red bar as fruit.
+ */
+export function showsNoPlant(image: RgbImage): boolean {
+  return noPlant(sceneContent(image));
+}
+
+function noPlant(c: Pick<SceneContent, 'flatFraction' | 'paletteCoverage' | 'exposureLost'>): boolean {
+  return (
+    !c.exposureLost && c.flatFraction > QUALITY_THRESHOLDS.noPlantFlatFraction && c.paletteCoverage > QUALITY_THRESHOLDS.noPlantPalette
+  );
+}
+
 /**
  * Quality of one frame. `previous` is the frame sampled `intervalSeconds`
  * earlier (omit for the first), used for the motion estimate.
  */
 export function frameQuality(image: RgbImage, previous?: RgbImage | null, intervalSeconds = 0.5): FrameQuality {
   const a = analysed(image);
+  const scene = sceneContent(image);
   const lapVar = laplacianVariance(a);
   const sharpness = lapVar / (lapVar + SHARPNESS_REFERENCE);
   const d = image.data;
@@ -245,11 +343,13 @@ export function frameQuality(image: RgbImage, previous?: RgbImage | null, interv
     brightFraction: bright / n,
     motionPxPerSecond: motion,
     shift,
+    flatFraction: scene.flatFraction,
+    paletteCoverage: scene.paletteCoverage,
   };
 }
 
 export type QualityWarningCode =
-  'too_dark' | 'overexposed' | 'out_of_focus' | 'walked_too_fast' | 'colours_unconverted' | 'clip_cut_short' | 'clip_damaged';
+  'no_plant' | 'too_dark' | 'overexposed' | 'out_of_focus' | 'walked_too_fast' | 'colours_unconverted' | 'clip_cut_short' | 'clip_damaged';
 
 export interface QualityWarning {
   code: QualityWarningCode;
@@ -281,6 +381,11 @@ function frameIssues(q: FrameQuality, width: number, colourUnconverted: boolean)
   if (colourUnconverted) issues.add('colours_unconverted');
   if (q.brightness < t.tooDarkBrightness || q.darkFraction > t.tooDarkFraction) issues.add('too_dark');
   if (q.brightFraction > t.overexposedFraction || q.brightness > t.overexposedBrightness) issues.add('overexposed');
+  // Nothing to focus on or walk past well: say that once.
+  if (noPlant({ ...q, exposureLost: issues.has('too_dark') || issues.has('overexposed') })) {
+    issues.add('no_plant');
+    return issues;
+  }
   // A black or blown-out frame has no detail either; say why once, not twice.
   if (q.sharpness < t.outOfFocusSharpness && !issues.has('too_dark') && !issues.has('overexposed')) issues.add('out_of_focus');
   if (q.motionPxPerSecond !== null && q.motionPxPerSecond > t.tooFastWidthsPerSecond * width) issues.add('walked_too_fast');
@@ -295,12 +400,15 @@ function frameScore(q: FrameQuality, width: number): number {
     clamp((1 - q.brightFraction / t.overexposedFraction) * 2),
     clamp(1 - q.darkFraction),
   );
+  if (frameIssues(q, width, false).has('no_plant')) return 0;
   const focus = clamp(q.sharpness / 0.5);
   const motion = q.motionPxPerSecond === null ? 1 : clamp(1.5 - q.motionPxPerSecond / (t.tooFastWidthsPerSecond * width));
   return exposure * focus * motion;
 }
 
 const MESSAGES: Record<Exclude<QualityWarningCode, 'clip_cut_short' | 'clip_damaged'>, (n: number, total: number) => string> = {
+  no_plant: (n, total) =>
+    `no plant: ${n} of ${total} frames show flat, synthetic colours (a test pattern, a screen or a bare wall) and no crop, so no fruit was counted in them; film the crop row`,
   too_dark: (n, total) => `too dark: ${n} of ${total} frames are underexposed; switch on the lights or film at a brighter time`,
   overexposed: (n, total) => `overexposed: ${n} of ${total} frames are washed out; avoid filming into lamps or direct sun`,
   out_of_focus: (n, total) => `out of focus: ${n} of ${total} frames are blurred; hold the camera steady and let it focus`,
@@ -325,7 +433,7 @@ export function walkQuality(frames: readonly WalkFrameInput[]): WalkQuality {
   });
   const total = frames.length;
   const warnings: QualityWarning[] = [];
-  const order = ['too_dark', 'overexposed', 'out_of_focus', 'walked_too_fast', 'colours_unconverted'] as const;
+  const order = ['no_plant', 'too_dark', 'overexposed', 'out_of_focus', 'walked_too_fast', 'colours_unconverted'] as const;
   for (const code of order) {
     const list = concerned.get(code);
     if (!list) continue;

@@ -4,6 +4,7 @@
 // frames and overlays in `onFrame`, and adds image quality from the frames it sees.
 import type { Box, Detection, DetectionKind, Detector, DetectorInfo, RgbImage, RipenessCounts } from './types.js';
 import { AdaptiveSampler, type SamplingOptions } from './sampling.js';
+import { showsNoPlant } from './quality.js';
 import {
   counter,
   mergeDuplicateTracks,
@@ -230,9 +231,11 @@ export async function scoreWalk(input: ScoreWalkInput): Promise<WalkResult> {
   const processFrame = async (
     clip: number,
     f: WalkFrameInput,
-    dets: Detection[],
+    found: Detection[],
     hold = false,
   ): Promise<{ camera: [number, number] | null; emit: () => Promise<void> }> => {
+    // A test pattern's red bar is no fruit: a frame with no plant in it gives no detections.
+    const dets = showsNoPlant(f.image) ? [] : found;
     const geo = { frame: frames.length, width: f.image.width, height: f.image.height };
     const kept: WalkFrameInfo['detections'] = [];
     const views: TrackView[] = [];

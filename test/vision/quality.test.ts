@@ -3,11 +3,18 @@ import {
   clipCutShortWarning,
   clipDamagedWarning,
   frameQuality,
+  sceneContent,
+  showsNoPlant,
   walkQuality,
   QUALITY_THRESHOLDS,
   type FrameQuality,
 } from '../../src/vision/quality.js';
 import type { RgbImage } from '../../src/vision/types.js';
+import { renderStill } from '../../scripts/render/walk.js';
+import { decodeImage, resolveFfmpeg } from '../../src/vision/media/index.js';
+import { sharedData } from '../helpers/shared-data.js';
+import { readdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 
 /** A deterministic scene with structure at several scales, wider than the frame so it can be panned. */
 function scene(width: number, height: number, seed = 7): RgbImage {
@@ -208,3 +215,76 @@ t.test("clip_damaged: names each damaged clip, how far a clip cut off part way w
   );
   t.same(batch?.frames, [300], 'frames: the last frame scored of each, when it had one');
 });
+
+/** SMPTE-like colour bars drawn in code: seven flat bars over a strip of three more, as a test pattern is. */
+function colourBars(width: number, height: number): RgbImage {
+  const top: [number, number, number][] = [
+    [192, 192, 192],
+    [192, 192, 0],
+    [0, 192, 192],
+    [0, 192, 0],
+    [192, 0, 192],
+    [192, 0, 0],
+    [0, 0, 192],
+  ];
+  const bottom: [number, number, number][] = [
+    [0, 33, 76],
+    [235, 235, 235],
+    [50, 0, 106],
+  ];
+  const data = new Uint8Array(width * height * 3);
+  for (let y = 0; y < height; y++)
+    for (let x = 0; x < width; x++) {
+      const c = y < height * 0.75 ? top[Math.floor((x * 7) / width)]! : bottom[Math.floor((x * 3) / width)]!;
+      data.set(c, (y * width + x) * 3);
+    }
+  return { width, height, data };
+}
+
+t.test('no plant: flat synthetic colour is flagged, a scene with texture is not', async (t) => {
+  const bars = colourBars(W, H);
+  t.ok(showsNoPlant(bars), `colour bars: ${JSON.stringify(sceneContent(bars))}`);
+  const grey = scaleBrightness(bars, 0, 128);
+  t.ok(showsNoPlant(grey), 'a bare grey wall');
+  t.notOk(showsNoPlant(scaleBrightness(bars, 0, 5)), 'a black frame is "too dark", not this');
+  t.notOk(showsNoPlant(base), `the textured test scene: ${JSON.stringify(sceneContent(base))}`);
+  t.notOk(showsNoPlant(scaleBrightness(base, 0.12)), 'the scene filmed too dark: flattened by the dark, reported as too dark');
+
+  const q = frameQuality(bars);
+  const walk = walkQuality([{ quality: q, width: W }]);
+  t.same(
+    walk.warnings.map((w) => w.code),
+    ['no_plant'],
+    'one warning that says what is wrong, not "out of focus" besides',
+  );
+  t.match(walk.warnings[0]!.message, /^no plant: 1 of 1 frames show flat, synthetic colours/);
+  t.equal(walk.frameScores[0], 0, 'the frame is worth nothing for counting');
+});
+
+const ffmpeg = await resolveFfmpeg();
+t.test(
+  'no plant: a rendered plant row (flat-shaded leaves) is not flagged',
+  { skip: !ffmpeg.available && 'ffmpeg is not available' },
+  async (t) => {
+    const still = await renderStill({ seed: 4, width: 800, height: 600 });
+    const file = path.join(t.testdir(), 'still.jpg');
+    writeFileSync(file, still.jpeg);
+    const rendered = await decodeImage(file);
+    t.notOk(showsNoPlant(rendered), JSON.stringify(sceneContent(rendered)));
+  },
+);
+
+const photos = sharedData('tomato-photos');
+t.test(
+  'no plant: none of the labelled tomato photos is flagged',
+  { skip: photos.skip || (!ffmpeg.available && 'ffmpeg is not available') },
+  async (t) => {
+    const names = readdirSync(photos.path).filter((f) => f.endsWith('.jpg'));
+    t.ok(names.length >= 20, `${names.length} photos`);
+    for (const name of names) {
+      const image = await decodeImage(path.join(photos.path, name), { maxLongSide: 1280 });
+      const c = sceneContent(image);
+      t.notOk(showsNoPlant(image), `${name}: ${c.flatFraction.toFixed(2)} flat, ${c.paletteCoverage.toFixed(2)} in 16 colours`);
+    }
+  },
+);

@@ -396,6 +396,7 @@ export const walkSchema: JsonSchema = {
                   type: 'array',
                   description:
                     'Things the person filming can do better; raised when at least 20% of the frames (or the one photo) are concerned. ' +
+                    'no_plant is raised for frames of flat, synthetic colour with no crop in them (a test pattern such as colour bars, a screen, a bare wall): no fruit is counted in such a frame. ' +
                     "colours_unconverted is raised for any frame of an HDR (PQ, HLG) or BT.2020 clip that the box could not convert to sRGB (its ffmpeg lacks the zscale filter), for any frame of a Dolby Vision clip without a standard base layer (profile 5: its colours exist only after Dolby's reshaping, which the box does not apply), and for a photo whose embedded colour profile it cannot apply (not a matrix/TRC RGB profile, or broken): ripeness is then uncertain. " +
                     'clip_cut_short is raised when a clip is longer than the stretch scoring reads (max_frames × sample_seconds, clips[].read_s): the counts then cover only the start of it; its frames are the last frame scored of each such clip. ' +
                     "clip_damaged is raised when ffmpeg reported decoding errors in a clip or photo it still decoded in part: a clip cut off part way (its index intact), so the counts cover only the start the message names, or pictures damaged in the middle, skipped or garbled; the message gives ffmpeg's words, and its frames are the last frame scored of each such clip. A file with no decodable frame fails the walk instead. " +
@@ -407,6 +408,7 @@ export const walkSchema: JsonSchema = {
                     properties: {
                       code: {
                         enum: [
+                          'no_plant',
                           'too_dark',
                           'overexposed',
                           'out_of_focus',
