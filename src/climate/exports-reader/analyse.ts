@@ -200,7 +200,7 @@ function passWarnings(plan: Plan, scanner: Scanner): Problem[] {
   if (plan.time.kind === 'period')
     warnings.push({
       code: 'period_start_stamps',
-      message: `each row covers a period (columns ${plan.time.start_column + 1} to ${plan.time.end_column + 1}); its reading is stamped with the period's start`,
+      message: `each row covers a period (columns ${plan.time.start_column} to ${plan.time.end_column}); its reading is stamped with the period's start`,
     });
   return warnings;
 }

@@ -144,13 +144,13 @@ function report(g: ColumnGuess): ColumnReport {
 function select(col: ColumnReport, metric: string, unit: UnitDef | null): SelectedColumn | Problem {
   const def = climateMetric(metric);
   if (!def)
-    return { code: 'unknown_metric', message: `column ${col.index + 1} (${col.header}): unknown metric '${metric}'`, column: col.index };
+    return { code: 'unknown_metric', message: `column ${col.index} (${col.header}): unknown metric '${metric}'`, column: col.index };
   const from = unit ?? unitBySymbol(def.unit)!;
   const c = conversion(from, def.unit);
   if (!c) {
     return {
       code: 'unit_not_convertible',
-      message: `column ${col.index + 1} (${col.header}): ${from.symbol} cannot be converted to ${def.unit} for ${metric}`,
+      message: `column ${col.index} (${col.header}): ${from.symbol} cannot be converted to ${def.unit} for ${metric}`,
       column: col.index,
     };
   }
@@ -294,7 +294,7 @@ export async function makePlan(
     if (g.emptyName && (nameRow[g.index] !== undefined || g.header !== '')) {
       const hasData = dataHead.slice(0, 20).some((r) => (r[g.index] ?? '').trim() !== '');
       if (g.header !== '' || hasData) {
-        warnings.push({ code: 'empty_column_name', message: `column ${g.index + 1} has no name and is ignored`, column: g.index });
+        warnings.push({ code: 'empty_column_name', message: `column ${g.index} has no name and is ignored`, column: g.index });
       }
     }
   }
@@ -318,16 +318,16 @@ export async function makePlan(
       if (choice.unit !== undefined) {
         unit = unitBySymbol(choice.unit) ?? parseUnit(choice.unit);
         if (!unit) {
-          blocking.push({ code: 'unknown_unit', message: `column ${col.index + 1}: unknown unit '${choice.unit}'`, column: col.index });
+          blocking.push({ code: 'unknown_unit', message: `column ${col.index}: unknown unit '${choice.unit}'`, column: col.index });
           continue;
         }
       } else if (col.unit) unit = unitBySymbol(col.unit);
       if (!isClimateMetric(choice.metric)) {
-        blocking.push({ code: 'unknown_metric', message: `column ${col.index + 1}: unknown metric '${choice.metric}'`, column: col.index });
+        blocking.push({ code: 'unknown_metric', message: `column ${col.index}: unknown metric '${choice.metric}'`, column: col.index });
         continue;
       }
       if (selected.some((s) => s.index === col.index)) {
-        blocking.push({ code: 'duplicate_column', message: `column ${col.index + 1} is named twice`, column: col.index });
+        blocking.push({ code: 'duplicate_column', message: `column ${col.index} is named twice`, column: col.index });
         continue;
       }
       const s = select(col, choice.metric, unit);
@@ -350,7 +350,7 @@ export async function makePlan(
       for (const mc of m.columns) {
         const col = byIndex.get(mc.index);
         if (!col) {
-          blocking.push({ code: 'unknown_column', message: `mapping names column ${mc.index + 1}, which the file does not have` });
+          blocking.push({ code: 'unknown_column', message: `mapping names column ${mc.index}, which the file does not have` });
           continue;
         }
         const unit = unitBySymbol(mc.unit) ?? parseUnit(mc.unit);
@@ -398,7 +398,7 @@ export async function makePlan(
         if (!usable.includes(c)) {
           warnings.push({
             code: 'unit_not_convertible',
-            message: `column ${c.index + 1} (${c.header}) looks like ${metric} but its unit ${c.unit ?? '(unknown)'} cannot be converted to ${climateMetric(metric)!.unit}; not read`,
+            message: `column ${c.index} (${c.header}) looks like ${metric} but its unit ${c.unit ?? '(unknown)'} cannot be converted to ${climateMetric(metric)!.unit}; not read`,
             column: c.index,
           });
         }
@@ -411,12 +411,12 @@ export async function makePlan(
       const s = select(winner, metric, unitBySymbol(winner.unit!) ?? parseUnit(winner.unit!));
       if (!isProblem(s)) selected.push(s);
       if (ranked.length > 1) {
-        for (const other of ranked.slice(1)) other.reason += `; column ${winner.index + 1} is read for ${metric}`;
+        for (const other of ranked.slice(1)) other.reason += `; column ${winner.index} is read for ${metric}`;
         warnings.push({
           code: 'duplicate_metric',
-          message: `${ranked.length} columns read as ${metric}: column ${winner.index + 1} (${winner.header}) is read, not ${ranked
+          message: `${ranked.length} columns read as ${metric}: column ${winner.index} (${winner.header}) is read, not ${ranked
             .slice(1)
-            .map((o) => `${o.index + 1} (${o.header})`)
+            .map((o) => `column ${o.index} (${o.header})`)
             .join(', ')}. Name columns to choose another.`,
           column: winner.index,
         });

@@ -424,14 +424,14 @@ export class Scanner {
       if (c.not_a_number > 0)
         w.push({
           code: 'values_not_numbers',
-          message: `column ${s.index + 1} (${s.metric}): ${c.not_a_number} cell(s) are not numbers (NaN, text) and are skipped`,
+          message: `column ${s.index} (${s.metric}): ${c.not_a_number} cell(s) are not numbers (NaN, text) and are skipped`,
           count: c.not_a_number,
           column: s.index,
         });
       if (c.out_of_range > 0)
         w.push({
           code: 'values_out_of_range',
-          message: `column ${s.index + 1} (${s.metric}): ${c.out_of_range} value(s) outside the plausible range ${s.lo} to ${s.hi} are skipped`,
+          message: `column ${s.index} (${s.metric}): ${c.out_of_range} value(s) outside the plausible range ${s.lo} to ${s.hi} are skipped`,
           count: c.out_of_range,
           column: s.index,
         });

@@ -80,7 +80,10 @@ export const DEFAULT_LIMITS: ReaderLimits = {
   maxXlsxRows: 1_100_000,
 };
 
-/** A warning or a blocking problem. `code` is stable; `rows` are 1-based file rows. */
+/**
+ * A warning or a blocking problem. `code` is stable; `rows` are 1-based file rows; `column`, and
+ * every "column N" in a message, is the 0-based `ColumnReport.index`, one numbering for the API.
+ */
 export interface Problem {
   code: string;
   message: string;

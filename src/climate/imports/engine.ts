@@ -29,7 +29,8 @@ export interface ImportMeta {
   /** The mapping used; a function when it is settled only once the file is read (detection). */
   mapping: unknown;
   /** Warning texts; a function when they are known only once the file is read. */
-  warnings: string[] | (() => string[]);
+  /** As a function: given the instants the import stored, first and last (epoch ms), or null when none. */
+  warnings: string[] | ((range: { from: number; to: number } | null) => string[]);
   /** File rows read; when absent, the number of distinct instants seen. */
   rowsRead?: () => number;
 }
@@ -371,7 +372,9 @@ export async function storeImport(
     status: 'done',
     failure_reason: null,
     mapping: mappingJson(meta.mapping),
-    warnings: JSON.stringify(typeof meta.warnings === 'function' ? meta.warnings() : meta.warnings),
+    warnings: JSON.stringify(
+      typeof meta.warnings === 'function' ? meta.warnings(fromMs === Infinity ? null : { from: fromMs, to: toMs }) : meta.warnings,
+    ),
     undone_at: null,
   });
   return { ...row, duplicates: totals.duplicates };
@@ -429,7 +432,7 @@ export async function recordFailedImport(
     status: 'failed',
     failure_reason: reason,
     mapping: mappingJson(meta.mapping),
-    warnings: JSON.stringify(typeof meta.warnings === 'function' ? meta.warnings() : meta.warnings),
+    warnings: JSON.stringify(typeof meta.warnings === 'function' ? meta.warnings(null) : meta.warnings),
     undone_at: null,
   });
 }

@@ -20,6 +20,7 @@ import { storeImport } from './engine.js';
 import { NotInTimeOrder, readHourlyOnThread } from './reader-thread.js';
 import { cycleKeyOf } from '../readings/points.js';
 import { saveMapping, savedMapping } from './mappings.js';
+import { outsideCycleWarning } from './cycle-dates.js';
 import type { ClimateImportTable, ImportKind } from './tables.js';
 import { Conflict, Invalid, Refused } from '../../errors.js';
 
@@ -102,7 +103,13 @@ export async function storedInRange(db: Db, cycleId: string, from: string, to: s
 
 /** Preview of a climate CSV: the reader's analysis of what an upload would store. Writes nothing. */
 export async function previewCsv(scope: CycleScope, file: ExportFile, choices: ExportChoices): Promise<Analysis> {
-  return analyseExport({ path: file.path, fileName: file.fileName }, optionsFor(scope, choices, 20));
+  return withCycleDates(scope, await analyseExport({ path: file.path, fileName: file.fileName }, optionsFor(scope, choices, 20)));
+}
+
+/** The analysis, with a warning when the file's readings lie outside the cycle's days. */
+function withCycleDates<A extends Pick<Analysis, 'warnings' | 'time_range'>>(scope: CycleScope, analysis: A): A {
+  const outside = outsideCycleWarning(scope.cycle, scope.zone, analysis.time_range);
+  return outside ? { ...analysis, warnings: [...analysis.warnings, outside] } : analysis;
 }
 
 export const PREVIEW_HOURS = 24;
@@ -141,7 +148,7 @@ export async function previewFile(
   const alreadyStored = analysis.time_range
     ? await storedInRange(db, scope.cycle.id, analysis.time_range.from, analysis.time_range.to)
     : [];
-  return { ...analysis, first_hours: firstHours, already_stored: alreadyStored };
+  return { ...withCycleDates(scope, analysis), first_hours: firstHours, already_stored: alreadyStored };
 }
 
 export interface ImportRequest {
@@ -187,7 +194,10 @@ export async function importExport(
     actor: req.actorLabel,
   };
   const rowsRead = (reader: ReadOutcome) => () => reader.stats?.data_rows ?? 0;
-  const warnings = (reader: ReadOutcome) => () => reader.warnings.map((w) => w.message);
+  const warnings = (reader: ReadOutcome) => (range: { from: number; to: number } | null) => [
+    ...reader.warnings.map((w) => w.message),
+    ...[outsideCycleWarning(scope.cycle, scope.zone, range)?.message ?? []].flat(),
+  ];
   // The analysis refuses a file without a readable time in any row; a confirmed mapping's import records it as empty.
   const checkRows = (reader: ReadOutcome) => {
     if (!given && (reader.stats?.data_rows ?? 0) === 0)
