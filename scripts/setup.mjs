@@ -113,21 +113,24 @@ if (purpose === 'test' && !existsSync(process.env.CHROMIUM_PATH ?? '/usr/bin/chr
   }
 }
 
-// 7. For the tests only: socat (the scale tests read a real pty pair) and systemd's systemd-analyze
-// (the unit's verify and security checks); without them those tests skip and say so.
+// 7. For the tests only: socat (the scale tests read a real pty pair), systemd's systemd-analyze
+// (the unit's verify and security checks), curl and jq (test/readme.test.ts runs the README's
+// examples as a reader pastes them); without them those tests skip and say so.
 const testTools = [
   ['socat', ['-V'], 'socat'],
   ['systemd-analyze', ['--version'], 'systemd'],
+  ['curl', ['--version'], 'curl'],
+  ['jq', ['--version'], 'jq'],
 ].filter(([cmd, args]) => spawnSync(cmd, args, { stdio: 'ignore' }).status !== 0);
 if (purpose === 'test' && testTools.length) {
   const packages = testTools.map(([, , pkg]) => pkg);
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   if (isRoot && spawnSync('apt-get', ['--version'], { stdio: 'ignore' }).status === 0) {
-    say(`for the scale and service-unit tests: installing the Debian packages ${packages.join(' ')}`);
+    say(`for the scale, service-unit and README tests: installing the Debian packages ${packages.join(' ')}`);
     run('apt-get', ['update', '-qq']);
     run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...packages], { DEBIAN_FRONTEND: 'noninteractive' });
   } else {
-    say(`${packages.join(' and ')} missing (apt-get install ${packages.join(' ')}): the scale or service-unit tests will skip.`);
+    say(`${packages.join(' and ')} missing (apt-get install ${packages.join(' ')}): the scale, service-unit or README tests will skip.`);
   }
 }
 

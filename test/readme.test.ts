@@ -1,0 +1,81 @@
+// The README's examples are one shell session a reader pastes section after section. This runs
+// every `sh` block of it, in order, in one bash against a real server (BASE and ADMIN_TOKEN set as
+// the first block lets them be), so the README cannot drift from the API: a command that answers
+// an error fails the run, naming its block.
+import t from 'tap';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { resolveFfmpeg } from '../src/vision/media/index.js';
+import { ADMIN_TOKEN, startServer } from './helpers/server.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const README = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+
+interface Block {
+  lang: string;
+  line: number;
+  text: string;
+}
+
+function fencedBlocks(md: string): Block[] {
+  const blocks: Block[] = [];
+  const re = /^```(\w*)\n([\s\S]*?)^```$/gm;
+  for (let m = re.exec(md); m; m = re.exec(md)) blocks.push({ lang: m[1]!, text: m[2]!, line: md.slice(0, m.index).split('\n').length });
+  return blocks;
+}
+
+const blocks = fencedBlocks(README);
+// The two commands at the top start the box and run this suite (.ci/run runs the second; test/main.test.ts the first's entry point).
+const isSetup = (b: Block) => /^npm (start|test)\b/m.test(b.text);
+const commands = blocks.filter((b) => b.lang === 'sh' && !isSetup(b));
+
+t.test('the examples are shell a reader can paste: no placeholders to fill in', async (t) => {
+  t.ok(commands.length >= 5, `${commands.length} command blocks`);
+  for (const b of commands) {
+    t.notMatch(b.text, /\$\w*\{\w+\}/, `block at line ${b.line}: no {path} placeholder after a variable`);
+    t.notMatch(b.text.replace(/^\s*#.*$/gm, ''), /…|=\S*\.\.\./, `block at line ${b.line}: no "…" to replace by hand`);
+  }
+  t.match(README, /need `curl` and `jq`/, 'the tools the examples use are named');
+});
+
+const missing = ['bash', 'curl', 'jq'].filter((cmd) => spawnSync(cmd, ['--version'], { stdio: 'ignore' }).status !== 0);
+const ffmpeg = await resolveFfmpeg();
+const skip = missing.length
+  ? `${missing.join(', ')} missing (scripts/setup.mjs installs them for tests)`
+  : !ffmpeg.available && `ffmpeg is not available`;
+
+t.test('every command block of the README runs against a server, in order, without an error', { skip }, async (t) => {
+  const work = t.testdir();
+  const s = await startServer(t, { dataDir: path.join(work, 'data') });
+
+  // One session: the blocks in README order against this server; curl fails on an error answer.
+  const script = [
+    'set -euo pipefail',
+    'curl() { command curl --fail-with-body --show-error "$@"; }',
+    ...commands.map((b) => `echo; echo "### README block at line ${b.line}"\n${b.text}`),
+    'echo; echo "### README examples done"',
+  ].join('\n');
+  writeFileSync(path.join(work, 'readme.sh'), script);
+  // A reader's shell on the box: its address and admin token in the variables the first block reads.
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: work, BASE: s.base, ADMIN_TOKEN };
+  const child = spawn('bash', ['readme.sh'], { cwd: work, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (out += d));
+  const deadline = setTimeout(() => child.kill('SIGKILL'), 420_000);
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  clearTimeout(deadline);
+  const last = [...out.matchAll(/### README block at line (\d+)/g)].at(-1)?.[1];
+  t.equal(code, 0, code === 0 ? 'every block ran' : `stopped in the block at line ${last}`);
+  if (code !== 0) t.comment(out.slice(-3000));
+  t.match(out, /### README examples done/, 'to the end');
+
+  // And they did what they say.
+  const json = (name: string) => JSON.parse(readFileSync(path.join(work, name), 'utf8'));
+  t.ok(existsSync(path.join(work, 'org.json')) && json('org.json').key.api_key, 'an organization and its key');
+  t.equal(json('import.json').status, 'done', 'the climate file was imported');
+  t.equal(json('walk.json').status, 'done', 'the walk was followed until it was scored');
+  t.match(json('correction.json'), { kind: 'ripeness', corrected_counts: { total: Number } }, 'and corrected');
+});
