@@ -5,9 +5,11 @@ import { conversion, parseUnit, unitBySymbol, type CanonicalUnit } from '../unit
 /**
  * How readings within one hour make the hour's value: `mean` for states (a temperature),
  * `sum` for amounts accumulated over the reading's interval (rain, a radiation sum, CO₂ dosed),
- * `circular_mean` for directions (the mean of 350° and 10° is 0°, not 180°).
+ * `circular_mean` for directions (the mean of 350° and 10° is 0°, not 180°), `last` for a value
+ * that is already a day's total (a daily light integral): within an hour the last one read, so
+ * a daily row stays one reading at the day's start and a running total is never summed again.
  */
-export type Aggregation = 'mean' | 'sum' | 'circular_mean';
+export type Aggregation = 'mean' | 'sum' | 'circular_mean' | 'last';
 
 export interface ClimateMetric {
   name: string;
@@ -19,6 +21,8 @@ export interface ClimateMetric {
   setpoint: boolean;
   /** Measured outside the greenhouse. */
   outside: boolean;
+  /** A day's value: one reading per day, stamped at the start of its day (local midnight). */
+  daily: boolean;
   description: string;
 }
 
@@ -28,7 +32,7 @@ const M = (
   aggregate: Aggregation,
   range: [number, number],
   description: string,
-  flags: { setpoint?: boolean; outside?: boolean } = {},
+  flags: { setpoint?: boolean; outside?: boolean; daily?: boolean } = {},
 ): ClimateMetric => ({
   name,
   unit,
@@ -37,6 +41,7 @@ const M = (
   description,
   setpoint: flags.setpoint ?? false,
   outside: flags.outside ?? false,
+  daily: flags.daily ?? false,
 });
 
 // Ranges are wide on purpose: they reject fill values (-9999, 5.47e+34, -2.14748e+08)
@@ -72,7 +77,19 @@ export const CLIMATE_METRICS: readonly ClimateMetric[] = [
   M('co2_setpoint', 'ppm', 'mean', [0, 20000], 'CO₂ concentration the dosing aims for.', { setpoint: true }),
   M('humidity_setpoint', '%', 'mean', [0, 100], 'Relative humidity the climate computer aims for.', { setpoint: true }),
   M('pipe_setpoint', '°C', 'mean', [-20, 130], 'Heating pipe temperature the climate computer aims for.', { setpoint: true }),
+  // Daily values, as crop-registration and energy programs export them: one row per day.
+  M('daily_light_integral', 'mol/m²/d', 'last', [0, 100], 'Daily light integral: PAR photons received in the day.', { daily: true }),
+  M('daily_radiation_sum', 'J/cm²', 'last', [0, 5000], 'Global radiation received in the day (a radiation sum of daily rows).', {
+    daily: true,
+  }),
+  M('daily_heat_energy', 'MJ/m²', 'last', [0, 100], 'Heat used in the day per m² of greenhouse.', { daily: true }),
+  M('daily_electricity', 'kWh/m²', 'last', [0, 50], 'Electricity used in the day per m² of greenhouse (lamps, pumps, fans).', {
+    daily: true,
+  }),
 ];
+
+/** The daily metric an amount per reading interval becomes when the rows are days. */
+export const DAILY_OF: Readonly<Record<string, string>> = { radiation_sum: 'daily_radiation_sum' };
 
 const BY_NAME = new Map(CLIMATE_METRICS.map((m) => [m.name, m]));
 

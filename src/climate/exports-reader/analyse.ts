@@ -5,7 +5,7 @@ import { makePlan, mappingOf, type Plan } from './plan.js';
 import { HourlyAccumulator, METRIC_INDEX, newColumns } from './hourly.js';
 import { Scanner, type RowOut } from './scan.js';
 import { ReaderError } from './source.js';
-import { openTable, type Table } from './table.js';
+import { openTables, type OpenedTables, type Table } from './table.js';
 import {
   DEFAULT_LIMITS,
   type AnalyseOptions,
@@ -47,6 +47,7 @@ function baseLayout(table: Table | null, bytesRead: number): Layout {
     decimal: '.',
     quoted: table?.quoted ?? false,
     sheet: table?.sheet ?? null,
+    other_sheets: table?.otherSheets ?? [],
     header_rows: [],
     time: null,
     date_format: null,
@@ -84,30 +85,93 @@ function limitsOf(options: AnalyseOptions): ReaderLimits {
   return { ...DEFAULT_LIMITS, ...(options.limits ?? {}) };
 }
 
+type Planned = Awaited<ReturnType<typeof makePlan>>;
+
+/** Makes the plan for one table; `fullScanOrder` reads its date cells when the first rows leave the order open. */
+function planFor(t: Table, options: AnalyseOptions): Promise<Planned> {
+  return makePlan(t, options, async (col) => {
+    const ev = emptyEvidence();
+    // Stops at the first day above 12 (or a conflict): most files settle within a month.
+    for await (const row of t.rows()) {
+      const p = splitDateCell(row[col] ?? '');
+      if (p) {
+        addEvidence(ev, p);
+        if (ev.firstOver12 > 0 || ev.secondOver12 > 0 || ev.ymd > 0) break;
+      }
+    }
+    return ev;
+  });
+}
+
+const isPlan = (p: Planned): p is Plan => 'time' in p && p.blocking.length === 0;
+/** How well a sheet reads: a plan without blocking problems first, then one with a time column, then the most columns read. */
+function score(p: Planned): [number, number, number] {
+  const tier = isPlan(p) ? 2 : 'time' in p ? 1 : 0;
+  const selected = 'selected' in p ? p.selected : [];
+  const confidence = 'columns' in p ? p.columns.filter((c) => c.selected).reduce((a, c) => a + c.confidence, 0) : 0;
+  return [tier, selected.length, confidence];
+}
+const better = (a: [number, number, number], b: [number, number, number]) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2];
+
+/**
+ * The table to read and its plan. A workbook's sheets are all planned from their heads and the
+ * one that reads best is taken (exports put cover sheets, charts and other registrations first);
+ * `options.sheet` names one instead. The others are listed on the table with why.
+ */
+async function chooseTable(opened: OpenedTables, options: AnalyseOptions): Promise<{ table: Table; planned: Planned } | Problem> {
+  const { tables, unreadable, sheetNames } = opened;
+  const listOthers = (chosen: Table, why: (name: string) => string) => {
+    chosen.otherSheets = sheetNames.filter((n) => n !== chosen.sheet).map((name) => ({ name, reason: why(name) }));
+  };
+  const unreadableWhy = (name: string) => unreadable.find((u) => u.sheet === name)?.problem.message;
+  if (options.sheet !== undefined) {
+    const named = tables.find((t) => t.sheet === options.sheet);
+    if (!named) {
+      const problem = unreadable.find((u) => u.sheet === options.sheet)?.problem;
+      if (problem) throw problem;
+      return {
+        code: 'unknown_sheet',
+        message:
+          sheetNames.length === 0
+            ? `the file is not a workbook: it has no sheet ${JSON.stringify(options.sheet)}`
+            : `no sheet ${JSON.stringify(options.sheet)} in the workbook; its sheets: ${sheetNames.join(', ')}`,
+      };
+    }
+    listOthers(named, (n) => unreadableWhy(n) ?? 'not asked for (sheet)');
+    return { table: named, planned: await planFor(named, options) };
+  }
+  if (tables.length === 0) throw unreadable[0]!.problem;
+  const tried: { table: Table; planned: Planned }[] = [];
+  for (const table of tables) tried.push({ table, planned: await planFor(table, options) });
+  let best = tried[0]!;
+  for (const x of tried.slice(1)) if (better(score(x.planned), score(best.planned)) > 0) best = x;
+  const chosen = best;
+  const [, chosenColumns] = score(chosen.planned);
+  listOthers(chosen.table, (name) => {
+    const why = unreadableWhy(name);
+    if (why) return why;
+    const p = tried.find((x) => x.table.sheet === name)!.planned;
+    if (p.blocking.length > 0) return p.blocking.map((b) => b.message).join('; ');
+    return `fewer columns read as climate metrics (${score(p)[1]} against ${chosenColumns} on ${chosen.table.sheet})`;
+  });
+  return chosen;
+}
+
 async function prepare(
   input: ExportInput,
   options: AnalyseOptions,
 ): Promise<{ ok: true; table: Table; plan: Plan } | { ok: false; analysis: Analysis }> {
   let table: Table | null = null;
   try {
-    table = await openTable(input, limitsOf(options));
-    const t = table;
-    const planOrProblems = await makePlan(t, options, async (col) => {
-      const ev = emptyEvidence();
-      // Stops at the first day above 12 (or a conflict): most files settle within a month.
-      for await (const row of t.rows()) {
-        const p = splitDateCell(row[col] ?? '');
-        if (p) {
-          addEvidence(ev, p);
-          if (ev.firstOver12 > 0 || ev.secondOver12 > 0 || ev.ymd > 0) break;
-        }
-      }
-      return ev;
-    });
+    const opened = await openTables(input, limitsOf(options));
+    const chosen = await chooseTable(opened, options);
+    if ('code' in chosen) return { ok: false, analysis: refused(input, options, [chosen], [], null, 0) };
+    table = chosen.table;
+    const planOrProblems = chosen.planned;
     if (!('time' in planOrProblems)) {
       return { ok: false, analysis: refused(input, options, planOrProblems.blocking, planOrProblems.warnings, table, table.bytesRead()) };
     }
-    return { ok: true, table: t, plan: planOrProblems };
+    return { ok: true, table, plan: planOrProblems };
   } catch (err) {
     if (err instanceof ReaderError) {
       const blocking = [{ code: err.code, message: err.message }];

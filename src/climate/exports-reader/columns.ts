@@ -163,6 +163,8 @@ function metricFromUnit(unit: UnitDef | null): Match | null {
   if (!unit) return null;
   if (unit.dimension === 'mole_fraction') return { metric: 'co2', confidence: 0.6, reason: `only the unit (${unit.symbol}) says CO₂` };
   if (unit.dimension === 'photon_flux') return { metric: 'par', confidence: 0.6, reason: `only the unit (${unit.symbol}) says PAR` };
+  if (unit.dimension === 'photon_dose')
+    return { metric: 'daily_light_integral', confidence: 0.6, reason: `only the unit (${unit.symbol}) says a daily light integral` };
   return null;
 }
 

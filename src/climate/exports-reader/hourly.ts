@@ -23,12 +23,13 @@ const BY_NAME_ORDER = CLIMATE_METRICS.map((m, i) => [m.name, i] as const)
   .sort((a, b) => (a[0] < b[0] ? -1 : 1))
   .map(([, i]) => i);
 const CIRCULAR = CLIMATE_METRICS.map((m) => m.aggregate === 'circular_mean');
+const LAST = CLIMATE_METRICS.map((m) => m.aggregate === 'last');
 
 /**
- * Mean for states, sum for amounts, circular mean for directions (per metrics.ts), in flat
- * typed arrays (hour × metric): 12 bytes per metric and hour seen, whatever the number of
- * readings (a year of hours is about 3 MB). For a circular metric `sum` holds the sines and
- * `cos` the cosines.
+ * Mean for states, sum for amounts, circular mean for directions, the last value for a day's
+ * totals (per metrics.ts), in flat typed arrays (hour × metric): 12 bytes per metric and hour
+ * seen, whatever the number of readings (a year of hours is about 3 MB). For a circular metric
+ * `sum` holds the sines and `cos` the cosines; for a `last` metric `cos` holds the last value.
  */
 export class HourlyAccumulator {
   private readonly slotOf = new Map<number, number>();
@@ -79,7 +80,8 @@ export class HourlyAccumulator {
   add(ms: number, metric: number, value: number): void {
     const k = this.base(ms) + metric;
     this.n[k]!++;
-    if (CIRCULAR[metric]) {
+    if (LAST[metric]) this.cos[k] = value;
+    else if (CIRCULAR[metric]) {
       const rad = (value * Math.PI) / 180;
       this.sum[k]! += Math.sin(rad);
       this.cos[k]! += Math.cos(rad);
@@ -98,7 +100,8 @@ export class HourlyAccumulator {
       if (mi < 0) continue;
       const k = base + mi;
       n[k]!++;
-      if (CIRCULAR[mi]) {
+      if (LAST[mi]) this.cos[k] = values[i]!;
+      else if (CIRCULAR[mi]) {
         const rad = (values[i]! * Math.PI) / 180;
         sum[k]! += Math.sin(rad);
         this.cos[k]! += Math.cos(rad);
@@ -167,6 +170,7 @@ export class HourlyAccumulator {
   }
 
   private valueAt(k: number, mi: number, count: number): number {
+    if (LAST[mi]) return this.cos[k]!;
     if (CIRCULAR[mi]) {
       const deg = (Math.atan2(this.sum[k]! / count, this.cos[k]! / count) * 180) / Math.PI;
       return deg < 0 ? deg + 360 : deg;
@@ -233,8 +237,9 @@ export function newColumns(size: number): ReadingColumns {
 }
 
 /**
- * Mean for states, sum for amounts, circular mean for directions (per metrics.ts). Readings
- * of metrics outside the vocabulary are ignored. Sorted by hour, then metric name.
+ * Mean for states, sum for amounts, circular mean for directions, the last for a day's totals
+ * (per metrics.ts). Readings of metrics outside the vocabulary are ignored. Sorted by hour,
+ * then metric name.
  */
 export async function aggregateHourly(
   readings: Iterable<Reading> | AsyncIterable<Reading> | AsyncIterable<Reading[]> | Iterable<Reading[]>,

@@ -1,7 +1,7 @@
 // From a table's first rows and the caller's options to a reading plan: which rows are
 // headers, how time cells read, which column goes to which metric in which unit.
 import { createHash } from 'node:crypto';
-import { climateMetric, isClimateMetric } from '../metrics.js';
+import { climateMetric, DAILY_OF, isClimateMetric } from '../metrics.js';
 import { conversion, parseUnit, unitBySymbol, type UnitDef } from '../../units/units.js';
 import { guessColumn, MAX_HEADER_CELL, sameCompartment, type ColumnGuess, type HeaderCells } from './columns.js';
 import {
@@ -286,6 +286,20 @@ export async function makePlan(
           '; no unit in the file, values around ' + Math.round(median(vals)) + ' read as hPa',
         );
       }
+    }
+  }
+
+  // Rows of whole days: an amount per row is that day's total, a daily metric of its own. Finer
+  // rows: an energy column is an amount per row, not a day's total, and is not read as one.
+  for (const g of guesses) {
+    if (!g.metric) continue;
+    if (det.dateOnly && DAILY_OF[g.metric]) {
+      g.metric = DAILY_OF[g.metric]!;
+      g.reason += "; the rows are days, so each value is the day's total";
+    } else if (!det.dateOnly && climateMetric(g.metric)!.daily && g.metric !== 'daily_light_integral') {
+      g.reason += `; read as ${g.metric} only from rows of whole days (these rows have times)`;
+      g.metric = null;
+      g.confidence = 0;
     }
   }
 

@@ -24,6 +24,8 @@ export interface Table {
   delimiter: string | null;
   quoted: boolean;
   sheet: string | null;
+  /** Set once a sheet is chosen among a workbook's: the others and why they were not. */
+  otherSheets?: { name: string; reason: string }[];
   /** The first rows, for layout detection. */
   head: string[][];
   /** True when head holds every row of the file. */
@@ -48,11 +50,32 @@ async function inputSize(input: ExportInput): Promise<number> {
   return 'bytes' in input ? input.bytes.length : (await stat(input.path)).size;
 }
 
-export async function openTable(input: ExportInput, limits: ReaderLimits): Promise<Table> {
+/** A sheet of a workbook that cannot be read as a table, and why. */
+export interface UnreadableSheet {
+  sheet: string;
+  problem: ReaderError;
+}
+
+/**
+ * The tables of an export: one for a text file, one per sheet with cells for a workbook (in
+ * workbook order), with the sheets that cannot be read apart. The caller picks the table.
+ */
+export interface OpenedTables {
+  tables: Table[];
+  unreadable: UnreadableSheet[];
+  /** Every sheet's name, in workbook order (empty for a text file). */
+  sheetNames: string[];
+}
+
+export async function openTables(input: ExportInput, limits: ReaderLimits): Promise<OpenedTables> {
   const head = await headBytes(input, HEAD_BYTES);
   if (head.length === 0) throw new ReaderError('not_a_table', 'the file is empty');
+  if (sniffKind(head) === 'zip') return openXlsx(input, limits);
+  return { tables: [await openTable(input, limits, head)], unreadable: [], sheetNames: [] };
+}
+
+async function openTable(input: ExportInput, limits: ReaderLimits, head: Uint8Array): Promise<Table> {
   const kind = sniffKind(head);
-  if (kind === 'zip') return openXlsx(input, limits);
   if (kind === 'ole') throw new ReaderError('unsupported_format', 'an old binary Excel file (.xls): save it as .xlsx or CSV');
   const enc = detectEncoding(head);
   if (enc === 'utf-32') throw new ReaderError('unsupported_encoding', 'UTF-32 text: save the export as UTF-8, UTF-16 or Windows-1252');
@@ -204,7 +227,7 @@ function checkColumns(rows: string[][], limits: ReaderLimits): void {
   }
 }
 
-async function openXlsx(input: ExportInput, limits: ReaderLimits): Promise<Table> {
+async function openXlsx(input: ExportInput, limits: ReaderLimits): Promise<OpenedTables> {
   const size = await inputSize(input);
   if (size > limits.maxXlsxBytes) {
     throw new ReaderError(
@@ -213,24 +236,36 @@ async function openXlsx(input: ExportInput, limits: ReaderLimits): Promise<Table
     );
   }
   const buf = 'bytes' in input ? input.bytes : await readFile(input.path);
-  const sheet = await readXlsx(buf, limits);
-  return {
-    kind: 'xlsx',
-    encoding: null,
-    delimiter: null,
-    quoted: false,
-    sheet: sheet.sheet,
-    head: sheet.rows.slice(0, HEAD_ROWS),
-    headIsAll: sheet.rows.length <= HEAD_ROWS,
-    bytesRead: () => buf.length,
-    async *rows() {
-      yield* sheet.rows;
-    },
-    async *blocks() {
-      yield { rows: sheet.rows, decimal: '.' };
-    },
-    async *scanBlocks() {
-      yield { kind: 'rows', rows: sheet.rows, decimal: '.' };
-    },
-  };
+  const sheets = await readXlsx(buf, limits);
+  const unreadable = sheets.flatMap((s) => (s.problem ? [{ sheet: s.sheet, problem: s.problem }] : []));
+  const tables = sheets
+    .filter((s) => !s.problem)
+    .map((sheet): Table => {
+      let head: string[][] | null = null;
+      return {
+        kind: 'xlsx',
+        encoding: null,
+        delimiter: null,
+        quoted: false,
+        sheet: sheet.sheet,
+        // A sheet's text is made when its head is first looked at.
+        get head() {
+          return (head ??= sheet.rows().slice(0, HEAD_ROWS));
+        },
+        get headIsAll() {
+          return sheet.rows().length <= HEAD_ROWS;
+        },
+        bytesRead: () => buf.length,
+        async *rows() {
+          yield* sheet.rows();
+        },
+        async *blocks() {
+          yield { rows: sheet.rows(), decimal: '.' };
+        },
+        async *scanBlocks() {
+          yield { kind: 'rows', rows: sheet.rows(), decimal: '.' };
+        },
+      };
+    });
+  return { tables, unreadable, sheetNames: sheets.map((s) => s.sheet) };
 }

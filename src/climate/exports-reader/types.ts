@@ -51,6 +51,8 @@ export interface AnalyseOptions {
   dateOrder?: DateOrder;
   columns?: ColumnChoice[];
   mapping?: ConfirmedMapping;
+  /** A workbook's sheet to read, by name; left out, the sheet that reads best is chosen. */
+  sheet?: string;
   /** Rows returned in first_rows (default 10, at most 200). */
   previewRows?: number;
   /**
@@ -101,7 +103,10 @@ export interface Layout {
   delimiter: string | null;
   decimal: '.' | ',';
   quoted: boolean;
+  /** The workbook's sheet read (null for a text file). */
   sheet: string | null;
+  /** The workbook's other sheets, in workbook order, and why each was not read. */
+  other_sheets: { name: string; reason: string }[];
   header_rows: { row: number; role: HeaderRole }[];
   time: TimeSpec | null;
   date_format: string | null;

@@ -98,6 +98,25 @@ const NAMES: NameRule[] = [
     'radiation sum',
   ),
   R(/\bppfd\b|\bphotosynthetically\b|\bpar licht\b/, 'par', 0.9, 'PAR'),
+  // A day's totals (plan.ts reads energy and radiation sums as daily only from daily rows).
+  R(
+    /\bdli\b|\bdaily light integral\b|\blicht ?integraal\b|\bdag ?licht ?som\b|\bdaglichtsom\b|\btageslichtintegral\b|\bdagligt lysintegral\b|\bpar ?som\b|\bpar ?sum\b/,
+    'daily_light_integral',
+    0.95,
+    'daily light integral',
+  ),
+  R(
+    /\bwarmte\b|\bwarmteverbruik\b|\bwarmte ?gebruik\b|\bheat\b|\bheat ?use\w*|\bheating energy\b|\bwarme\b|\bwarmeverbrauch\b|\bvarme\b|\bvarmeforbrug\b|\bstook ?energie\b/,
+    'daily_heat_energy',
+    0.85,
+    'heat used',
+  ),
+  R(
+    /\belektriciteit\w*|\belectricity\b|\bstroom ?verbruik\b|\bstromverbrauch\b|\bstrom\b|\bel ?forbrug\b|\belforbrug\b/,
+    'daily_electricity',
+    0.85,
+    'electricity used',
+  ),
   // pipes
   R(
     /\bbuis ?temp\w*|\bboven ?buis\b|\bonder ?buis\b|\btafel ?buis\b|\bgroei ?buis\b|\bbuis\b|\bbuisrail\b/,

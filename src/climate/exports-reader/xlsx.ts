@@ -7,9 +7,22 @@ import { ReaderError } from './source.js';
 import type { ReaderLimits } from './types.js';
 import { checkZip } from './zip-guard.js';
 
+/** One sheet with cells: its name, and its rows as text (made when first asked for). */
 export interface SheetRows {
   sheet: string;
-  rows: string[][];
+  /** Null when the sheet can be read; else why not (too many columns). */
+  problem: ReaderError | null;
+  rows(): string[][];
+}
+
+/** A date format with no time of day in it (Excel's h, s, AM/PM; m alone is the month). */
+function dateOnlyFormat(format: string): boolean {
+  const f = format
+    .replace(/"[^"]*"/g, '')
+    .replace(/\[[^\]]*\]/g, '')
+    .replace(/\\./g, '')
+    .toLowerCase();
+  return !/[hs]|am\/pm|a\/p/.test(f);
 }
 
 function pad(n: number, w = 2): string {
@@ -25,6 +38,8 @@ function cellText(cell: XLSX.CellObject | undefined, date1904: boolean): string 
         const w = serialToWall(v, date1904);
         if (!w) return String(v);
         if (v < 1) return `${pad(w.h)}:${pad(w.mi)}:${pad(w.s)}`;
+        // A cell shown as a date is a day (a row of daily values), not that day's midnight reading.
+        if (Number.isInteger(v) && dateOnlyFormat(cell.z as string)) return `${w.y}-${pad(w.mo)}-${pad(w.d)}`;
         return `${w.y}-${pad(w.mo)}-${pad(w.d)}T${pad(w.h)}:${pad(w.mi)}:${pad(w.s)}${w.ms ? '.' + pad(w.ms, 3) : ''}`;
       }
       return String(v);
@@ -40,7 +55,8 @@ function cellText(cell: XLSX.CellObject | undefined, date1904: boolean): string 
   }
 }
 
-export async function readXlsx(buf: Uint8Array, limits: ReaderLimits): Promise<SheetRows> {
+/** Every sheet with cells, in workbook order. */
+export async function readXlsx(buf: Uint8Array, limits: ReaderLimits): Promise<SheetRows[]> {
   if (buf.length > limits.maxXlsxBytes) {
     throw new ReaderError(
       'xlsx_too_large',
@@ -64,29 +80,33 @@ export async function readXlsx(buf: Uint8Array, limits: ReaderLimits): Promise<S
     throw new ReaderError('not_a_table', `the workbook cannot be read: ${(err as Error).message}`);
   }
   const date1904 = !!wb.Workbook?.WBProps?.date1904;
-  // The sheet with the most rows: exports sometimes put a cover or chart sheet first.
-  let best: { name: string; rows: number; cols: number } | null = null;
+  const sheets: SheetRows[] = [];
   for (const name of wb.SheetNames) {
     const ws = wb.Sheets[name];
     if (!ws || !ws['!ref']) continue;
-    const r = XLSX.utils.decode_range(ws['!ref']);
-    const rows = r.e.r - r.s.r + 1;
-    const cols = r.e.c - r.s.c + 1;
-    if (!best || rows > best.rows) best = { name, rows, cols };
+    const range = XLSX.utils.decode_range(ws['!ref']);
+    const cols = range.e.c - range.s.c + 1;
+    let rows: string[][] | null = null;
+    sheets.push({
+      sheet: name,
+      problem:
+        cols > limits.maxColumns
+          ? new ReaderError('too_many_columns', `sheet ${name} has ${cols} columns; at most ${limits.maxColumns} are read`)
+          : null,
+      rows() {
+        if (rows) return rows;
+        const data = (ws['!data'] ?? []) as (XLSX.CellObject | undefined)[][];
+        rows = [];
+        for (let r = range.s.r; r <= range.e.r; r++) {
+          const src = data[r] ?? [];
+          const row: string[] = new Array(cols);
+          for (let c = range.s.c; c <= range.e.c; c++) row[c - range.s.c] = cellText(src[c], date1904);
+          rows.push(row);
+        }
+        return rows;
+      },
+    });
   }
-  if (!best) throw new ReaderError('not_a_table', 'the workbook has no sheet with cells');
-  if (best.cols > limits.maxColumns) {
-    throw new ReaderError('too_many_columns', `sheet ${best.name} has ${best.cols} columns; at most ${limits.maxColumns} are read`);
-  }
-  const ws = wb.Sheets[best.name]!;
-  const data = (ws['!data'] ?? []) as (XLSX.CellObject | undefined)[][];
-  const range = XLSX.utils.decode_range(ws['!ref']!);
-  const rows: string[][] = [];
-  for (let r = range.s.r; r <= range.e.r; r++) {
-    const src = data[r] ?? [];
-    const row: string[] = new Array(range.e.c - range.s.c + 1);
-    for (let c = range.s.c; c <= range.e.c; c++) row[c - range.s.c] = cellText(src[c], date1904);
-    rows.push(row);
-  }
-  return { sheet: best.name, rows };
+  if (sheets.length === 0) throw new ReaderError('not_a_table', 'the workbook has no sheet with cells');
+  return sheets;
 }

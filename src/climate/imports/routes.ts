@@ -31,6 +31,7 @@ const validateMapping = bodyAjv.compile(confirmedMappingSchema);
 interface FormFields {
   compartment?: string;
   date_order?: 'dmy' | 'mdy';
+  sheet?: string;
   columns?: string;
   mapping?: string;
   remember?: boolean;
@@ -85,7 +86,7 @@ function choicesOf(body: FormFields): ExportChoices {
   const mapping = jsonField<ConfirmedMapping>('mapping', body.mapping, validateMapping);
   const errors = [...columns.errors, ...mapping.errors];
   if (errors.length) throw new Invalid(errors);
-  return { columns: columns.value, mapping: mapping.value, compartment: body.compartment, dateOrder: body.date_order };
+  return { columns: columns.value, mapping: mapping.value, compartment: body.compartment, dateOrder: body.date_order, sheet: body.sheet };
 }
 
 function exportFile(file: UploadedFile | undefined, fallback: string): ExportFile {
@@ -145,7 +146,7 @@ export const importRoutes: RouteSpec[] = [
     operationId: 'preview_climate_file',
     summary: 'Preview a climate-computer export (CSV, text or .xlsx; writes nothing)',
     description:
-      "multipart/form-data with `file` and optionally `mapping`, `columns`, `compartment`, `date_order`. Answers the file, the clock it is read on (`time_zone`), each column with metric and unit, setpoints, the first 24 hours as hourly values, what the cycle already stores in the file's time range, warnings, blocking problems and the `mapping` to confirm.",
+      "multipart/form-data with `file` and optionally `mapping`, `columns`, `compartment`, `date_order`, `sheet`. Answers the file, the clock it is read on (`time_zone`), each column with metric and unit, setpoints, the first 24 hours as hourly values, what the cycle already stores in the file's time range, warnings, blocking problems and the `mapping` to confirm.",
     tags: [TAG],
     auth: 'key',
     scope: 'cycle',

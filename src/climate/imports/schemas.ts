@@ -105,6 +105,13 @@ const formFields = {
     description: 'Compartment to read when the file holds several (e.g. "afd 4"); detection only.',
   },
   date_order: { enum: ['dmy', 'mdy'], description: 'Order of day and month in dates like 03/04/2026 when the file does not settle it.' },
+  sheet: {
+    type: 'string',
+    minLength: 1,
+    maxLength: 31,
+    description:
+      "The .xlsx workbook's sheet to read, by name (at most 31 characters, as Excel allows). Left out, every sheet's first rows are read and the one whose time column and columns read best is taken; `layout.sheet` names it and `layout.other_sheets` the others with why. A name the workbook does not have, or a text file, is a blocking problem `unknown_sheet`.",
+  },
   columns: {
     type: 'string',
     maxLength: 200_000,
@@ -138,7 +145,7 @@ const analysisProperties = {
   layout: {
     type: 'object',
     description:
-      'What the reader found: kind (csv or xlsx), encoding, delimiter, decimal mark, header rows and their roles, how time is read (`time`), date format and order, data rows, trailing rows dropped, compartments.',
+      "What the reader found: kind (csv or xlsx), encoding, delimiter, decimal mark, the sheet read (`sheet`, null for text) and the workbook's other sheets with why they were not read (`other_sheets`: [{name, reason}]), header rows and their roles, how time is read (`time`), date format and order, data rows, trailing rows dropped, compartments.",
   },
   columns: {
     type: 'array',

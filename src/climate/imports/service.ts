@@ -45,6 +45,8 @@ export interface ExportChoices {
   mapping?: ConfirmedMapping;
   compartment?: string;
   dateOrder?: 'dmy' | 'mdy';
+  /** A workbook's sheet, by name. */
+  sheet?: string;
 }
 
 export async function sha256File(path: string): Promise<string> {
@@ -60,6 +62,7 @@ function optionsFor(scope: CycleScope, choices: ExportChoices, previewRows?: num
   else if (choices.mapping) o.mapping = choices.mapping;
   if (choices.compartment !== undefined) o.compartment = choices.compartment;
   if (choices.dateOrder !== undefined) o.dateOrder = choices.dateOrder;
+  if (choices.sheet !== undefined) o.sheet = choices.sheet;
   return o;
 }
 
