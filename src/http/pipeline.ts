@@ -4,7 +4,16 @@ import Router from '@koa/router';
 import { bodyParser } from '@koa/bodyparser';
 import { forbidden, tooManyRequests, unauthenticated } from './problem.js';
 import { Invalid, NotFound, TooLarge, UnsupportedMedia } from '../errors.js';
-import { compileRoute, validatePart, assertValid, JsonText, type CompiledRoute, type RouteSpec, type RouteCall } from './route.js';
+import {
+  compileRoute,
+  validatePart,
+  validateTextPart,
+  assertValid,
+  JsonText,
+  type CompiledRoute,
+  type RouteSpec,
+  type RouteCall,
+} from './route.js';
 import type { ScopeName, ScopeResolver, ScopeResolvers } from './scope.js';
 import { receiveMultipart, receiveRawBody, cleanupUploads } from './uploads.js';
 import { adminTokenPresented, findActiveKey, isSameOrigin, presentedKey, type Principal } from '../auth/principal.js';
@@ -134,9 +143,9 @@ function run(route: CompiledRoute, scopes: ScopeResolvers) {
       const errors =
         route.validators.params || route.validators.query || route.validators.headers
           ? [
-              ...validatePart('path', route.validators.params, params),
-              ...validatePart('query', route.validators.query, query),
-              ...validatePart('header', route.validators.headers, headers),
+              ...validateTextPart('path', route.params, route.validators.params, params),
+              ...validateTextPart('query', route.query, route.validators.query, query),
+              ...validateTextPart('header', route.headers, route.validators.headers, headers),
             ]
           : [];
 
@@ -159,7 +168,7 @@ function run(route: CompiledRoute, scopes: ScopeResolvers) {
       if (route.multipart) {
         assertValid(errors);
         const { fields, files } = await receiveMultipart(ctx, route.multipart, services.config.dataDir);
-        errors.push(...validatePart('body', route.validators.fields, fields));
+        errors.push(...validateTextPart('body', route.multipart.fields, route.validators.fields, fields));
         for (const f of route.multipart.files) {
           if (f.required && !files.some((u) => u.fieldname === f.name))
             errors.push({ in: 'body', name: f.name, message: 'is required (a file part)' });

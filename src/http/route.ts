@@ -223,6 +223,58 @@ export function validatePart(where: FieldSource, validate: ValidateFunction | un
   return validate(value) ? [] : fieldErrors(where, validate);
 }
 
+const DECIMAL_INTEGER = /^[+-]?\d+$/;
+const DECIMAL_NUMBER = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+/**
+ * Path, query, header and form values arrive as text, and ajv's coercion reads text as
+ * JavaScript does: "0x10" as 16, and "Infinity" or "1e309" as a number that then passes every
+ * bound (the field ends up null). A field declared a number takes decimal text of a finite number
+ * only; one declared an integer, digits only.
+ */
+export function numberTextIssues(where: FieldSource, schema: ObjectSchema | undefined, values: Record<string, unknown>): FieldIssue[] {
+  if (!schema) return [];
+  const issues: FieldIssue[] = [];
+  for (const [name, prop] of Object.entries(schema.properties)) {
+    const types = ([] as unknown[]).concat(prop.type ?? []);
+    const integer = types.includes('integer') && !types.includes('number');
+    if (!integer && !types.includes('number')) continue;
+    const value = values[name];
+    for (const text of Array.isArray(value) ? value : [value]) {
+      if (typeof text !== 'string') continue;
+      const ok = (integer ? DECIMAL_INTEGER : DECIMAL_NUMBER).test(text) && Number.isFinite(Number(text));
+      if (!ok) {
+        issues.push({
+          in: where,
+          name,
+          message: integer ? 'must be a whole number in decimal digits, e.g. 16' : 'must be a finite number in decimal notation, e.g. 0.5',
+        });
+        break;
+      }
+    }
+  }
+  return issues;
+}
+
+/**
+ * A part that arrives as text (path, query, headers, form fields), checked as numbers are
+ * written, then against its schema; the values are coerced in place only when that check passed
+ * (a request with a number written otherwise is refused whatever the rest says).
+ */
+export function validateTextPart(
+  where: FieldSource,
+  schema: ObjectSchema | undefined,
+  validate: ValidateFunction | undefined,
+  values: Record<string, unknown>,
+): FieldIssue[] {
+  const text = numberTextIssues(where, schema, values);
+  if (text.length === 0) return validatePart(where, validate, values);
+  const rest = { ...values };
+  for (const issue of text) delete rest[issue.name];
+  const named = new Set(text.map((i) => i.name));
+  return [...text, ...validatePart(where, validate, rest).filter((i) => !named.has(i.name))];
+}
+
 export function assertValid(errors: FieldIssue[]): void {
   if (errors.length) throw new Invalid(errors);
 }

@@ -32,11 +32,25 @@ export const nullableString = (maxLength: number, description: string): JsonSche
 });
 
 export const MAX_LIMIT = 500;
+/** The most items a list skips: far past any list the box holds, far below where SQLite's integers end. */
+export const MAX_OFFSET = 100_000_000;
 export const pagingQuery = (extra: Record<string, JsonSchema> = {}): ObjectSchema => ({
   type: 'object',
   properties: {
-    limit: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: 50, description: `Page size, 1 to ${MAX_LIMIT}.` },
-    offset: { type: 'integer', minimum: 0, default: 0, description: 'Items to skip.' },
+    limit: {
+      type: 'integer',
+      minimum: 1,
+      maximum: MAX_LIMIT,
+      default: 50,
+      description: `Page size, 1 to ${MAX_LIMIT} (a whole number in decimal digits).`,
+    },
+    offset: {
+      type: 'integer',
+      minimum: 0,
+      maximum: MAX_OFFSET,
+      default: 0,
+      description: `Items to skip, 0 to ${MAX_OFFSET.toLocaleString('en')} (a whole number in decimal digits).`,
+    },
     ...extra,
   },
 });

@@ -1,5 +1,5 @@
 import { defineRoute, type RouteSpec } from '../../http/route.js';
-import { pageOf, pathParams } from '../../http/schemas.js';
+import { MAX_OFFSET, pageOf, pagingQuery, pathParams } from '../../http/schemas.js';
 import { CYCLE, CYCLE_PARAMS } from '../../registry/paths.js';
 import type { CyclePath } from '../../registry/scope.js';
 import { CLIMATE_METRICS } from '../metrics.js';
@@ -120,7 +120,7 @@ export const readingRoutes: RouteSpec[] = [
           default: 50,
           description: `Page size, 1 to ${MAX_READINGS_LIMIT} (422 above).`,
         },
-        offset: { type: 'integer', minimum: 0, maximum: 100_000_000, default: 0, description: 'Readings to skip.' },
+        offset: { ...pagingQuery().properties.offset!, description: `Readings to skip, 0 to ${MAX_OFFSET.toLocaleString('en')}.` },
       },
     },
     responses: { 200: { description: 'A page of readings.', schema: pageOf(readingSchema) } },
