@@ -1,9 +1,9 @@
 import type Koa from 'koa';
 import type { Context } from 'koa';
 import Router from '@koa/router';
-import { bodyParser } from '@koa/bodyparser';
 import { forbidden, tooManyRequests, unauthenticated } from './problem.js';
-import { Invalid, NotFound, TooLarge, UnsupportedMedia } from '../errors.js';
+import { NotFound } from '../errors.js';
+import { readJsonBody } from './json-body.js';
 import {
   compileRoute,
   validatePart,
@@ -96,32 +96,6 @@ export function actorOf(principal: Principal | undefined): Actor {
   return { keyId: principal.keyId, label: `key:${principal.keyId}` };
 }
 
-const jsonBody = (limit: number) =>
-  bodyParser({
-    enableTypes: ['json'],
-    jsonLimit: limit,
-    encoding: 'utf-8',
-    jsonStrict: true,
-    onError: (err: any) => {
-      throw err;
-    },
-  } as any);
-
-async function readJsonBody(ctx: Context): Promise<unknown> {
-  const hasBody = Number(ctx.get('content-length') || 0) > 0 || ctx.get('transfer-encoding') !== '';
-  if (!hasBody) return undefined;
-  if (!ctx.is('application/json', 'application/*+json')) {
-    throw new UnsupportedMedia('This operation takes an application/json body.');
-  }
-  try {
-    await jsonBody(ctx.services.config.jsonBodyLimit)(ctx as any, async () => undefined);
-  } catch (err: any) {
-    if (err?.status === 413 || err?.type === 'entity.too.large') throw new TooLarge(ctx.services.config.jsonBodyLimit);
-    throw new Invalid([{ in: 'body', name: '(body)', message: 'is not valid JSON' }], 'The body is not valid JSON.');
-  }
-  return (ctx.request as any).body;
-}
-
 function run(route: CompiledRoute, scopes: ScopeResolvers) {
   const resolve = route.scope && route.scope !== 'none' ? (scopes[route.scope as ScopeName] as ScopeResolver<any> | undefined) : undefined;
   if (route.scope && route.scope !== 'none' && !resolve)
@@ -179,10 +153,10 @@ function run(route: CompiledRoute, scopes: ScopeResolvers) {
         assertValid(errors);
         call.rawFile = await receiveRawBody(ctx, route.rawBody, services.config.dataDir);
       } else if (route.body) {
-        const body = await readJsonBody(ctx);
-        call.body = body === undefined ? {} : body;
-        const raw = (ctx.request as { rawBody?: string }).rawBody;
-        if (raw !== undefined) call.bodyBytes = Buffer.byteLength(raw);
+        // UTF-8 and nesting are checked on the bytes, before anything walks the body (json-body.ts).
+        const read = await readJsonBody(ctx, services.config.jsonBodyLimit);
+        call.body = read === undefined ? {} : read.value;
+        if (read !== undefined) call.bodyBytes = read.bytes;
         errors.push(...validatePart('body', route.validators.body, call.body));
       }
       assertValid(errors);
