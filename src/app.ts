@@ -128,7 +128,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     store,
     keys,
     adminToken: loadAdminToken(config.adminToken, config.dataDir, log),
-    failures: new FailureLimiter(config.authFailuresPerMinute),
+    failures: new FailureLimiter(config.authFailuresPerMinute, () => clock.now()),
     recordKinds: features.flatMap((f) => f.recordKinds ?? []),
     validateResponses: options.validateResponses ?? false,
     healthChecks: [],

@@ -1,7 +1,8 @@
 /**
  * Slows down key guessing: a client (by address) that presents more than
- * `perMinute` failed credentials in a sliding minute is answered 429 until the
- * window clears. Kept in memory: the box has one process, and a restart
+ * `perMinute` failed credentials in a sliding minute has its further failures
+ * answered 429 until the window clears; a valid credential is never held back
+ * (src/http/pipeline.ts, refuseCredentials). Kept in memory: the box has one process, and a restart
  * forgetting the window costs an attacker nothing useful against 256-bit keys.
  */
 export class FailureLimiter {

@@ -34,21 +34,39 @@ function clientAddress(ctx: Context): string {
   return ctx.ip || ctx.req.socket.remoteAddress || 'unknown';
 }
 
-function refuse(ctx: Context, detail: string): never {
-  ctx.services.failures.fail(clientAddress(ctx));
+/**
+ * A credential that does not hold: 401, or 429 once the address is past its failures for the
+ * minute, saying when to try again. Only failures are slowed down: the people behind one
+ * address (a greenhouse's phones behind its router) keep in with a valid key whatever another
+ * of them mistyped. Each failure is logged, never the secret.
+ */
+export function refuseCredentials(ctx: Context, detail: string): never {
+  const { failures, log } = ctx.services;
+  const client = clientAddress(ctx);
+  const over = failures.retryAfter(client) > 0;
+  failures.fail(client);
+  const wait = over ? failures.retryAfter(client) : 0;
+  log.warn('credentials refused', {
+    request_id: ctx.state.requestId,
+    client,
+    method: ctx.method,
+    path: ctx.path,
+    throttled: over,
+    ...(over ? { retry_after_seconds: wait } : {}),
+  });
+  if (over)
+    throw tooManyRequests(
+      `Too many failed credentials from this address: try again in ${wait} s. A valid key or token is accepted at any time.`,
+      wait,
+    );
   throw unauthenticated(detail);
 }
-
-function throttle(ctx: Context): void {
-  const wait = ctx.services.failures.retryAfter(clientAddress(ctx));
-  if (wait > 0) throw tooManyRequests('Too many failed credentials from this client; wait before trying again.', wait);
-}
+const refuse = refuseCredentials;
 
 // Synchronous on purpose: nothing here waits, and an await per request costs a turn of the
 // microtask queue on the busiest path of the service.
 function authenticate(ctx: Context, route: CompiledRoute, params: Record<string, string>): Principal | undefined {
   if (route.auth === 'none') return undefined;
-  throttle(ctx);
   if (route.auth === 'admin-token') {
     const token = adminTokenPresented(ctx);
     if (!token || !secretMatches(token, ctx.services.adminToken.hash))

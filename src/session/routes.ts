@@ -1,6 +1,7 @@
 import { defineRoute, type RouteSpec } from '../http/route.js';
 import { findActiveKey, SESSION_COOKIE } from '../auth/principal.js';
-import { tooManyRequests, unauthenticated } from '../http/problem.js';
+import { refuseCredentials } from '../http/pipeline.js';
+import { unauthenticated } from '../http/problem.js';
 
 const TAG = 'Session';
 
@@ -56,14 +57,9 @@ export const sessionRoutes: RouteSpec[] = [
     errors: [401, 429],
     // Signing in is HTTP itself (a cookie, a client address to slow down): this route reads Koa's context.
     handler: ({ http: ctx, services, body }) => {
-      const client = ctx.ip;
-      const wait = services.failures.retryAfter(client);
-      if (wait > 0) throw tooManyRequests('Too many failed credentials from this client; wait before trying again.', wait);
+      // A valid key signs in whatever this address failed before; a wrong one counts as a failure (pipeline.ts).
       const key = findActiveKey(services.keys, body.api_key);
-      if (!key) {
-        services.failures.fail(client);
-        throw unauthenticated('The API key is unknown or revoked.');
-      }
+      if (!key) refuseCredentials(ctx, 'The API key is unknown or revoked.');
       ctx.cookies.set(SESSION_COOKIE, body.api_key, { httpOnly: true, sameSite: 'strict', secure: ctx.secure, path: '/', overwrite: true });
       return { key_id: key.id, organization_id: key.organization_id, role: key.role, name: key.name, via: 'cookie' };
     },
