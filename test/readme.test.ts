@@ -1,7 +1,9 @@
-// The README's examples are one shell session a reader pastes section after section. This runs
-// every `sh` block of it, in order, in one bash against a real server (BASE and ADMIN_TOKEN set as
-// the first block lets them be), so the README cannot drift from the API: a command that answers
-// an error fails the run, naming its block.
+// The README's API examples ("Using the API" and after) are one shell session a reader pastes
+// section after section. This runs every `sh` block of it, in order, in one bash against a real
+// server (BASE and ADMIN_TOKEN set as the first block lets them be), so the README cannot drift from
+// the API: a command that answers an error fails the run, naming its block. The blocks before it
+// are the box's own commands (start, install, restore, a scale), which need root, systemd or a
+// device: each names the test that runs it, and a new one without such a test fails here.
 import t from 'tap';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -27,9 +29,26 @@ function fencedBlocks(md: string): Block[] {
 }
 
 const blocks = fencedBlocks(README);
-// The two commands at the top start the box and run this suite (.ci/run runs the second; test/main.test.ts the first's entry point).
-const isSetup = (b: Block) => /^npm (start|test)\b/m.test(b.text);
-const commands = blocks.filter((b) => b.lang === 'sh' && !isSetup(b));
+const sessionStart = README.slice(0, README.indexOf('\n## Using the API')).split('\n').length;
+const commands = blocks.filter((b) => b.lang === 'sh' && b.line > sessionStart);
+
+/** The box's own commands, each with a command of the block and the test that runs that command. */
+const COVERED: [RegExp, string][] = [
+  [/^npm start$/m, 'test/main.test.ts'], // the entry point npm start runs; .ci/run runs npm test itself
+  [/^sudo scripts\/install\.sh\b/m, 'test/scripts/install.test.ts'],
+  [/^sudo cropwalk restore\b/m, 'test/backup/backup.test.ts'],
+  [/\/api\/scales\/\w+/, 'test/scales/routes.test.ts'],
+];
+
+t.test("the box's own commands before the API session each have a test that runs them", async (t) => {
+  const own = blocks.filter((b) => b.lang === 'sh' && b.line < sessionStart);
+  t.ok(own.length >= 1, `${own.length} blocks`);
+  for (const b of own) {
+    const covered = COVERED.find(([re]) => re.test(b.text));
+    t.ok(covered, `block at line ${b.line} (${b.text.split('\n')[0]}) is run by a test listed here`);
+    if (covered) t.ok(existsSync(path.join(ROOT, covered[1])), `${covered[1]} exists`);
+  }
+});
 
 t.test('the examples are shell a reader can paste: no placeholders to fill in', async (t) => {
   t.ok(commands.length >= 5, `${commands.length} command blocks`);
