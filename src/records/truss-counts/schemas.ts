@@ -13,7 +13,7 @@ const stemsSchema: JsonSchema = {
   maximum: 100,
   'x-unit': 'stems/m²',
   description:
-    "Stem density from this count date on (stems/m², e.g. when extra stems are kept), until a later count date carries another; it wins over the crop cycle's stems_per_m2 for this date's figures and for the forecast's truss cohorts. Left out or null: the date carries none.",
+    "Stem density from this count date on (stems/m², greater than 0, at most 100; e.g. when extra stems are kept), until a later count date carries another; it wins over the crop cycle's stems_per_m2 for this date's figures and for the forecast's truss cohorts. Left out or null: the date carries none.",
 };
 
 const rowSchema: ObjectSchema = {
