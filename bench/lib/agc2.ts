@@ -14,7 +14,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { missingMessage, sharedPath } from '../../test/helpers/shared-data.js';
 import { DateTime } from 'luxon';
 import { dateOfDay, dayNumber, weekStartDay } from '../../src/time/days.js';
 import type { CycleHistory, DayTemperature } from '../../src/forecast/model/inputs.js';
@@ -30,23 +30,14 @@ export const GUESS_FRUIT_PER_TRUSS = 12;
 /** Tagged stems per truss count. */
 export const TAGGED_STEMS = 10;
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-
-/** Where ../shared lives: CROPWALK_SHARED, else beside the repository. */
-export function sharedDir(): string {
-  return process.env.CROPWALK_SHARED ? path.resolve(process.env.CROPWALK_SHARED) : path.resolve(repoRoot, '..', 'shared');
-}
-
+/** The season in the shared data folder (CROPWALK_SHARED, else ../shared beside the repository). */
 export function agc2Dir(): string {
-  return path.join(sharedDir(), 'data', 'agc2');
+  return sharedPath('agc2');
 }
 
 /** Why the season cannot be read here, or null when it can. */
 export function agc2Missing(): string | null {
-  const dir = agc2Dir();
-  return existsSync(path.join(dir, 'AICU', 'Production.csv'))
-    ? null
-    : `the agc2 season is not at ${dir} (set CROPWALK_SHARED to the folder holding data/agc2)`;
+  return existsSync(path.join(agc2Dir(), 'AICU', 'Production.csv')) ? null : missingMessage('agc2');
 }
 
 interface Table {

@@ -12,28 +12,39 @@ import { SHARED_ENV } from './shared-data.js';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const SELF = 'test/helpers/shared-data.test.ts';
 
-function testFiles(dir: string): string[] {
+function files(dir: string, suffix: string): string[] {
   return readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? testFiles(path.join(dir, e.name)) : e.name.endsWith('.test.ts') ? [path.join(dir, e.name)] : [],
+    e.isDirectory() ? files(path.join(dir, e.name), suffix) : e.name.endsWith(suffix) ? [path.join(dir, e.name)] : [],
   );
 }
+const HELPER = 'test/helpers/shared-data.ts';
+const read = (f: string) => readFileSync(path.join(ROOT, f), 'utf8');
+/** The repository files a file imports by relative path, as .ts paths from the root. */
+const importsOf = (f: string) =>
+  [...read(f).matchAll(/from '(\.{1,2}\/[^']+)\.js'/g)].map((m) => path.normalize(path.join(path.dirname(f), m[1]! + '.ts')));
 
 // A string literal that starts with a relative path to the shared folder ('../shared/...',
 // '../../../../shared/data/...'): the location written by hand instead of asked of the helper.
 const HAND_WRITTEN = /['"`](?:\.\.\/)+shared\b/;
-const usesShared = (src: string) => /helpers\/shared-data\.js'/.test(src) || /\bPHOTO_DIR\b/.test(src) || HAND_WRITTEN.test(src);
+// Modules outside test/ that read the shared data for tests and benchmarks (bench/lib/agc2.ts,
+// bench/scoring-accuracy.ts), each through the helper.
+const viaHelper = new Set([HELPER, ...[...files('bench', '.ts'), ...files('scripts', '.ts')].filter((f) => importsOf(f).includes(HELPER))]);
+const usesShared = (f: string) => importsOf(f).some((i) => viaHelper.has(i)) || /\bPHOTO_DIR\b/.test(read(f)) || HAND_WRITTEN.test(read(f));
 
-const files = testFiles('test')
+const shared = files('test', '.test.ts')
   .filter((f) => f !== SELF)
-  .filter((f) => usesShared(readFileSync(path.join(ROOT, f), 'utf8')))
+  .filter(usesShared)
   .sort();
 
 t.test('every test that reads the shared data asks the helper where it is', async (t) => {
-  t.ok(files.length >= 5, `${files.length} shared-data tests found: ${files.join(', ')}`);
-  for (const f of files) {
-    const src = readFileSync(path.join(ROOT, f), 'utf8');
-    t.notOk(HAND_WRITTEN.test(src), `${f}: no hand-written ../shared path`);
-    t.match(src, /helpers\/shared-data\.js'/, `${f}: imports test/helpers/shared-data.ts`);
+  t.ok(shared.length >= 7, `${shared.length} shared-data tests found: ${shared.join(', ')}`);
+  t.ok(viaHelper.size >= 3, `read through the helper by: ${[...viaHelper].join(', ')}`);
+  for (const f of shared) {
+    t.notOk(HAND_WRITTEN.test(read(f)), `${f}: no hand-written ../shared path`);
+    t.ok(
+      importsOf(f).some((i) => viaHelper.has(i)),
+      `${f}: finds the data through ${HELPER}`,
+    );
   }
 });
 
@@ -44,7 +55,7 @@ t.test(`with ${SHARED_ENV} pointed at an empty folder, every shared-data test sk
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^_?TAP/i.test(k) && k !== 'NODE_OPTIONS'));
   env[SHARED_ENV] = empty;
   const bin = path.join(ROOT, 'node_modules/.bin/tap');
-  const child = spawn(bin, ['--reporter=tap', '--jobs=1', '--timeout=300', ...files], {
+  const child = spawn(bin, ['--reporter=tap', '--jobs=1', '--timeout=300', ...shared], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -56,11 +67,11 @@ t.test(`with ${SHARED_ENV} pointed at an empty folder, every shared-data test sk
   t.equal(code, 0, 'the run without shared data is green');
   if (code !== 0) t.comment(out.slice(-4000));
   const skippedAt = new RegExp(`# SKIP.*shared data not found at ${empty.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`);
-  for (const f of files) {
+  for (const f of shared) {
     // tap's TAP reporter nests each file's stream under a subtest named by the file.
     const start = out.indexOf(`# Subtest: ${f}`);
     t.ok(start >= 0, `${f} ran`);
-    const next = files.map((g) => out.indexOf(`# Subtest: ${g}`, start + 1)).filter((i) => i > start);
+    const next = shared.map((g) => out.indexOf(`# Subtest: ${g}`, start + 1)).filter((i) => i > start);
     const own = out.slice(start, next.length ? Math.min(...next) : undefined);
     t.match(own, skippedAt, `${f} skips, saying where it looked`);
     t.notMatch(own, /^\s*not ok /m, `${f}: nothing failed`);

@@ -19,16 +19,16 @@ export const SHARED_DIR = process.env[SHARED_ENV] ? path.resolve(process.env[SHA
 /** A path inside the shared data folder (`<shared>/data/<rel>`). */
 export const sharedPath = (rel: string) => path.join(SHARED_DIR, 'data', rel);
 
+/** The message a test skips with when `data/<rel>` of the shared folder is absent. */
+export function missingMessage(rel: string): string {
+  return `shared data not found at ${sharedPath(rel)}: skipped (a clone outside the development workplace has none; set ${SHARED_ENV} to a shared folder that has data/${rel})`;
+}
+
 /**
  * A shared data path and, when it is absent, the message to skip with (tap's `skip` option or
  * `t.plan(0, message)`); `false` when it is there.
  */
 export function sharedData(rel: string): { path: string; skip: string | false } {
   const p = sharedPath(rel);
-  return {
-    path: p,
-    skip: existsSync(p)
-      ? false
-      : `shared data not found at ${p}: skipped (a clone outside the development workplace has none; set ${SHARED_ENV} to a shared folder that has data/${rel})`,
-  };
+  return { path: p, skip: existsSync(p) ? false : missingMessage(rel) };
 }
