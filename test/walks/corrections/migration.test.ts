@@ -30,7 +30,7 @@ t.test('0007: walks scored before corrections existed have corrected counts equa
   walk.run('0190a000-0000-7000-8000-000000000001', org.id, 'done', 5, 3, 2, 10);
   walk.run('0190a000-0000-7000-8000-000000000002', org.id, 'queued', null, null, null, null);
 
-  t.same(await migrate(db), ['0007_walk_corrections']);
+  t.same(await migrate(db, '0007_walk_corrections'), ['0007_walk_corrections'], 'the migration under test, and no later one');
   const rows = sqlite.prepare('select id, corrected_green, corrected_turning, corrected_red, corrected_total from walks order by id').all();
   t.same(rows, [
     { id: '0190a000-0000-7000-8000-000000000001', corrected_green: 5, corrected_turning: 3, corrected_red: 2, corrected_total: 10 },
