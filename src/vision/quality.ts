@@ -239,6 +239,12 @@ export function sceneContent(image: RgbImage): SceneContent {
   const cached = sceneCache.get(image);
   if (cached) return cached;
   const { width: w, height: h, data: d } = image;
+  // Pixels missing from the buffer would read as one flat colour and call any frame a test pattern.
+  if (d.length < w * h * 3) {
+    const unreadable = { flatFraction: 0, paletteCoverage: 0, exposureLost: true };
+    sceneCache.set(image, unreadable);
+    return unreadable;
+  }
   const counts = new Uint32Array(1 << 15);
   let n = 0;
   let lit = 0;

@@ -249,6 +249,10 @@ t.test('no plant: flat synthetic colour is flagged, a scene with texture is not'
   t.notOk(showsNoPlant(scaleBrightness(bars, 0, 5)), 'a black frame is "too dark", not this');
   t.notOk(showsNoPlant(base), `the textured test scene: ${JSON.stringify(sceneContent(base))}`);
   t.notOk(showsNoPlant(scaleBrightness(base, 0.12)), 'the scene filmed too dark: flattened by the dark, reported as too dark');
+  t.notOk(
+    showsNoPlant({ width: W, height: H, data: new Uint8Array(0) }),
+    'a frame whose buffer lacks its pixels cannot be told, and is not called a test pattern',
+  );
 
   const q = frameQuality(bars);
   const walk = walkQuality([{ quality: q, width: W }]);
