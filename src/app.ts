@@ -130,6 +130,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     adminToken: loadAdminToken(config.adminToken, config.dataDir, log),
     failures: new FailureLimiter(config.authFailuresPerMinute, () => clock.now()),
     recordKinds: features.flatMap((f) => f.recordKinds ?? []),
+    syncKinds: features.flatMap((f) => f.syncKinds ?? []),
     validateResponses: options.validateResponses ?? false,
     healthChecks: [],
     onClose: [],

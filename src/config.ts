@@ -75,6 +75,10 @@ export interface Config {
   scaleReconnectMaxMs: number;
   /** On SIGTERM, the longest the service takes to stop before it exits anyway, ms. */
   stopTimeoutMs: number;
+  /** Seconds between syncs with the upstream (docs/sync.md); 0 syncs only after writes and when asked. */
+  syncIntervalS: number;
+  /** Walk clips travel to the upstream too (off: row videos are large). */
+  syncClips: boolean;
 }
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
@@ -117,6 +121,8 @@ const ENV_KEYS: Record<keyof Config, string> = {
   scaleReconnectMinMs: 'SCALE_RECONNECT_MIN_MS',
   scaleReconnectMaxMs: 'SCALE_RECONNECT_MAX_MS',
   stopTimeoutMs: 'STOP_TIMEOUT_MS',
+  syncIntervalS: 'SYNC_INTERVAL_S',
+  syncClips: 'SYNC_CLIPS',
 };
 
 export const DEFAULTS: Config = {
@@ -168,6 +174,8 @@ export const DEFAULTS: Config = {
   scaleReconnectMaxMs: 30_000,
   // Under systemd's TimeoutStopSec (30 s, systemd/cropwalk.service), so the service, not SIGKILL, ends it.
   stopTimeoutMs: 20_000,
+  syncIntervalS: 60,
+  syncClips: false,
 };
 
 /** More detection threads than this only add memory: a frame's analysis is the unit of work. */

@@ -4,6 +4,7 @@ import type { Writer } from './db/store.js';
 import type { Services } from './services.js';
 import type { ScopeResolvers } from './http/scope.js';
 import type { Schedule } from './schedules/schedule.js';
+import type { SyncKind } from './sync/kinds/kind.js';
 
 /**
  * A kind of record kept under the registry (harvests, climate readings, walks...).
@@ -42,6 +43,8 @@ export interface Feature {
   recordKinds?: RecordKind[];
   /** The scopes this feature resolves for routes (`scope: 'cycle'`...), by name (src/http/scope.ts). */
   scopes?: ScopeResolvers;
+  /** How its records travel to and from an upstream, when sync does not know them already (docs/sync.md). */
+  syncKinds?: SyncKind[];
   /** Background work (job runner, folder watcher); started after migrations. */
   start?(services: Services): Promise<void> | void;
   /**

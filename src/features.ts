@@ -12,6 +12,7 @@ import { backupFeature } from './backup/feature.js';
 import { scalesFeature } from './scales/feature.js';
 import { weeksFeature } from './weeks/feature.js';
 import { forecastFeature } from './forecast/feature.js';
+import { syncFeature } from './sync/feature.js';
 
 /**
  * Every feature the service runs. A new feature adds its line here: its routes
@@ -31,4 +32,5 @@ export const FEATURES: Feature[] = [
   scalesFeature,
   weeksFeature,
   forecastFeature,
+  syncFeature,
 ];

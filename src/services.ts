@@ -9,6 +9,7 @@ import type { AdminToken } from './auth/admin-token.js';
 import type { FailureLimiter } from './auth/failures.js';
 import type { RecordKind } from './feature.js';
 import type { KeyCache } from './auth/principal.js';
+import type { SyncKind } from './sync/kinds/kind.js';
 
 /**
  * What a request handler may reach. Built once at start (src/app.ts) and
@@ -30,6 +31,8 @@ export interface Services {
   keys: KeyCache;
   /** Every kind of record features keep under the registry (contents, cascade). */
   recordKinds: RecordKind[];
+  /** Kinds of record features add to what travels to an upstream (src/sync). */
+  syncKinds: SyncKind[];
   /** Check the response bodies against their schemas (on in tests). */
   validateResponses: boolean;
   /** Health probes features add: each says whether its part can run. */

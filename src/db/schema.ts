@@ -79,6 +79,12 @@ export interface ChangeLogTable {
   after: string | null;
   version: string;
   at: string;
+  /** Sync (migration 0008): the site that made the change, null when made here. */
+  origin?: string | null;
+  /** Sync: the change's id on the wire, null when made here (`<node>:<seq>`). */
+  change_id?: string | null;
+  /** Sync: the change's number in its organization's feed. */
+  org_seq?: number | null;
 }
 
 export interface MetaTable {

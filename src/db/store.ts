@@ -4,6 +4,7 @@ import type { Database, SyncedColumns } from './schema.js';
 import type { HybridLogicalClock } from './hlc.js';
 import { systemClock, type Clock } from '../clock.js';
 import { newId } from './ids.js';
+import { remoteIds, takeOrgSeqs, type RemoteOrigin } from './feed.js';
 
 /** Who made a change: a key, the appliance admin token, or the box itself (watcher, jobs). */
 export interface Actor {
@@ -55,7 +56,11 @@ export interface Writer {
     op: 'insert' | 'update' | 'delete';
     before?: unknown;
     after?: unknown;
+    /** Sync only: the version the change was made with elsewhere (default: a new stamp). */
+    version?: string;
   }): Promise<void>;
+  /** Sync only: set while a change received from another site is applied (src/db/feed.ts). */
+  remote?: RemoteOrigin;
 }
 
 const CHUNK = 500;
@@ -144,13 +149,16 @@ export class Store {
           actor: actor.label,
           before: e.before === undefined ? null : JSON.stringify(e.before),
           after: e.after === undefined ? null : JSON.stringify(e.after),
-          version: clock.now(),
+          version: e.version ?? clock.now(),
           at: now,
+          // Sync (src/db/feed.ts): the organization's feed number, and where the change came from.
+          org_seq: e.organization_id === null ? null : await takeOrgSeqs(db, e.organization_id, 1),
+          ...remoteIds(writer.remote),
         })
         .execute();
     };
 
-    return {
+    const writer: Writer = {
       trx,
       actor,
       now,
@@ -175,7 +183,18 @@ export class Store {
             .insertInto(table)
             .values(rows.slice(i, i + per))
             .execute();
+        // Sync (src/db/feed.ts): one run of feed numbers per organization for the whole batch.
+        const next = new Map<string, number>();
+        for (const row of rows) next.set(row.organization_id, (next.get(row.organization_id) ?? 0) + 1);
+        for (const [org, n] of next) next.set(org, await takeOrgSeqs(db, org, n));
+        const orgSeq = (org: string) => {
+          const n = next.get(org)!;
+          next.set(org, n + 1);
+          return n;
+        };
         const entries = rows.map((row) => ({
+          org_seq: orgSeq(row.organization_id),
+          ...remoteIds(writer.remote),
           organization_id: row.organization_id,
           entity: table,
           entity_id: row.id,
@@ -187,7 +206,7 @@ export class Store {
           version: row.version,
           at: now,
         }));
-        const logPer = Math.floor(MAX_BOUND / 10);
+        const logPer = Math.floor(MAX_BOUND / 13);
         for (let i = 0; i < entries.length; i += logPer)
           await db
             .insertInto('change_log')
@@ -232,5 +251,6 @@ export class Store {
         return removed;
       },
     };
+    return writer;
   }
 }

@@ -6,8 +6,14 @@ import { createdKeySchema, keySchema, presentKey } from './presenters.js';
 
 const TAG = 'Keys';
 const ADMIN_TAG = 'Appliance admin';
-const keyName = { type: 'string', minLength: 1, maxLength: 200, description: 'A name to tell the key apart, e.g. "harvest tablet".' };
-const role = { enum: ['admin', 'member'], description: 'admin manages keys; member does everything else.' };
+export const keyName = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 200,
+  description: 'A name to tell the key apart, e.g. "harvest tablet".',
+};
+export const role = { enum: ['admin', 'member'], description: 'admin manages keys; member does everything else.' };
+export const organizationName = { type: 'string', minLength: 1, maxLength: 200 };
 
 const orgCreatedSchema = {
   type: 'object',
@@ -47,7 +53,7 @@ export const keyRoutes: RouteSpec[] = [
       required: ['name'],
       additionalProperties: false,
       properties: {
-        name: { type: 'string', minLength: 1, maxLength: 200 },
+        name: organizationName,
         key_name: { ...keyName, description: 'Name of the first admin key (default "first admin key").' },
       },
     },

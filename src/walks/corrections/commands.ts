@@ -66,18 +66,24 @@ export function correctedResult(walk: WalkTable, rows: readonly WalkCorrectionTa
 
 /**
  * A walk is corrected once it is scored: while it is queued or running its fruit are not known yet,
- * and a failed walk has none. Its corrections are read once here; each command works on that list.
+ * and a failed walk has none (409). Sync checks received corrections with it too.
  */
-async function correctableWalk(
-  w: Writer,
-  walk: WalkTable,
-): Promise<{ walk: WalkTable; result: StoredResult; rows: WalkCorrectionTable[] }> {
+export function requireCorrectable(walk: WalkTable): StoredResult {
   if (walk.status !== 'done' || walk.result === null) {
     const why =
       walk.status === 'failed' ? 'failed to score and has no fruit to correct' : 'is still being scored; correct it once it is done';
     throw new Conflict(`The walk ${why}.`, { job_id: walk.id, walk_status: walk.status });
   }
-  return { walk, result: JSON.parse(walk.result) as StoredResult, rows: await listCorrections(w.trx as unknown as Db, walk.id) };
+  return JSON.parse(walk.result) as StoredResult;
+}
+
+/** The walk's result and corrections, read once here; each command works on that list. */
+async function correctableWalk(
+  w: Writer,
+  walk: WalkTable,
+): Promise<{ walk: WalkTable; result: StoredResult; rows: WalkCorrectionTable[] }> {
+  const result = requireCorrectable(walk);
+  return { walk, result, rows: await listCorrections(w.trx as unknown as Db, walk.id) };
 }
 
 function correctionIn(rows: readonly WalkCorrectionTable[], correctionId: string): WalkCorrectionTable {
@@ -121,8 +127,13 @@ export interface CorrectionWritten {
   walk: WalkTable;
 }
 
-export async function addCorrection(w: Writer, scope: WalkTable, input: CorrectionInput): Promise<CorrectionWritten> {
-  const { walk, result, rows: existing } = await correctableWalk(w, scope);
+/**
+ * The rules a new correction must keep, against the walk's result and the corrections it has:
+ * the fields its kind takes, a fruit and frame the walk has, a box inside the frame, no second
+ * correction of the same fruit or counts (409), at most MAX_CORRECTIONS_PER_WALK. Sync checks
+ * received corrections with it too.
+ */
+export function checkNewCorrection(result: StoredResult, existing: readonly WalkCorrectionTable[], input: CorrectionInput): void {
   const rule = FIELDS[input.kind];
   for (const name of rule.required)
     if (input[name] === undefined) throw Invalid.field(name, `is required for a correction of kind ${input.kind}`, 'body');
@@ -153,6 +164,26 @@ export async function addCorrection(w: Writer, scope: WalkTable, input: Correcti
       limit: MAX_CORRECTIONS_PER_WALK,
     });
   }
+}
+
+/** What a correction's kind lets a change touch (kind and fruit never change), and a box inside its frame. */
+export function checkCorrectionChange(result: StoredResult, row: WalkCorrectionTable, patch: CorrectionPatch): void {
+  const takes: Record<CorrectionKind, (keyof CorrectionPatch)[]> = {
+    ripeness: ['ripeness'],
+    remove: [],
+    add: ['ripeness', 'box'],
+    counts: ['counts'],
+  };
+  for (const name of ['ripeness', 'box', 'counts'] as const) {
+    if (patch[name] !== undefined && !takes[row.kind].includes(name))
+      throw Invalid.field(name, `cannot be changed on a correction of kind ${row.kind}`, 'body');
+  }
+  if (patch.box) checkBox(frameOf(result, row.frame_id!), patch.box);
+}
+
+export async function addCorrection(w: Writer, scope: WalkTable, input: CorrectionInput): Promise<CorrectionWritten> {
+  const { walk, result, rows: existing } = await correctableWalk(w, scope);
+  checkNewCorrection(result, existing, input);
 
   const correction = await w.insert<WalkCorrectionTable>('walk_corrections', {
     organization_id: walk.organization_id,
@@ -179,17 +210,7 @@ export async function changeCorrection(
 ): Promise<CorrectionWritten> {
   const { walk, result, rows } = await correctableWalk(w, scope);
   const row = correctionIn(rows, correctionId);
-  const takes: Record<CorrectionKind, (keyof CorrectionPatch)[]> = {
-    ripeness: ['ripeness'],
-    remove: [],
-    add: ['ripeness', 'box'],
-    counts: ['counts'],
-  };
-  for (const name of ['ripeness', 'box', 'counts'] as const) {
-    if (patch[name] !== undefined && !takes[row.kind].includes(name))
-      throw Invalid.field(name, `cannot be changed on a correction of kind ${row.kind}`, 'body');
-  }
-  if (patch.box) checkBox(frameOf(result, row.frame_id!), patch.box);
+  checkCorrectionChange(result, row, patch);
   const changes: Partial<WalkCorrectionTable> = {};
   if (patch.ripeness !== undefined) changes.ripeness = patch.ripeness;
   if (patch.box !== undefined) changes.box = JSON.stringify(patch.box);

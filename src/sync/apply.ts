@@ -1,0 +1,123 @@
+import { sql } from 'kysely';
+import type { Actor } from '../db/store.js';
+import type { Services } from '../services.js';
+import type { ApplyContext, SyncKind } from './kinds/kind.js';
+import { indexLocalTombstones } from './kinds/climate.js';
+import { asRefusal, SyncRefused } from './refusal.js';
+import type { ChangeResult, Outcome, WireChange } from './wire.js';
+
+/** An HLC stamp as src/db/hlc.ts writes it. */
+const VERSION = /^\d{13}\.\d{6}\.[0-9a-z]{1,64}$/;
+const ID = /^[0-9a-z]{1,64}:\d{1,15}(\/\d{1,6})*$/;
+
+/** Checks the envelope every change carries, before its kind looks at it. */
+function checkEnvelope(c: WireChange, kinds: ReadonlyMap<string, SyncKind>): SyncKind {
+  if (!c || typeof c !== 'object') throw new SyncRefused(422, 'validation_failed', 'A change is an object.');
+  if (c.op !== 'upsert' && c.op !== 'delete') throw new SyncRefused(422, 'validation_failed', 'op must be upsert or delete.');
+  if (typeof c.v !== 'string' || !VERSION.test(c.v)) throw new SyncRefused(422, 'validation_failed', 'v must be a version stamp.');
+  if (typeof c.eid !== 'string' || c.eid.length === 0 || c.eid.length > 100)
+    throw new SyncRefused(422, 'validation_failed', 'eid must be a record id.');
+  if (typeof c.at !== 'string') throw new SyncRefused(422, 'validation_failed', 'at must be an instant.');
+  const kind = kinds.get(c.kind);
+  if (!kind) throw new SyncRefused(422, 'unknown_kind', `Records of kind ${String(c.kind)} do not travel to this instance.`);
+  return kind;
+}
+
+/** A change as it was received: its id, origin and organization checked before anything is applied. */
+export function checkIdentity(c: WireChange, org: string): SyncRefused | null {
+  if (
+    !c ||
+    typeof c !== 'object' ||
+    typeof c.id !== 'string' ||
+    !ID.test(c.id) ||
+    typeof c.origin !== 'string' ||
+    !c.id.startsWith(`${c.origin}:`)
+  )
+    return new SyncRefused(422, 'validation_failed', 'A change carries its id (<origin>:<number>) and origin.');
+  if (c.org !== org) return new SyncRefused(403, 'forbidden', `The change is for organization ${String(c.org)}; this link is for ${org}.`);
+  return null;
+}
+
+export interface ApplyOptions {
+  org: string;
+  actor: Actor;
+  changes: WireChange[];
+  kinds: ReadonlyMap<string, SyncKind>;
+  /** Written in the same transaction as the changes (a box's pull cursor, its quarantine). */
+  alsoInTransaction?: (ctx: ApplyContext, results: ChangeResult[]) => Promise<void>;
+  /** Called once the batch has committed (tests check referential integrity here). */
+  committed?: () => void;
+}
+
+/**
+ * Applies a batch of received changes in one transaction, in order (docs/sync.md, "Applying").
+ * Foreign keys are checked at commit (`PRAGMA defer_foreign_keys`), so a child may come before
+ * its parent in a batch. Each change runs in a savepoint: one the API would refuse is rolled
+ * back alone and answered `refused` with the reason. Every change's outcome is recorded by id
+ * in the same transaction, so a batch received again applies nothing twice and answers as the
+ * first time.
+ */
+export async function applyChanges(services: Services, opts: ApplyOptions): Promise<ChangeResult[]> {
+  const { org, changes, kinds } = opts;
+  const upcoming = new Set(changes.filter((c) => c?.op === 'upsert').map((c) => `${c.kind}:${c.eid}`));
+  const afterCommit: ApplyContext['afterCommit'] = [];
+  const results = await services.store.write(opts.actor, async (w) => {
+    await sql`PRAGMA defer_foreign_keys = ON`.execute(w.trx);
+    indexLocalTombstones(services.sqlite);
+    const ctx: ApplyContext = { w, trx: w.trx, sqlite: services.sqlite, services, org, upcoming, afterCommit };
+    const seen = services.sqlite.prepare('SELECT outcome, status, code, detail FROM sync_received WHERE change_id = ?');
+    const record = services.sqlite.prepare(
+      'INSERT INTO sync_received (change_id, organization_id, origin, outcome, status, code, detail, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    );
+    const out: ChangeResult[] = [];
+    for (const change of changes) {
+      const prior = seen.get(change.id) as
+        { outcome: Outcome; status: number | null; code: string | null; detail: string | null } | undefined;
+      if (prior) {
+        out.push({
+          id: change.id,
+          outcome: prior.outcome,
+          ...(prior.status ? { status: prior.status, code: prior.code!, detail: prior.detail! } : {}),
+        });
+        continue;
+      }
+      await sql`SAVEPOINT sync_change`.execute(w.trx);
+      let result: ChangeResult;
+      try {
+        const kind = checkEnvelope(change, kinds);
+        w.remote = { origin: change.origin, changeId: change.id, n: 0 };
+        const outcome = await kind.apply(ctx, change);
+        await sql`RELEASE sync_change`.execute(w.trx);
+        result = { id: change.id, outcome };
+      } catch (err) {
+        await sql`ROLLBACK TO sync_change`.execute(w.trx);
+        await sql`RELEASE sync_change`.execute(w.trx);
+        const refusal = asRefusal(err);
+        if (!refusal) throw err;
+        result = {
+          id: change.id,
+          outcome: 'refused',
+          status: refusal.status,
+          code: refusal.code,
+          detail: refusal.message,
+          ...(refusal.errors ? { errors: refusal.errors } : {}),
+        };
+      } finally {
+        w.remote = undefined;
+      }
+      record.run(change.id, org, change.origin, result.outcome, result.status ?? null, result.code ?? null, result.detail ?? null, w.now);
+      out.push(result);
+    }
+    await opts.alsoInTransaction?.(ctx, out);
+    return out;
+  });
+  opts.committed?.();
+  for (const fn of afterCommit) {
+    try {
+      await fn();
+    } catch (err) {
+      services.log.error('sync: work after a batch failed', { error: err as Error });
+    }
+  }
+  return results;
+}

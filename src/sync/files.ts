@@ -1,0 +1,178 @@
+import { createHash } from 'node:crypto';
+import { createReadStream, existsSync, linkSync, mkdirSync, readdirSync, renameSync, statSync, copyFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from '../db/schema.js';
+import { clipsDir, framesDir, inside, walkDir } from '../scoring/jobs/storage.js';
+import './tables.js';
+
+/**
+ * A walk's files travel by content (docs/sync.md, "Files"): the walk's unit lists each file's
+ * name and sha256, the bytes follow by a resumable upload (box → upstream) or a ranged
+ * download (upstream → box), are checked against the hash on arrival, and land in the walk's
+ * folder where the API serves them. A content the receiver already holds is never sent again.
+ */
+
+export interface ManifestEntry {
+  /** `frames/00012-image.jpg`, `frames/00012-overlay.jpg`, or `clips/<file name>` (SYNC_CLIPS). */
+  name: string;
+  sha256: string;
+  size: number;
+}
+
+export const SHA256 = /^[0-9a-f]{64}$/;
+type Q = Kysely<Database> | Transaction<Database>;
+const FRAME_FILE = /^\d{5}-(image|overlay)\.jpg$/;
+const CLIP_FILE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,100}$/;
+
+/** The file a manifest name stands for in a walk's folder, or null for a name that is none of a walk's files. */
+export function walkFilePath(dataDir: string, walkId: string, name: string): string | null {
+  const [dir, file, ...rest] = name.split('/');
+  if (rest.length || !file) return null;
+  try {
+    if (dir === 'frames' && FRAME_FILE.test(file)) return inside(framesDir(dataDir, walkId), file);
+    if (dir === 'clips' && CLIP_FILE.test(file)) return inside(clipsDir(dataDir, walkId), file);
+  } catch {
+    return null;
+  }
+  return null;
+}
+
+export async function sha256File(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+/**
+ * The manifest of a walk made here: the frames and overlays in its folder (and the clips with
+ * SYNC_CLIPS), hashed once and remembered in sync_walk_files; with what sync_walk_files says of
+ * files received and still on their way.
+ */
+export async function walkManifest(
+  db: Kysely<Database>,
+  dataDir: string,
+  walk: { id: string; organization_id: string },
+  clips: boolean,
+  clipNames: string[],
+): Promise<ManifestEntry[]> {
+  const known = new Map(
+    (await db.selectFrom('sync_walk_files').selectAll().where('walk_id', '=', walk.id).execute()).map((r) => [r.name, r]),
+  );
+  const names: string[] = [];
+  const frames = framesDir(dataDir, walk.id);
+  if (existsSync(frames)) for (const f of readdirSync(frames).sort()) if (FRAME_FILE.test(f)) names.push(`frames/${f}`);
+  if (clips)
+    for (const f of clipNames) if (CLIP_FILE.test(f) && existsSync(path.join(clipsDir(dataDir, walk.id), f))) names.push(`clips/${f}`);
+  const out: ManifestEntry[] = [];
+  for (const name of names) {
+    const file = walkFilePath(dataDir, walk.id, name)!;
+    const size = statSync(file).size;
+    const had = known.get(name);
+    if (had && had.present === 1 && had.size === size) {
+      out.push({ name, sha256: had.sha256, size });
+      continue;
+    }
+    const sha256 = await sha256File(file);
+    await db
+      .insertInto('sync_walk_files')
+      .values({ walk_id: walk.id, name, organization_id: walk.organization_id, sha256, size, present: 1 })
+      .onConflict((oc) => oc.columns(['walk_id', 'name']).doUpdateSet({ sha256, size, present: 1 }))
+      .execute();
+    out.push({ name, sha256, size });
+  }
+  // Files received here that have not arrived yet still belong to the walk.
+  for (const [name, r] of known) if (!names.includes(name) && r.present === 0) out.push({ name, sha256: r.sha256, size: r.size });
+  return out.sort((a, b) => (a.name < b.name ? -1 : 1));
+}
+
+// ---- Contents on their way in: DATA_DIR/sync/partial/<sha256>.
+
+export function partialPath(dataDir: string, sha: string): string {
+  if (!SHA256.test(sha)) throw new Error(`not a sha256: ${sha}`);
+  const dir = path.join(dataDir, 'sync', 'partial');
+  mkdirSync(dir, { recursive: true });
+  return path.join(dir, sha);
+}
+
+/** Bytes of a content received so far. */
+export function partialSize(dataDir: string, sha: string): number {
+  const p = partialPath(dataDir, sha);
+  return existsSync(p) ? statSync(p).size : 0;
+}
+
+/** A file here holding this content (a walk file already in place), if any. */
+export async function presentCopy(db: Q, dataDir: string, sha: string): Promise<string | null> {
+  const rows = await db
+    .selectFrom('sync_walk_files')
+    .select(['walk_id', 'name'])
+    .where('sha256', '=', sha)
+    .where('present', '=', 1)
+    .execute();
+  for (const r of rows) {
+    const p = walkFilePath(dataDir, r.walk_id, r.name);
+    if (p && existsSync(p)) return p;
+  }
+  return null;
+}
+
+/** Is this content one of this organization's walk files (held or awaited)? Its size if so. */
+export async function wanted(db: Q, organizationId: string, sha: string): Promise<{ size: number } | null> {
+  const r = await db
+    .selectFrom('sync_walk_files')
+    .select('size')
+    .where('sha256', '=', sha)
+    .where('organization_id', '=', organizationId)
+    .limit(1)
+    .executeTakeFirst();
+  return r ?? null;
+}
+
+function place(from: string, to: string): void {
+  mkdirSync(path.dirname(to), { recursive: true });
+  const tmp = `${to}.sync-${process.pid}`;
+  rmSync(tmp, { force: true });
+  try {
+    linkSync(from, tmp);
+  } catch {
+    copyFileSync(from, tmp);
+  }
+  renameSync(tmp, to);
+}
+
+/**
+ * Puts a content where the walks that want it expect it, from `source` (a verified upload or
+ * download, or a copy already in place), and marks those files present. Returns how many.
+ */
+export async function materialize(db: Q, dataDir: string, sha: string, source: string): Promise<number> {
+  const rows = await db
+    .selectFrom('sync_walk_files')
+    .innerJoin('walks', 'walks.id', 'sync_walk_files.walk_id')
+    .select(['sync_walk_files.walk_id as walk_id', 'sync_walk_files.name as name'])
+    .where('sync_walk_files.sha256', '=', sha)
+    .where('sync_walk_files.present', '=', 0)
+    .execute();
+  let n = 0;
+  for (const r of rows) {
+    const to = walkFilePath(dataDir, r.walk_id, r.name);
+    if (!to) continue;
+    place(source, to);
+    await db.updateTable('sync_walk_files').set({ present: 1 }).where('walk_id', '=', r.walk_id).where('name', '=', r.name).execute();
+    n++;
+  }
+  return n;
+}
+
+/** A content fully received: checked against its hash, then placed; a mismatch is dropped (and sent again from the start). */
+export async function completeContent(db: Kysely<Database>, dataDir: string, sha: string): Promise<'placed' | 'mismatch'> {
+  const p = partialPath(dataDir, sha);
+  if ((await sha256File(p)) !== sha) {
+    rmSync(p, { force: true });
+    return 'mismatch';
+  }
+  await db.transaction().execute((trx) => materialize(trx, dataDir, sha, p));
+  rmSync(p, { force: true });
+  return 'placed';
+}
+
+export { walkDir };

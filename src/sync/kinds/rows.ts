@@ -1,0 +1,423 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database } from '../../db/schema.js';
+import type { JsonSchema } from '../../http/route.js';
+import type { WireChange } from '../wire.js';
+import { checkFields, invalid, SyncRefused } from '../refusal.js';
+import {
+  changedColumns,
+  maxVersion,
+  newer,
+  parse,
+  pick,
+  sameValue,
+  type Applied,
+  type ApplyContext,
+  type LoggedChange,
+  type SerializeContext,
+  type SyncKind,
+  type WireBody,
+} from './kind.js';
+
+type Row = Record<string, unknown>;
+type Q = Kysely<Database> | Transaction<Database>;
+const anyDb = (q: Q) => q as unknown as Kysely<any>;
+
+export const SYNCED = ['id', 'organization_id', 'created_at', 'updated_at', 'version'] as const;
+
+/** A record's delete is final for an id made once (UUIDv7): the change log keeps the tombstone. */
+export async function wasDeleted(q: Q, entity: string, id: string): Promise<boolean> {
+  const r = await anyDb(q)
+    .selectFrom('change_log')
+    .select('seq')
+    .where('entity', '=', entity)
+    .where('entity_id', '=', id)
+    .where('op', '=', 'delete')
+    .limit(1)
+    .executeTakeFirst();
+  return r !== undefined;
+}
+
+/**
+ * The version each column of a record last changed with here. Writes made here are read from
+ * the record's change-log entries (an insert sets every column, an update the columns its
+ * images differ in, with the version the record took); received writes from
+ * sync_field_versions, which apply() fills (docs/sync.md, "Registry and settings").
+ */
+export async function columnVersions(q: Q, entity: string, id: string, columns: readonly string[]): Promise<Map<string, string>> {
+  const entries = await anyDb(q)
+    .selectFrom('change_log')
+    .select(['op', 'before', 'after', 'version'])
+    .where('entity', '=', entity)
+    .where('entity_id', '=', id)
+    .where('origin', 'is', null)
+    .orderBy('seq')
+    .execute();
+  const versions = new Map<string, string>();
+  const set = (c: string, v: string) => {
+    const had = versions.get(c);
+    if (had === undefined || v > had) versions.set(c, v);
+  };
+  for (const e of entries as { op: string; before: string | null; after: string | null; version: string }[]) {
+    if (e.op === 'delete') continue;
+    const after = parse(e.after) ?? {};
+    const v = typeof after.version === 'string' ? after.version : e.version;
+    const touched = e.op === 'insert' ? columns : changedColumns(parse(e.before) ?? {}, after, columns);
+    for (const c of touched) set(c, v);
+  }
+  const received = (await anyDb(q)
+    .selectFrom('sync_field_versions')
+    .select(['field', 'version'])
+    .where('entity', '=', entity)
+    .where('entity_id', '=', id)
+    .execute()) as { field: string; version: string }[];
+  for (const r of received) set(r.field, r.version);
+  return versions;
+}
+
+/** Records the version received fields took (see columnVersions). */
+export async function recordColumnVersions(q: Q, entity: string, id: string, fields: readonly string[], version: string): Promise<void> {
+  for (const field of fields) {
+    await sql`INSERT INTO sync_field_versions (entity, entity_id, field, version) VALUES (${entity}, ${id}, ${field}, ${version})
+      ON CONFLICT (entity, entity_id, field) DO UPDATE SET version = excluded.version WHERE excluded.version > sync_field_versions.version`.execute(
+      anyDb(q),
+    );
+  }
+}
+
+export async function findRow(q: Q, table: string, id: string): Promise<Row | undefined> {
+  return (await anyDb(q).selectFrom(table).selectAll().where('id', '=', id).executeTakeFirst()) as Row | undefined;
+}
+
+/** Logs an applied change with the version it was made with. */
+export async function logApplied(
+  ctx: ApplyContext,
+  change: Pick<WireChange, 'kind' | 'eid' | 'v'>,
+  op: 'insert' | 'update' | 'delete',
+  before: Row | undefined,
+  after: Row | undefined,
+): Promise<void> {
+  await ctx.w.log({
+    organization_id: ctx.org,
+    entity: change.kind,
+    entity_id: change.eid,
+    op,
+    ...(before ? { before } : {}),
+    ...(after ? { after } : {}),
+    version: change.v,
+  });
+  ctx.services.store.clock.seed(change.v);
+}
+
+/** Which record a record hangs under, and the columns it copies from it (a harvest's farm_id...). */
+export interface ParentSpec {
+  column: string;
+  table: string;
+  /** The kind (change-log entity) of the parent, for a parent sent later in the same batch. */
+  kind: string;
+  /** Columns the child copies from the parent: they must agree. */
+  same?: string[];
+  /** The column may be null (a quick-score walk has no crop cycle). */
+  nullable?: boolean;
+  what: string;
+}
+
+export class Superseded extends Error {}
+
+/**
+ * The parents a record names must be this organization's and agree with each other; a parent
+ * deleted here takes the late child with it (superseded); one sent further on in the batch is
+ * fine (foreign keys are checked at commit).
+ */
+export async function checkParents(ctx: ApplyContext, row: Row, parents: readonly ParentSpec[]): Promise<void> {
+  for (const p of parents) {
+    const id = row[p.column];
+    if (id === null || id === undefined) {
+      if (p.nullable) continue;
+      throw invalid(`${p.column} is required.`, [{ in: 'body', name: p.column, message: 'is required' }]);
+    }
+    if (typeof id !== 'string') throw invalid(`${p.column} must be an id.`, [{ in: 'body', name: p.column, message: 'must be a string' }]);
+    const parent = await findRow(ctx.trx, p.table, id);
+    if (!parent) {
+      if (ctx.upcoming.has(`${p.kind}:${id}`)) continue;
+      if (await wasDeleted(ctx.trx, p.kind, id)) throw new Superseded(`the ${p.what} ${id} was deleted`);
+      throw new SyncRefused(404, 'not_found', `The ${p.what} ${id} is not held here: send it first.`);
+    }
+    const parentOrg = p.table === 'organizations' ? parent.id : parent.organization_id;
+    if (parentOrg !== ctx.org) throw new SyncRefused(404, 'not_found', `The ${p.what} ${id} is not held here.`);
+    for (const c of p.same ?? []) {
+      if (!sameValue(parent[c], row[c]))
+        throw invalid(`${c} does not match the ${p.what}'s.`, [{ in: 'body', name: c, message: `must be the ${p.what}'s ${c}` }]);
+    }
+  }
+}
+
+export interface RowKindSpec {
+  kind: string;
+  table: string;
+  what: string;
+  /** Columns that travel, the synced ones included. */
+  columns: readonly string[];
+  /** Columns that never change once the record is made (parents, natural keys, a key's hash). */
+  immutable: readonly string[];
+  /** Values of the columns that do not travel, for a record made here by sync. */
+  localDefaults?: (row: Row) => Row;
+  /**
+   * 'record': the later version takes the whole record (facts). Groups: each group of columns
+   * takes the later of its own versions (registry and settings; a group holds the columns a
+   * rule ties together, e.g. latitude with longitude).
+   */
+  merge: 'record' | { groups: readonly (readonly string[])[] };
+  /** The API's field schemas for the columns (checked on every record received). */
+  schema: JsonSchema;
+  parents: readonly ParentSpec[];
+  /** Columns unique together (one fruit-mass entry per cycle and week): the later record of two wins. */
+  naturalKey?: readonly string[];
+  /**
+   * Columns merged by a rule of their own rather than by version (a key's revocation always
+   * wins): the values to set, given the record here and the one received.
+   */
+  extraMerge?(existing: Row, incoming: Row): Row;
+  /** The API's rules across fields and records, on the record as it would be stored. */
+  check?(ctx: ApplyContext, row: Row, existing: Row | undefined): Promise<void> | void;
+  /** Does the record travel in this state? (a walk being scored does not: it is this box's job). */
+  travels?(row: Row): boolean;
+  /** What travels with the record (a walk's clips and files). */
+  unit?(ctx: SerializeContext, row: Row): Promise<Record<string, unknown>> | Record<string, unknown>;
+  /**
+   * After a record was written (`taken`: the columns taken from the received one, all of them for
+   * a new record) or removed (`row` undefined) here.
+   */
+  afterApply?(
+    ctx: ApplyContext,
+    row: Row | undefined,
+    before: Row | undefined,
+    change: WireChange,
+    taken: ReadonlySet<string>,
+  ): Promise<void> | void;
+  /** Removes the record and what hangs under it; default: the row alone, logged. */
+  remove?(ctx: ApplyContext, existing: Row, change: WireChange): Promise<void>;
+  /** Made once, never changed (a stored forecast): an update is refused. */
+  insertOnly?: boolean;
+}
+
+async function insertRow(ctx: ApplyContext, table: string, row: Row): Promise<void> {
+  await anyDb(ctx.trx).insertInto(table).values(row).execute();
+}
+
+async function updateRow(ctx: ApplyContext, table: string, id: string, values: Row): Promise<void> {
+  if (Object.keys(values).length === 0) return;
+  await anyDb(ctx.trx).updateTable(table).set(values).where('id', '=', id).execute();
+}
+
+/** Removes one row here because of a received change (a record that lost to it, a count date's rows), logged. */
+export async function removeRow(ctx: ApplyContext, table: string, existing: Row, version?: string): Promise<void> {
+  await anyDb(ctx.trx)
+    .deleteFrom(table)
+    .where('id', '=', existing.id as string)
+    .execute();
+  await ctx.w.log({
+    organization_id: ctx.org,
+    entity: table,
+    entity_id: existing.id as string,
+    op: 'delete',
+    before: existing,
+    ...(version ? { version } : {}),
+  });
+}
+
+/** Of two records with one natural key, the later version wins; equal versions, the greater id. */
+export const wins = (a: Row, b: Row): boolean =>
+  (a.version as string) > (b.version as string) || (a.version === b.version && String(a.id) > String(b.id));
+
+const groupVersion = (group: readonly string[], versions: ReadonlyMap<string, string> | Record<string, string>, fallback?: string) => {
+  let best: string | undefined;
+  for (const c of group) {
+    const v = versions instanceof Map ? versions.get(c) : (versions as Record<string, string>)[c];
+    const x = v ?? fallback;
+    if (x !== undefined && (best === undefined || x > best)) best = x;
+  }
+  return best;
+};
+
+/**
+ * What travels for a logged change of a one-row record: its tombstone for a delete, else the
+ * record as it is now (nothing when it is gone since: its delete follows in the log, and a
+ * record deleted later never has to be made first).
+ */
+export async function currentBody(ctx: SerializeContext, spec: RowKindSpec, entry: LoggedChange): Promise<WireBody | null> {
+  if (entry.op === 'delete') {
+    const before = parse(entry.before);
+    return { op: 'delete', eid: entry.entity_id, v: entry.version, ...(before ? { row: pick(before, spec.columns) } : {}) };
+  }
+  const now = await findRow(ctx.db, spec.table, entry.entity_id);
+  if (!now || (spec.travels && !spec.travels(now))) return null;
+  const body: WireBody = { op: 'upsert', eid: entry.entity_id, v: now.version as string, row: pick(now, spec.columns) };
+  if (spec.merge !== 'record') {
+    const fields = spec.columns.filter((c) => !(SYNCED as readonly string[]).includes(c));
+    body.fv = Object.fromEntries(await columnVersions(ctx.db, spec.kind, entry.entity_id, fields));
+  }
+  if (spec.unit) body.unit = await spec.unit(ctx, now);
+  return body;
+}
+
+export function rowKind(spec: RowKindSpec): SyncKind {
+  const fieldColumns = spec.columns.filter((c) => !(SYNCED as readonly string[]).includes(c));
+  const all: ReadonlySet<string> = new Set(spec.columns);
+
+  async function remove(ctx: ApplyContext, existing: Row, change: WireChange) {
+    if (spec.remove) await spec.remove(ctx, existing, change);
+    else {
+      await anyDb(ctx.trx)
+        .deleteFrom(spec.table)
+        .where('id', '=', existing.id as string)
+        .execute();
+      await logApplied(ctx, change, 'delete', existing, undefined);
+    }
+  }
+
+  /** The field versions a change carries, each checked to be a version no later than the change's own. */
+  function fieldVersions(change: WireChange): Record<string, string> {
+    const fv = change.fv ?? {};
+    if (typeof fv !== 'object') throw invalid('fv must map fields to versions.');
+    for (const [c, v] of Object.entries(fv)) {
+      if (!fieldColumns.includes(c)) throw invalid(`fv names ${c}, which does not travel.`);
+      if (typeof v !== 'string' || v > change.v) throw invalid(`fv.${c} must be a version no later than the change's.`);
+    }
+    return fv;
+  }
+
+  async function upsert(ctx: ApplyContext, change: WireChange): Promise<Applied> {
+    const incoming = change.row;
+    if (!incoming || typeof incoming !== 'object') throw invalid('An upsert carries the record (row).');
+    const row = pick(incoming, spec.columns);
+    if (row.id !== change.eid) throw invalid('row.id must be the change’s record id.');
+    if (row.organization_id !== ctx.org) throw new SyncRefused(403, 'forbidden', 'The record belongs to another organization.');
+    if (row.version !== change.v) throw invalid('row.version must be the change’s version.');
+    const fv = spec.merge === 'record' ? {} : fieldVersions(change);
+    const existing = await findRow(ctx.trx, spec.table, change.eid);
+    if (existing && existing.organization_id !== ctx.org)
+      throw new SyncRefused(403, 'forbidden', 'A record with this id belongs to another organization.');
+
+    if (!existing) {
+      if (await wasDeleted(ctx.trx, spec.kind, change.eid)) return 'superseded';
+      checkFields(spec.schema, row, spec.what);
+      try {
+        await checkParents(ctx, row, spec.parents);
+      } catch (err) {
+        if (err instanceof Superseded) return 'superseded';
+        throw err;
+      }
+      await spec.check?.(ctx, row, undefined);
+      const stored = { ...row, ...(spec.localDefaults?.(row) ?? {}) };
+      if (spec.naturalKey) {
+        let q = anyDb(ctx.trx).selectFrom(spec.table).selectAll().where('id', '!=', change.eid);
+        for (const c of spec.naturalKey) q = q.where(c, '=', row[c]);
+        const clash = (await q.executeTakeFirst()) as Row | undefined;
+        if (clash) {
+          if (!wins(stored, clash)) {
+            // The record here is the later one: the received one is gone for good, like a delete.
+            await logApplied(ctx, change, 'delete', stored, undefined);
+            return 'superseded';
+          }
+          await removeAfterLoss(ctx, clash, change);
+        }
+      }
+      await insertRow(ctx, spec.table, stored);
+      if (spec.merge !== 'record') {
+        for (const c of fieldColumns) await recordColumnVersions(ctx.trx, spec.kind, change.eid, [c], fv[c] ?? change.v);
+      }
+      await logApplied(ctx, change, 'insert', undefined, stored);
+      await spec.afterApply?.(ctx, stored, undefined, change, all);
+      return 'applied';
+    }
+
+    for (const c of spec.immutable) {
+      if (c in row && !sameValue(row[c], existing[c]))
+        throw invalid(`${c} cannot change.`, [{ in: 'body', name: c, message: 'cannot change once the record is made' }]);
+    }
+    if (spec.insertOnly) {
+      const changed = fieldColumns.filter((c) => c in row && !sameValue(row[c], existing[c]));
+      if (changed.length === 0) return 'superseded';
+      throw new SyncRefused(409, 'conflict', `A ${spec.what} does not change once stored.`);
+    }
+    const extra = spec.extraMerge ? spec.extraMerge(existing, row) : {};
+    const extraChanges = Object.keys(extra).filter((c) => !sameValue(extra[c], existing[c]));
+    let values: Row;
+    let taken: string[] = [];
+    if (spec.merge === 'record') {
+      if (newer(change.v, existing.version as string)) {
+        taken = fieldColumns;
+        values = { ...pick(row, fieldColumns), ...extra, updated_at: row.updated_at ?? existing.updated_at, version: change.v };
+      } else if (extraChanges.length) values = { ...extra };
+      else return 'superseded';
+    } else {
+      const held = await columnVersions(ctx.trx, spec.kind, change.eid, fieldColumns);
+      values = {};
+      for (const group of spec.merge.groups) {
+        const incomingVersion = groupVersion(group, fv, change.v);
+        if (incomingVersion === undefined || !newer(incomingVersion, groupVersion(group, held))) continue;
+        for (const c of group) {
+          if (!(c in row)) continue;
+          values[c] = row[c];
+          taken.push(c);
+          await recordColumnVersions(ctx.trx, spec.kind, change.eid, [c], fv[c] ?? change.v);
+        }
+      }
+      if (taken.length === 0 && extraChanges.length === 0) return 'superseded';
+      Object.assign(values, extra);
+      values.version = maxVersion(existing.version as string, change.v);
+      values.updated_at = maxVersion(String(existing.updated_at), String(row.updated_at ?? existing.updated_at));
+    }
+    const merged = { ...existing, ...values };
+    checkFields(spec.schema, merged, spec.what);
+    await spec.check?.(ctx, merged, existing);
+    await updateRow(ctx, spec.table, change.eid, values);
+    await logApplied(ctx, change, 'update', existing, merged);
+    await spec.afterApply?.(ctx, merged, existing, change, new Set([...taken, ...Object.keys(extra)]));
+    return 'applied';
+  }
+
+  /** A record that lost its natural key to a received one goes, with what hangs under it. */
+  async function removeAfterLoss(ctx: ApplyContext, loser: Row, change: WireChange) {
+    if (spec.remove) await spec.remove(ctx, loser, { ...change, eid: loser.id as string, op: 'delete' });
+    else await removeRow(ctx, spec.table, loser);
+    await spec.afterApply?.(ctx, undefined, loser, change, all);
+  }
+
+  return {
+    kind: spec.kind,
+    digest: [
+      {
+        name: spec.kind,
+        rows: async (db, org) => {
+          const rows = (await anyDb(db)
+            .selectFrom(spec.table)
+            .select(spec.columns as string[])
+            .where(spec.table === 'organizations' ? 'id' : 'organization_id', '=', org)
+            .orderBy('id')
+            .execute()) as Row[];
+          return rows.map((r) => spec.columns.map((c) => r[c] ?? null));
+        },
+      },
+    ],
+    serialize: (ctx, entry) => currentBody(ctx, spec, entry),
+    async apply(ctx, change) {
+      if (change.op === 'upsert') return upsert(ctx, change);
+      const existing = await findRow(ctx.trx, spec.table, change.eid);
+      if (existing && existing.organization_id !== ctx.org)
+        throw new SyncRefused(403, 'forbidden', 'A record with this id belongs to another organization.');
+      if (!existing) {
+        // Deleted here already, or never seen: the tombstone is kept so a late write stays dead.
+        if (await wasDeleted(ctx.trx, spec.kind, change.eid)) return 'superseded';
+        await logApplied(ctx, change, 'delete', change.row ?? { id: change.eid }, undefined);
+        return 'applied';
+      }
+      await remove(ctx, existing, change);
+      await spec.afterApply?.(ctx, undefined, existing, change, all);
+      return 'applied';
+    },
+  };
+}
+
+/** Raw SQL helper for kinds that write side tables. */
+export { sql };

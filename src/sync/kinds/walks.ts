@@ -1,0 +1,439 @@
+import { weekLabelSchema } from '../../http/schemas.js';
+import { forgetWalks } from '../../scoring/jobs/runner.js';
+import type { StoredResult } from '../../scoring/jobs/result.js';
+import { applyCorrections } from '../../scoring/corrections/apply.js';
+import { checkCorrectionChange, checkNewCorrection, toCorrection, uncorrectable } from '../../scoring/corrections/commands.js';
+import { createCorrectionBody, patchCorrectionBody } from '../../scoring/corrections/schemas.js';
+import type { WalkCorrectionTable } from '../../scoring/corrections/tables.js';
+import type { WalkTable } from '../../scoring/jobs/tables.js';
+import { requireWeek } from '../../records/common.js';
+import { checkFields, fieldInvalid, rowSchema, SyncRefused } from '../refusal.js';
+import { materialize, presentCopy, SHA256, walkFilePath, walkManifest, type ManifestEntry } from '../files.js';
+import { SYNCED, findRow, removeRow, rowKind, type ParentSpec } from './rows.js';
+import { pick, type ApplyContext, type SyncKind } from './kind.js';
+
+/**
+ * Walks (docs/sync.md, "Walks and corrections"). A walk travels once it is scored, done or
+ * failed: while queued or running it is this box's job and nobody else's (an upstream that got a
+ * queued walk would try to score it without its clips). It travels as a unit: the walk, its clip
+ * rows, and the manifest of its files. Its fields win in two groups, the week it is saved to
+ * and its scoring; the corrected counts are not sent but made again from the corrections
+ * wherever they are applied.
+ */
+
+type Row = Record<string, unknown>;
+
+const SCORING = [
+  'status',
+  'mode',
+  'options',
+  'detector',
+  'error',
+  'started_at',
+  'finished_at',
+  'count_green',
+  'count_turning',
+  'count_red',
+  'count_total',
+  'result',
+];
+const IDENTITY = ['farm_id', 'greenhouse_id', 'row_id', 'cycle_id', 'source', 'example_key', 'request_hash', 'created_by_key_id'];
+const WALK_COLUMNS = [...SYNCED, ...IDENTITY, 'week', ...SCORING];
+const CLIP_COLUMNS = [
+  ...SYNCED,
+  'walk_id',
+  'cycle_id',
+  'position',
+  'file_name',
+  'original_name',
+  'size_bytes',
+  'sha256',
+  'kind',
+  'format',
+  'width',
+  'height',
+  'duration_s',
+  'status',
+  'progress',
+  'frames',
+  'error',
+];
+
+const nullableString = { type: ['string', 'null'] };
+const nullableCount = { type: ['integer', 'null'], minimum: 0 };
+const walkSchema = rowSchema(
+  {
+    farm_id: nullableString,
+    greenhouse_id: nullableString,
+    row_id: nullableString,
+    cycle_id: nullableString,
+    week: { oneOf: [weekLabelSchema, { type: 'null' }] },
+    source: { enum: ['observation', 'cycle_video', 'cycle_batch', 'example'] },
+    example_key: nullableString,
+    request_hash: { type: 'string', maxLength: 128 },
+    created_by_key_id: nullableString,
+    // Only a scored walk travels (see above).
+    status: { enum: ['done', 'failed'] },
+    mode: { type: 'string', maxLength: 32 },
+    options: { type: 'string', maxLength: 10_000 },
+    detector: nullableString,
+    error: { type: ['string', 'null'], maxLength: 2000 },
+    started_at: { type: ['string', 'null'], format: 'date-time' },
+    finished_at: { type: ['string', 'null'], format: 'date-time' },
+    count_green: nullableCount,
+    count_turning: nullableCount,
+    count_red: nullableCount,
+    count_total: nullableCount,
+    result: nullableString,
+  },
+  ['source', 'request_hash', 'status', 'mode', 'options'],
+);
+const clipSchema = rowSchema(
+  {
+    walk_id: { type: 'string' },
+    position: { type: 'integer', minimum: 0, maximum: 100 },
+    file_name: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,100}$' },
+    original_name: { type: 'string', maxLength: 255 },
+    size_bytes: { type: 'integer', minimum: 0 },
+    sha256: { type: 'string', pattern: '^[0-9a-f]{64}$' },
+    kind: { enum: ['image', 'video'] },
+    format: { type: 'string', maxLength: 32 },
+    width: { type: 'integer', minimum: 0 },
+    height: { type: 'integer', minimum: 0 },
+    duration_s: { type: 'number', minimum: 0 },
+    status: { enum: ['queued', 'running', 'done', 'failed'] },
+    progress: { type: 'number', minimum: 0, maximum: 1 },
+    frames: { type: 'integer', minimum: 0 },
+    error: nullableString,
+  },
+  ['walk_id', 'position', 'file_name', 'sha256', 'kind'],
+);
+
+const WALK_PARENTS: ParentSpec[] = [
+  { column: 'organization_id', table: 'organizations', kind: 'organizations', what: 'organization' },
+  { column: 'cycle_id', table: 'cycles', kind: 'cycles', what: 'crop cycle', same: ['farm_id', 'greenhouse_id', 'row_id'], nullable: true },
+];
+
+function parseResult(text: unknown): StoredResult | null {
+  if (typeof text !== 'string') return null;
+  try {
+    const r = JSON.parse(text) as StoredResult;
+    return r && Array.isArray(r.fruit) && Array.isArray(r.frames) ? r : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The corrected counts are made from the result and the corrections wherever they are stored: never sent, never stamped. */
+async function recount(ctx: ApplyContext, walkId: string): Promise<void> {
+  const walk = (await findRow(ctx.trx, 'walks', walkId)) as unknown as WalkTable | undefined;
+  if (!walk) return;
+  const result = walk.status === 'done' ? parseResult(walk.result) : null;
+  let counts: { green: number | null; turning: number | null; red: number | null; total: number | null } = {
+    green: null,
+    turning: null,
+    red: null,
+    total: null,
+  };
+  if (result) {
+    const rows = (await ctx.trx
+      .selectFrom('walk_corrections')
+      .selectAll()
+      .where('walk_id', '=', walkId)
+      .orderBy('id')
+      .execute()) as WalkCorrectionTable[];
+    counts = applyCorrections(result.fruit, rows.map(toCorrection)).counts;
+  }
+  await ctx.trx
+    .updateTable('walks')
+    .set({ corrected_green: counts.green, corrected_turning: counts.turning, corrected_red: counts.red, corrected_total: counts.total })
+    .where('id', '=', walkId)
+    .execute();
+}
+
+function checkManifest(unit: Record<string, unknown> | undefined, walkId: string, dataDir: string): ManifestEntry[] {
+  const files = (unit?.files ?? []) as ManifestEntry[];
+  if (!Array.isArray(files) || files.length > 100_000) throw fieldInvalid('files', 'must be a list of files');
+  for (const [i, f] of files.entries()) {
+    if (!f || typeof f.name !== 'string' || !walkFilePath(dataDir, walkId, f.name))
+      throw fieldInvalid(`files.${i}.name`, 'is not a walk file name');
+    if (typeof f.sha256 !== 'string' || !SHA256.test(f.sha256)) throw fieldInvalid(`files.${i}.sha256`, 'must be a sha256 in hex');
+    if (!Number.isSafeInteger(f.size) || f.size < 0) throw fieldInvalid(`files.${i}.size`, 'must be a byte count');
+  }
+  return files;
+}
+
+/** Records the walk's files; those whose content is already here are put in place at once, the others are fetched or awaited. */
+async function storeManifest(ctx: ApplyContext, walk: Row, files: ManifestEntry[]): Promise<void> {
+  const dataDir = ctx.services.config.dataDir;
+  const held = new Map(
+    (
+      await ctx.trx
+        .selectFrom('sync_walk_files')
+        .selectAll()
+        .where('walk_id', '=', walk.id as string)
+        .execute()
+    ).map((r) => [r.name, r]),
+  );
+  for (const f of files) {
+    const had = held.get(f.name);
+    if (had && had.sha256 === f.sha256) continue;
+    await ctx.trx
+      .insertInto('sync_walk_files')
+      .values({ walk_id: walk.id as string, name: f.name, organization_id: ctx.org, sha256: f.sha256, size: f.size, present: 0 })
+      .onConflict((oc) => oc.columns(['walk_id', 'name']).doUpdateSet({ sha256: f.sha256, size: f.size, present: 0 }))
+      .execute();
+    // A content already here (another walk's identical frame) is put in place at once; the others are fetched or awaited.
+    const copy = await presentCopy(ctx.trx, dataDir, f.sha256);
+    if (copy) await materialize(ctx.trx, dataDir, f.sha256, copy);
+  }
+}
+
+async function replaceClips(ctx: ApplyContext, walk: Row, clips: Row[]): Promise<void> {
+  const held = (await ctx.trx
+    .selectFrom('walk_clips')
+    .selectAll()
+    .where('walk_id', '=', walk.id as string)
+    .execute()) as unknown as Row[];
+  const keep = new Set(clips.map((c) => c.id));
+  for (const h of held) if (!keep.has(h.id)) await removeRow(ctx, 'walk_clips', h);
+  const heldIds = new Set(held.map((h) => h.id));
+  for (const c of clips) {
+    if (heldIds.has(c.id)) {
+      await ctx.trx
+        .updateTable('walk_clips')
+        .set(
+          pick(
+            c,
+            CLIP_COLUMNS.filter((k) => k !== 'id'),
+          ) as never,
+        )
+        .where('id', '=', c.id as string)
+        .execute();
+    } else {
+      await ctx.trx
+        .insertInto('walk_clips')
+        .values(c as never)
+        .execute();
+    }
+    await ctx.w.log({
+      organization_id: ctx.org,
+      entity: 'walk_clips',
+      entity_id: c.id as string,
+      op: heldIds.has(c.id) ? 'update' : 'insert',
+      after: c,
+      version: c.version as string,
+    });
+  }
+}
+
+export const walksKind: SyncKind = rowKind({
+  kind: 'walks',
+  table: 'walks',
+  what: 'walk',
+  columns: WALK_COLUMNS,
+  immutable: IDENTITY,
+  // progress, attempts and the retention dates are this box's; the corrected counts are made here.
+  localDefaults: (row) => ({
+    progress: row.status === 'done' ? 1 : 0,
+    attempts: 0,
+    idempotency_key: null,
+    clips_removed_at: null,
+    frames_removed_at: null,
+  }),
+  merge: { groups: [['week'], SCORING] },
+  schema: walkSchema,
+  parents: WALK_PARENTS,
+  travels: (row) => row.status === 'done' || row.status === 'failed',
+  async unit(ctx, row) {
+    const clips = (await ctx.db
+      .selectFrom('walk_clips')
+      .selectAll()
+      .where('walk_id', '=', row.id as string)
+      .orderBy('position')
+      .execute()) as unknown as Row[];
+    const files = await walkManifest(
+      ctx.db,
+      ctx.dataDir,
+      row as { id: string; organization_id: string },
+      ctx.syncClips,
+      clips.map((c) => c.file_name as string),
+    );
+    return { clips: clips.map((c) => pick(c, CLIP_COLUMNS)), files };
+  },
+  check(ctx, row) {
+    if (row.cycle_id !== null) {
+      const week = requireWeek(String(row.week), 'week');
+      if (week.label !== row.week) throw fieldInvalid('week', 'must be a week label');
+    }
+    if (row.status === 'done' && !parseResult(row.result)) throw fieldInvalid('result', 'must be the stored result of a scored walk');
+    for (const o of ['options']) {
+      try {
+        JSON.parse(row[o] as string);
+      } catch {
+        throw fieldInvalid(o, 'must be JSON');
+      }
+    }
+    void ctx;
+  },
+  async afterApply(ctx, row, before, change, taken) {
+    if (!row) {
+      if (before) {
+        await ctx.trx
+          .deleteFrom('sync_walk_files')
+          .where('walk_id', '=', before.id as string)
+          .execute();
+        const id = before.id as string;
+        ctx.afterCommit.push(() => forgetWalks(ctx.services, [id]));
+      }
+      return;
+    }
+    if (taken.has('status')) {
+      const clips = (change.unit?.clips ?? []) as Row[];
+      if (!Array.isArray(clips)) throw fieldInvalid('clips', 'must be a list');
+      const clean = clips.map((c, i) => {
+        checkFields(clipSchema, c, `clip ${i} of the walk`);
+        const stored = pick(c, CLIP_COLUMNS);
+        if (stored.walk_id !== row.id || stored.organization_id !== ctx.org || stored.cycle_id !== row.cycle_id)
+          throw fieldInvalid(`clips.${i}`, 'must belong to the walk');
+        return stored;
+      });
+      await replaceClips(ctx, row, clean);
+      await storeManifest(ctx, row, checkManifest(change.unit, row.id as string, ctx.services.config.dataDir));
+    }
+    await recount(ctx, row.id as string);
+  },
+  async remove(ctx, existing, change) {
+    const id = existing.id as string;
+    for (const c of (await ctx.trx.selectFrom('walk_corrections').selectAll().where('walk_id', '=', id).execute()) as unknown as Row[])
+      await removeRow(ctx, 'walk_corrections', c);
+    for (const c of (await ctx.trx.selectFrom('walk_clips').selectAll().where('walk_id', '=', id).execute()) as unknown as Row[])
+      await removeRow(ctx, 'walk_clips', c);
+    await removeRow(ctx, 'walks', existing, change.v);
+  },
+});
+
+/** Clip rows travel inside their walk. */
+export const walkClipsKind: SyncKind = {
+  kind: 'walk_clips',
+  digest: [
+    {
+      name: 'walk_clips',
+      rows: async (db, org) =>
+        (
+          (await db
+            .selectFrom('walk_clips')
+            .innerJoin('walks', 'walks.id', 'walk_clips.walk_id')
+            .selectAll('walk_clips')
+            .where('walk_clips.organization_id', '=', org)
+            .where('walks.status', 'in', ['done', 'failed'])
+            .orderBy('walk_clips.id')
+            .execute()) as unknown as Row[]
+        ).map((r) => CLIP_COLUMNS.map((c) => r[c] ?? null)),
+    },
+  ],
+  async serialize() {
+    return null;
+  },
+  async apply() {
+    throw new SyncRefused(422, 'validation_failed', 'Clip rows travel inside their walk.');
+  },
+};
+
+// ---- Corrections: append-only facts. Each is its own record; an edit is last writer wins, an
+// undo a tombstone; a new one keeps the API's rules (no second correction of one fruit: 409).
+
+const CORRECTION_COLUMNS = [
+  ...SYNCED,
+  'walk_id',
+  'cycle_id',
+  'kind',
+  'track_id',
+  'ripeness',
+  'frame_id',
+  'box',
+  'counts',
+  'note',
+  'created_by_key_id',
+];
+const correctionSchema = rowSchema(
+  {
+    walk_id: { type: 'string' },
+    cycle_id: nullableString,
+    kind: createCorrectionBody.properties.kind!,
+    track_id: { type: ['integer', 'null'], minimum: 0 },
+    ripeness: { oneOf: [createCorrectionBody.properties.ripeness!, { type: 'null' }] },
+    frame_id: { type: ['integer', 'null'], minimum: 0 },
+    box: nullableString,
+    counts: nullableString,
+    note: patchCorrectionBody.properties.note!,
+    created_by_key_id: nullableString,
+  },
+  ['walk_id', 'kind'],
+);
+
+function parsedJson(row: Row, name: 'box' | 'counts'): unknown {
+  if (row[name] === null || row[name] === undefined) return undefined;
+  try {
+    return JSON.parse(row[name] as string);
+  } catch {
+    throw fieldInvalid(name, 'must be JSON');
+  }
+}
+
+export const walkCorrectionsKind: SyncKind = rowKind({
+  kind: 'walk_corrections',
+  table: 'walk_corrections',
+  what: 'correction',
+  columns: CORRECTION_COLUMNS,
+  immutable: ['walk_id', 'cycle_id', 'kind', 'track_id', 'frame_id', 'created_by_key_id'],
+  merge: 'record',
+  schema: correctionSchema,
+  parents: [{ column: 'walk_id', table: 'walks', kind: 'walks', what: 'walk' }],
+  async check(ctx, row, existing) {
+    const walk = (await findRow(ctx.trx, 'walks', row.walk_id as string)) as unknown as WalkTable | undefined;
+    if (!walk) throw new SyncRefused(404, 'not_found', `The walk ${String(row.walk_id)} is not held here.`);
+    if (walk.cycle_id !== row.cycle_id) throw fieldInvalid('cycle_id', "must be the walk's");
+    const not = uncorrectable(walk);
+    if (not) throw new SyncRefused(409, 'conflict', not.detail);
+    const result = parseResult(walk.result)!;
+    const box = parsedJson(row, 'box');
+    const counts = parsedJson(row, 'counts');
+    // The same schemas as POST {walk}/corrections, on the parsed values.
+    checkFields(
+      rowSchema({ box: createCorrectionBody.properties.box!, counts: createCorrectionBody.properties.counts! }, []),
+      { ...(box !== undefined ? { box } : {}), ...(counts !== undefined ? { counts } : {}) },
+      'correction',
+    );
+    const held = (await ctx.trx
+      .selectFrom('walk_corrections')
+      .selectAll()
+      .where('walk_id', '=', walk.id)
+      .orderBy('id')
+      .execute()) as WalkCorrectionTable[];
+    if (existing) {
+      checkCorrectionChange(result, existing as unknown as WalkCorrectionTable, {
+        ...(row.ripeness !== existing.ripeness ? { ripeness: row.ripeness as never } : {}),
+        ...(row.box !== existing.box && box !== undefined ? { box: box as never } : {}),
+        ...(row.counts !== existing.counts && counts !== undefined ? { counts: counts as never } : {}),
+      });
+      return;
+    }
+    checkNewCorrection(
+      result,
+      held.filter((h) => h.id !== row.id),
+      {
+        kind: row.kind as never,
+        ...(row.track_id !== null ? { track_id: row.track_id as number } : {}),
+        ...(row.ripeness !== null ? { ripeness: row.ripeness as never } : {}),
+        ...(row.frame_id !== null ? { frame_id: row.frame_id as number } : {}),
+        ...(box !== undefined ? { box: box as never } : {}),
+        ...(counts !== undefined ? { counts: counts as never } : {}),
+      },
+    );
+  },
+  async afterApply(ctx, row, before) {
+    const walkId = (row ?? before)?.walk_id as string | undefined;
+    if (walkId) await recount(ctx, walkId);
+  },
+});

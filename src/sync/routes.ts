@@ -1,0 +1,303 @@
+import { gzipSync } from 'node:zlib';
+import { readFile } from 'node:fs/promises';
+import type { Context } from 'koa';
+import { defineRoute, type RouteSpec } from '../http/route.js';
+import { HttpProblem } from '../http/problem.js';
+import { actorOf } from '../http/pipeline.js';
+import { SyncRefused } from './refusal.js';
+import { agentOf } from './agent.js';
+import { syncStatus } from './status.js';
+import { organizationDigest } from './digest.js';
+import { linkToUpstream, type LinkInput } from './link.js';
+import {
+  appendUpload,
+  hello,
+  openContent,
+  PUSH_LIMIT,
+  readPushBody,
+  receivePush,
+  registerOrganization,
+  servePull,
+  uploadStatus,
+  type Caller,
+} from './upstream.js';
+import {
+  digestSchema,
+  helloSchema,
+  linkBody,
+  linkedSchema,
+  pullAnswerSchema,
+  pushAnswerSchema,
+  registerBody,
+  registeredSchema,
+  roundSchema,
+  statusSchema,
+  uploadSchema,
+} from './schemas.js';
+
+const TAG = 'Sync';
+const V1 = '/api/sync/v1';
+const sha256Params = {
+  type: 'object' as const,
+  required: ['sha256'],
+  properties: { sha256: { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'The content, named by its sha256 in lower-case hex.' } },
+};
+const nodeQuery = {
+  type: 'string',
+  pattern: '^[0-9a-z]{1,64}$',
+  description: 'The asking box’s node id (GET /api/sync answers it as `node`).',
+};
+
+/** A refusal of the sync domain as the problem the API answers. */
+async function answering<T>(fn: () => Promise<T> | T): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof SyncRefused) throw new HttpProblem(err.status, err.code, err.message, err.errors ? { errors: err.errors } : {});
+    throw err;
+  }
+}
+
+function caller(ctx: Context): Caller {
+  const p = ctx.state.principal;
+  if (p?.kind !== 'key') throw new HttpProblem(401, 'unauthenticated', 'An admin key of the organization is required.');
+  return { organizationId: p.organizationId, keyId: p.keyId };
+}
+
+/** Big pages go gzip-compressed to a client that takes it; the answer is the same JSON. */
+function sendJson(ctx: Context, value: unknown): unknown {
+  const text = JSON.stringify(value);
+  if (text.length < 8192 || !ctx.acceptsEncodings('gzip', 'identity')?.toString().startsWith('gzip')) return value;
+  ctx.status = 200;
+  ctx.type = 'application/json; charset=utf-8';
+  ctx.set('Content-Encoding', 'gzip');
+  ctx.body = gzipSync(Buffer.from(text), { level: 6 });
+  return undefined;
+}
+
+export const syncRoutes: RouteSpec[] = [
+  defineRoute({
+    method: 'get',
+    path: '/api/sync',
+    operationId: 'get_sync_status',
+    summary: 'Where this instance stands with its upstream',
+    description:
+      "For the key's organization: the upstream, the state, the changes made here not yet acknowledged, the quarantined changes with their reasons, the last push and pull (time, count, error), the lag in seconds, and the walk files still to move. On an upstream (no UPSTREAM_URL) the role is `upstream` and `received` lists the boxes that sent changes. Admin key. See docs/sync.md.",
+    tags: [TAG],
+    auth: 'admin',
+    responses: { 200: { description: 'The sync status.', schema: statusSchema } },
+    handler: (ctx) => syncStatus(ctx.services, caller(ctx).organizationId),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/sync',
+    operationId: 'sync_now',
+    summary: 'Sync with the upstream now',
+    description:
+      'Runs a round now (after the one running, if any), whatever the backoff, and answers when it is done with what moved: changes pushed and refused, pulled, walk files sent and received, bytes. A round that failed (offline, key refused) answers 200 with `ok: false` and the reason. 409 on an instance without an upstream. Admin key.',
+    tags: [TAG],
+    auth: 'admin',
+    responses: { 200: { description: 'What the round moved.', schema: roundSchema } },
+    errors: [409],
+    handler: async (ctx) => {
+      const agent = agentOf(ctx.services);
+      const org = caller(ctx).organizationId;
+      if (!agent)
+        throw new HttpProblem(409, 'no_upstream', 'This instance syncs with no upstream (UPSTREAM_URL is not set and no link was made).');
+      if (agent.organizationId !== null && agent.organizationId !== org)
+        throw new HttpProblem(409, 'no_upstream', "This box syncs another organization than the key's.");
+      return agent.syncNow();
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/sync/digest',
+    operationId: 'get_sync_digest',
+    summary: 'What this instance holds of the organization, per kind of record',
+    description:
+      "Per kind of record of the key's organization: how many, and a sha256 over them (the fields that travel, in id order). A box and its upstream that have synced with nothing made since answer the same. Admin key.",
+    tags: [TAG],
+    auth: 'admin',
+    responses: { 200: { description: 'Counts and digests.', schema: digestSchema } },
+    handler: async (ctx) => {
+      const org = caller(ctx).organizationId;
+      return { organization_id: org, kinds: await organizationDigest(ctx.services, org) };
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/api/admin/sync',
+    operationId: 'admin_sync_now',
+    summary: 'Sync this box with its upstream now (appliance admin token)',
+    description:
+      'As POST /api/sync, with the appliance admin token: for a box set up with UPSTREAM_URL and UPSTREAM_KEY that holds no key of the organization yet (its first round brings them). 409 on an instance without an upstream.',
+    tags: [TAG],
+    auth: 'admin-token',
+    responses: { 200: { description: 'What the round moved.', schema: roundSchema } },
+    errors: [409],
+    handler: async (ctx) => {
+      const agent = agentOf(ctx.services);
+      if (!agent)
+        throw new HttpProblem(409, 'no_upstream', 'This instance syncs with no upstream (UPSTREAM_URL is not set and no link was made).');
+      return agent.syncNow();
+    },
+  }),
+  defineRoute<unknown, unknown, LinkInput>({
+    method: 'post',
+    path: '/api/admin/sync/link',
+    operationId: 'link_upstream',
+    summary: 'Link this box, with the data it holds, to an upstream',
+    description:
+      "For a box used on its own first: makes the organization on the upstream with the same id (with `upstream_token`, the upstream's appliance admin token, used once and not stored) or takes an admin key of it made there (`upstream_key`), stores the link, and runs the first round, which sends everything the box holds of the organization. Ids are UUIDv7, so nothing collides with what the upstream holds. 409 when UPSTREAM_URL is set or a link exists. Appliance admin token.",
+    tags: [TAG],
+    auth: 'admin-token',
+    body: linkBody,
+    responses: { 200: { description: 'The link and its first round.', schema: linkedSchema } },
+    errors: [404, 409, 502],
+    handler: (_ctx, { body }) =>
+      answering(async () => {
+        const { report, key_id } = await linkToUpstream(_ctx.services, body);
+        return { organization_id: body.organization_id, upstream_url: body.upstream_url.replace(/\/+$/, ''), key_id, round: report };
+      }),
+  }),
+
+  // ---- What an upstream answers boxes (docs/sync.md, "Protocol").
+  defineRoute<unknown, { node?: string }>({
+    method: 'get',
+    path: `${V1}/hello`,
+    operationId: 'sync_hello',
+    summary: 'First contact: whose key this is, and which upstream answers',
+    description:
+      "Answers the key's organization, this upstream's node id and the highest change number it holds from the asking node. Admin key of the organization (the box's UPSTREAM_KEY).",
+    tags: [TAG],
+    auth: 'admin',
+    query: { type: 'object', properties: { node: nodeQuery } },
+    responses: { 200: { description: 'Who and where.', schema: helloSchema } },
+    handler: (ctx, { query }) => hello(ctx.services, caller(ctx), query.node),
+  }),
+  defineRoute({
+    method: 'post',
+    path: `${V1}/push`,
+    operationId: 'sync_push',
+    summary: 'Receive a batch of changes from a box',
+    description: `Body: {"changes": [...]} as JSON, gzip-encoded or not (Content-Encoding), at most ${PUSH_LIMIT / 1024 / 1024} MiB. Applied in one transaction, each change checked by the same schemas and rules as the API; the answer, sent after the commit, is the acknowledgement: one result per change (applied, superseded, refused with the status and reason the API would give). A change sent again answers as the first time and applies nothing. A change for another organization than the key's: 403, and nothing of the batch is applied. Admin key.`,
+    tags: [TAG],
+    auth: 'admin',
+    rawBody: {
+      contentTypes: ['application/json'],
+      description: 'The batch: {"changes": [...]}, optionally gzip (Content-Encoding: gzip).',
+      limitBytes: () => PUSH_LIMIT,
+    },
+    responses: { 200: { description: 'One result per change.', schema: pushAnswerSchema } },
+    errors: [403, 413, 415],
+    handler: (ctx, { rawFile }) =>
+      answering(async () => {
+        const { Readable } = await import('node:stream');
+        const body = await readFile(rawFile!.path);
+        const changes = await readPushBody(Readable.from([body]), ctx.get('content-encoding') || undefined);
+        return receivePush(ctx.services, caller(ctx), changes);
+      }),
+  }),
+  defineRoute<unknown, { cursor?: string; limit?: number; node?: string }>({
+    method: 'get',
+    path: `${V1}/changes`,
+    operationId: 'sync_pull',
+    summary: "A page of the organization's changes",
+    description:
+      "The organization's changes after `cursor` (from the start without one), in the order they were made here, without the asking node's own (`node`), with the cursor for the next page. 409 cursor_unknown for a cursor another upstream gave: pull from the start. Big pages are gzip-encoded for a client that accepts it. Admin key.",
+    tags: [TAG],
+    auth: 'admin',
+    query: {
+      type: 'object',
+      properties: {
+        cursor: { type: 'string', maxLength: 200, description: 'The cursor of the previous page.' },
+        limit: { type: 'integer', minimum: 1, maximum: 2000, default: 500, description: 'Most changes in the page.' },
+        node: nodeQuery,
+      },
+    },
+    responses: { 200: { description: 'A page.', schema: pullAnswerSchema } },
+    errors: [409],
+    handler: (ctx, { query }) =>
+      answering(async () => sendJson(ctx, await servePull(ctx.services, caller(ctx), query.cursor, query.limit ?? 500, query.node))),
+  }),
+  defineRoute<{ sha256: string }>({
+    method: 'get',
+    path: `${V1}/uploads/{sha256}`,
+    operationId: 'sync_upload_status',
+    summary: 'How much of a walk file this upstream holds',
+    description:
+      'For a content one of the organization’s walks lists: the bytes held (send from there), its size, and whether it is complete. 404 for a content no walk of the organization has. Admin key.',
+    tags: [TAG],
+    auth: 'admin',
+    params: sha256Params,
+    responses: { 200: { description: 'What is held.', schema: uploadSchema } },
+    handler: (ctx, { params }) => answering(() => uploadStatus(ctx.services, caller(ctx), params.sha256)),
+  }),
+  defineRoute<{ sha256: string }>({
+    method: 'patch',
+    path: `${V1}/uploads/{sha256}`,
+    operationId: 'sync_upload',
+    summary: 'Send (more of) a walk file',
+    description:
+      'Body: the bytes of the content from `Upload-Offset` (header; must be the offset held, else 409 with it) to its end, as application/offset+octet-stream. Bytes that arrive before a cut are kept, so the next request goes on from there. With the last byte the content is checked against the sha256 and put in place (422 hash_mismatch: dropped, send again from 0). Admin key.',
+    tags: [TAG],
+    auth: 'admin',
+    params: sha256Params,
+    headers: {
+      type: 'object',
+      required: ['upload-offset'],
+      properties: { 'upload-offset': { type: 'string', pattern: '^\\d{1,15}$', description: 'The first byte sent.' } },
+    },
+    responses: { 200: { description: 'What is held after.', schema: uploadSchema } },
+    errors: [409, 413],
+    handler: (ctx, { params, headers }) =>
+      answering(() => appendUpload(ctx.services, caller(ctx), params.sha256, Number(headers['upload-offset']), ctx.req)),
+  }),
+  defineRoute<{ sha256: string }>({
+    method: 'get',
+    path: `${V1}/files/{sha256}`,
+    operationId: 'sync_download',
+    summary: 'Fetch a walk file',
+    description:
+      'The bytes of a content one of the organization’s walks lists, from the byte a `Range: bytes=N-` header names (206) or whole (200). 404 not_here_yet while it has not arrived here. Admin key.',
+    tags: [TAG],
+    auth: 'admin',
+    params: sha256Params,
+    responses: {
+      200: { description: 'The content.', contentType: 'application/octet-stream' },
+      206: { description: 'The content from the byte asked.', contentType: 'application/octet-stream' },
+    },
+    handler: (ctx, { params }) =>
+      answering(async () => {
+        const m = /^bytes=(\d+)-$/.exec(ctx.get('range'));
+        const file = await openContent(ctx.services, caller(ctx), params.sha256, m ? Number(m[1]) : 0);
+        ctx.status = m ? 206 : 200;
+        ctx.type = 'application/octet-stream';
+        ctx.set('Content-Length', String(file.size - file.start));
+        if (m) ctx.set('Content-Range', `bytes ${file.start}-${file.size - 1}/${file.size}`);
+        ctx.body = file.stream;
+        return undefined;
+      }),
+  }),
+  defineRoute<unknown, unknown, { organization_id: string; name: string; key_name?: string }>({
+    method: 'post',
+    path: `${V1}/organizations`,
+    operationId: 'sync_register_organization',
+    summary: 'Make an organization with a given id, for a box that holds it',
+    description:
+      "For linking a box used on its own first (docs/sync.md): makes the organization with the box's id (or finds it) and an admin key of it for the box; the key's secret is in this answer only. Appliance admin token of this upstream.",
+    tags: [TAG],
+    auth: 'admin-token',
+    body: registerBody,
+    responses: { 201: { description: 'The organization and the key.', schema: registeredSchema } },
+    handler: async (ctx, { body }) => {
+      const r = await registerOrganization(ctx.services, actorOf(ctx.state.principal), body);
+      return {
+        organization_id: r.org.id,
+        name: r.org.name,
+        created: r.created,
+        key: { key_id: r.key.id, api_key: r.key.apiKey, role: 'admin', name: r.key.name },
+      };
+    },
+  }),
+];

@@ -1,0 +1,260 @@
+import { createWriteStream, createReadStream, existsSync, statSync } from 'node:fs';
+import { once } from 'node:events';
+import type { Readable } from 'node:stream';
+import { gunzipSync } from 'node:zlib';
+import type { Services } from '../services.js';
+import type { Actor } from '../db/store.js';
+import { newId } from '../db/ids.js';
+import { createKey } from '../keys/commands.js';
+import type { OrganizationTable } from '../db/schema.js';
+import { applyChanges, checkIdentity } from './apply.js';
+import { readFeed } from './outbox.js';
+import { kindsOf, nodeOf } from './registry.js';
+import { SyncRefused } from './refusal.js';
+import { completeContent, partialPath, partialSize, presentCopy, SHA256, wanted } from './files.js';
+import {
+  decodeCursor,
+  encodeCursor,
+  PROTOCOL,
+  seqOfChangeId,
+  type HelloAnswer,
+  type PullAnswer,
+  type PushAnswer,
+  type WireChange,
+} from './wire.js';
+
+/**
+ * The upstream's side of the protocol (docs/sync.md): the same service, answering boxes. Every
+ * call is made with an admin key of the organization (UPSTREAM_KEY on the box) and reaches
+ * only that organization.
+ */
+
+export interface Caller {
+  organizationId: string;
+  keyId: string;
+}
+
+export async function hello(services: Services, caller: Caller, askingNode: string | undefined): Promise<HelloAnswer> {
+  const org = await services.db
+    .selectFrom('organizations')
+    .select(['id', 'name'])
+    .where('id', '=', caller.organizationId)
+    .executeTakeFirst();
+  let last = 0;
+  if (askingNode) {
+    // The highest of the asking node's own change numbers held here: a box restored from an old
+    // backup would number new changes as ones already sent (docs/sync.md, "Restoring a box").
+    const rows = await services.db
+      .selectFrom('sync_received')
+      .select('change_id')
+      .where('origin', '=', askingNode)
+      .where('change_id', 'not like', '%/%')
+      .execute();
+    for (const r of rows) last = Math.max(last, seqOfChangeId(r.change_id, askingNode) ?? 0);
+  }
+  return {
+    protocol: PROTOCOL,
+    node: nodeOf(services),
+    organization_id: caller.organizationId,
+    organization_name: org?.name ?? null,
+    key_id: caller.keyId,
+    last_seq_from_you: last,
+  };
+}
+
+/** Most bytes of one push body, compressed or not (the box sends far less; docs/sync.md). */
+export const PUSH_LIMIT = 64 * 1024 * 1024;
+
+/** Reads a push body: JSON `{changes: [...]}`, gzip allowed, under the cap. */
+export async function readPushBody(req: Readable, encoding: string | undefined, limit = PUSH_LIMIT): Promise<WireChange[]> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > limit) throw new SyncRefused(413, 'payload_too_large', `A push body is at most ${limit} bytes.`);
+    chunks.push(chunk as Buffer);
+  }
+  let raw = Buffer.concat(chunks);
+  if (encoding === 'gzip') {
+    try {
+      raw = gunzipSync(raw, { maxOutputLength: limit });
+    } catch {
+      throw new SyncRefused(422, 'validation_failed', 'The body is not gzip within the size cap.');
+    }
+  } else if (encoding && encoding !== 'identity')
+    throw new SyncRefused(415, 'unsupported_media_type', `Content-Encoding ${encoding} is not taken.`);
+  let body: unknown;
+  try {
+    body = JSON.parse(raw.toString('utf8'));
+  } catch {
+    throw new SyncRefused(422, 'validation_failed', 'The body is not JSON.');
+  }
+  const changes = (body as { changes?: unknown })?.changes;
+  if (!Array.isArray(changes)) throw new SyncRefused(422, 'validation_failed', 'The body is {"changes": [...]}.');
+  if (changes.length > 10_000) throw new SyncRefused(413, 'payload_too_large', 'A push holds at most 10,000 changes.');
+  return changes as WireChange[];
+}
+
+/**
+ * Applies a box's batch. A change naming another organization than the key's refuses the whole
+ * batch (403) and nothing is applied; otherwise each change is applied or refused on its own,
+ * and the answer, sent once the transaction has committed, is the acknowledgement.
+ */
+export async function receivePush(services: Services, caller: Caller, changes: WireChange[]): Promise<PushAnswer> {
+  const foreign: string[] = [];
+  for (const c of changes) {
+    const problem = checkIdentity(c, caller.organizationId);
+    if (problem?.status === 403) foreign.push(String(c?.id));
+    else if (problem) throw new SyncRefused(422, 'validation_failed', `Change ${String(c?.id)}: ${problem.message}`);
+  }
+  if (foreign.length) {
+    throw new SyncRefused(
+      403,
+      'forbidden',
+      `${foreign.length} change(s) are for another organization than the key's; nothing was applied.`,
+      [...foreign.slice(0, 100).map((id) => ({ in: 'body', name: id, message: 'is for another organization' }))],
+    );
+  }
+  const origin = changes[0]?.origin ?? 'unknown';
+  const actor: Actor = { keyId: caller.keyId, label: `sync:${origin}` };
+  const results = await applyChanges(services, { org: caller.organizationId, actor, changes, kinds: kindsOf(services) });
+  const counter = await services.db
+    .selectFrom('sync_counters')
+    .select('next')
+    .where('organization_id', '=', caller.organizationId)
+    .executeTakeFirst();
+  return { results, applied: counter?.next ?? 0 };
+}
+
+export const PULL_MAX = 2000;
+
+/** A page of the organization's feed after `cursor` (null: from the start), without the asking node's own changes. */
+export async function servePull(
+  services: Services,
+  caller: Caller,
+  cursor: string | undefined,
+  limit: number,
+  askingNode: string | undefined,
+): Promise<PullAnswer> {
+  const node = nodeOf(services);
+  let after = 0;
+  if (cursor) {
+    const c = decodeCursor(cursor);
+    if (!c) throw new SyncRefused(422, 'validation_failed', 'cursor is not a cursor this upstream gave.');
+    // A cursor from another upstream (this one's data was replaced): the box starts again from the start.
+    if (c.node !== node)
+      throw new SyncRefused(409, 'cursor_unknown', 'The cursor is from another upstream; pull again from the start (no cursor).');
+    after = c.orgSeq;
+  }
+  const page = await readFeed(services, kindsOf(services), node, caller.organizationId, after, askingNode ?? null, {
+    maxChanges: Math.min(Math.max(1, limit), PULL_MAX),
+    maxBytes: 4 * 1024 * 1024,
+  });
+  return { changes: page.changes, cursor: encodeCursor(node, page.last), more: page.more };
+}
+
+/**
+ * Makes (or finds) an organization with a given id, for a box used on its own first
+ * (docs/sync.md, "Linking a box that has data"): answers an admin key of it, which the box
+ * then syncs with. Appliance admin token only.
+ */
+export async function registerOrganization(
+  services: Services,
+  actor: Actor,
+  input: { organization_id: string; name: string; key_name?: string },
+): Promise<{ org: OrganizationTable; created: boolean; key: { id: string; apiKey: string; name: string } }> {
+  return services.store.write(actor, async (w) => {
+    let org = (await w.trx.selectFrom('organizations').selectAll().where('id', '=', input.organization_id).executeTakeFirst()) as
+      OrganizationTable | undefined;
+    let created = false;
+    if (!org) {
+      org = await w.insert<OrganizationTable>('organizations', {
+        id: input.organization_id,
+        organization_id: input.organization_id,
+        name: input.name,
+      });
+      created = true;
+    }
+    const key = await createKey(w, org.id, input.key_name ?? `sync link ${newId().slice(-8)}`, 'admin');
+    return { org, created, key: { id: key.row.id, apiKey: key.apiKey, name: key.row.name } };
+  });
+}
+
+// ---- Files: uploads (box → upstream), resumable; downloads (upstream → box), ranged.
+
+export interface UploadState {
+  sha256: string;
+  /** Bytes held: the next byte expected. */
+  offset: number;
+  size: number;
+  complete: boolean;
+}
+
+async function uploadState(services: Services, caller: Caller, sha: string): Promise<UploadState> {
+  if (!SHA256.test(sha)) throw new SyncRefused(422, 'validation_failed', 'The content is named by its sha256 in lower-case hex.');
+  const want = await wanted(services.db, caller.organizationId, sha);
+  if (!want) throw new SyncRefused(404, 'not_found', 'No walk of this organization has a file with this content.');
+  if (await presentCopy(services.db, services.config.dataDir, sha))
+    return { sha256: sha, offset: want.size, size: want.size, complete: true };
+  return { sha256: sha, offset: partialSize(services.config.dataDir, sha), size: want.size, complete: false };
+}
+
+export function uploadStatus(services: Services, caller: Caller, sha: string): Promise<UploadState> {
+  return uploadState(services, caller, sha);
+}
+
+/**
+ * Appends the body to a content being received, from `offset` (which must be what is held: a
+ * request that starts elsewhere is 409 with the offset held). Bytes that arrived before a cut
+ * are kept, so the sender goes on from there. With the last byte the content is checked
+ * against its hash and put in place, or dropped whole on a mismatch (422).
+ */
+export async function appendUpload(services: Services, caller: Caller, sha: string, offset: number, body: Readable): Promise<UploadState> {
+  const state = await uploadState(services, caller, sha);
+  if (state.complete) {
+    body.resume();
+    return state;
+  }
+  if (offset !== state.offset) {
+    body.resume();
+    throw new SyncRefused(409, 'offset_mismatch', `This content is held up to byte ${state.offset}; send from there.`, [
+      { in: 'header', name: 'upload-offset', message: `must be ${state.offset}` },
+    ]);
+  }
+  const file = partialPath(services.config.dataDir, sha);
+  const out = createWriteStream(file, { flags: 'a' });
+  let written = state.offset;
+  try {
+    for await (const chunk of body) {
+      const b = chunk as Buffer;
+      if (written + b.length > state.size)
+        throw new SyncRefused(413, 'payload_too_large', `The content is ${state.size} bytes; more was sent.`);
+      if (!out.write(b)) await once(out, 'drain');
+      written += b.length;
+    }
+  } finally {
+    out.end();
+    await once(out, 'close').catch(() => undefined);
+  }
+  if (written < state.size) return { ...state, offset: written };
+  const done = await completeContent(services.db, services.config.dataDir, sha);
+  if (done === 'mismatch')
+    throw new SyncRefused(422, 'hash_mismatch', 'The bytes received do not hash to the content named; send it again from the start.');
+  return { ...state, offset: state.size, complete: true };
+}
+
+/** A content this instance holds, for a box to fetch (with Range, from where its copy stopped). */
+export async function openContent(
+  services: Services,
+  caller: Caller,
+  sha: string,
+  from: number,
+): Promise<{ stream: Readable; size: number; start: number }> {
+  if (!SHA256.test(sha) || !(await wanted(services.db, caller.organizationId, sha)))
+    throw new SyncRefused(404, 'not_found', 'No walk of this organization has a file with this content.');
+  const file = await presentCopy(services.db, services.config.dataDir, sha);
+  if (!file || !existsSync(file)) throw new SyncRefused(404, 'not_here_yet', 'This content has not arrived here yet.');
+  const size = statSync(file).size;
+  const start = Math.min(Math.max(0, from), size);
+  return { stream: createReadStream(file, { start }), size, start };
+}
