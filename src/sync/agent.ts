@@ -78,8 +78,6 @@ export class SyncAgent {
   private greeted = false;
   /** Writes made by sync itself do not call for another round. */
   private applying = 0;
-  /** Tests and benchmarks: called after every batch applied here has committed. */
-  onBatchCommitted: (() => void) | null = null;
 
   constructor(
     private readonly services: Services,
@@ -371,7 +369,6 @@ export class SyncAgent {
           actor: PULL_ACTOR,
           changes: good,
           kinds,
-          committed: () => this.onBatchCommitted?.(),
           // The page and the cursor after it commit together: a crash repeats the page or none of it.
           alsoInTransaction: async (ctx, out) => {
             for (const [i, r] of out.entries()) if (r.outcome === 'refused') await quarantine(ctx.trx, good[i]!, r);

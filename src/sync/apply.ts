@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import { sql } from 'kysely';
 import type { Actor } from '../db/store.js';
 import type { Services } from '../services.js';
@@ -5,6 +6,13 @@ import type { ApplyContext, SyncKind } from './kinds/kind.js';
 import { indexLocalTombstones } from './kinds/climate.js';
 import { asRefusal, SyncRefused } from './refusal.js';
 import type { ChangeResult, Outcome, WireChange } from './wire.js';
+
+/**
+ * Emits 'batch' with the instance's services at the end of every batch of received changes,
+ * inside its transaction just before the commit, where a listener (synchronous) sees exactly
+ * what is about to commit: the fault tests check referential integrity there, every batch.
+ */
+export const applyEvents = new EventEmitter();
 
 /** An HLC stamp as src/db/hlc.ts writes it. */
 const VERSION = /^\d{13}\.\d{6}\.[0-9a-z]{1,64}$/;
@@ -45,8 +53,6 @@ export interface ApplyOptions {
   kinds: ReadonlyMap<string, SyncKind>;
   /** Written in the same transaction as the changes (a box's pull cursor, its quarantine). */
   alsoInTransaction?: (ctx: ApplyContext, results: ChangeResult[]) => Promise<void>;
-  /** Called once the batch has committed (tests check referential integrity here). */
-  committed?: () => void;
 }
 
 /**
@@ -109,9 +115,9 @@ export async function applyChanges(services: Services, opts: ApplyOptions): Prom
       out.push(result);
     }
     await opts.alsoInTransaction?.(ctx, out);
+    applyEvents.emit('batch', services);
     return out;
   });
-  opts.committed?.();
   for (const fn of afterCommit) {
     try {
       await fn();

@@ -10,7 +10,19 @@ import { duplicateRows } from '../../records/truss-counts/commands.js';
 import { saveTrussCountBody } from '../../records/truss-counts/schemas.js';
 import type { JsonSchema } from '../../http/route.js';
 import { checkFields, fieldInvalid, invalid, rowSchema, SyncRefused } from '../refusal.js';
-import { SYNCED, Superseded, checkParents, findRow, logApplied, removeRow, rowKind, wasDeleted, type ParentSpec } from './rows.js';
+import {
+  SYNCED,
+  Superseded,
+  checkParents,
+  findRow,
+  logApplied,
+  logLoss,
+  removeRow,
+  rowKind,
+  wasDeleted,
+  wins,
+  type ParentSpec,
+} from './rows.js';
 import { newer, parse, pick, type ApplyContext, type SyncKind } from './kind.js';
 
 /**
@@ -147,14 +159,21 @@ const MAX_ROWS = (saveTrussCountBody.properties.rows as { maxItems: number }).ma
 
 type Row = Record<string, unknown>;
 
-async function removeCount(ctx: ApplyContext, count: Row, version?: string): Promise<void> {
+/** Removes a count date with its rows: deleted (final), or given way to another count of the same date (`winner`). */
+async function removeCount(ctx: ApplyContext, count: Row, version?: string, winner?: string): Promise<void> {
   const rows = (await ctx.trx
     .selectFrom('truss_count_rows')
     .selectAll()
     .where('count_id', '=', count.id as string)
     .execute()) as unknown as Row[];
   for (const r of rows) await removeRow(ctx, 'truss_count_rows', r);
-  await removeRow(ctx, 'truss_counts', count, version);
+  if (winner) {
+    await ctx.trx
+      .deleteFrom('truss_counts')
+      .where('id', '=', count.id as string)
+      .execute();
+    await logLoss(ctx, 'truss_counts', count, winner, version);
+  } else await removeRow(ctx, 'truss_counts', count, version);
 }
 
 async function writeRows(ctx: ApplyContext, count: Row, rows: Row[]): Promise<void> {
@@ -212,6 +231,7 @@ export const trussCountsKind: SyncKind = {
   // sends it again, and versions make an early copy of a later state harmless.
   async serialize(ctx, entry) {
     if (entry.op === 'delete') {
+      if (entry.after !== null) return null;
       const before = parse(entry.before);
       return { op: 'delete', eid: entry.entity_id, v: entry.version, ...(before ? { row: pick(before, COUNT_COLUMNS) } : {}) };
     }
@@ -292,14 +312,11 @@ export const trussCountsKind: SyncKind = {
         .executeTakeFirst()) as Row | undefined;
       if (clash) {
         // One count per date: the later of the two counts stands, the other goes with its rows.
-        if (!(
-          (row.version as string) > (clash.version as string) ||
-          (row.version === clash.version && String(row.id) > String(clash.id))
-        )) {
-          await logApplied(ctx, change, 'delete', row, undefined);
+        if (!wins(row, clash)) {
+          await logLoss(ctx, 'truss_counts', row, clash.id as string, change.v);
           return 'superseded';
         }
-        await removeCount(ctx, clash);
+        await removeCount(ctx, clash, undefined, change.eid);
       }
       await ctx.trx
         .insertInto('truss_counts')

@@ -24,7 +24,12 @@ const anyDb = (q: Q) => q as unknown as Kysely<any>;
 
 export const SYNCED = ['id', 'organization_id', 'created_at', 'updated_at', 'version'] as const;
 
-/** A record's delete is final for an id made once (UUIDv7): the change log keeps the tombstone. */
+/**
+ * A record's delete is final for an id made once (UUIDv7): the change log keeps the tombstone.
+ * A record that lost its natural key to another (two boxes saved the same week's fruit mass) is
+ * removed too, but that is no delete: its entry carries `after: {superseded_by}`, it does not
+ * travel, and a later write of it may win the key back (see lostTo).
+ */
 export async function wasDeleted(q: Q, entity: string, id: string): Promise<boolean> {
   const r = await anyDb(q)
     .selectFrom('change_log')
@@ -32,9 +37,24 @@ export async function wasDeleted(q: Q, entity: string, id: string): Promise<bool
     .where('entity', '=', entity)
     .where('entity_id', '=', id)
     .where('op', '=', 'delete')
+    .where('after', 'is', null)
     .limit(1)
     .executeTakeFirst();
   return r !== undefined;
+}
+
+/** Logs that a record of a natural-key kind gave way to another one with the same key (not a delete: see wasDeleted). */
+export async function logLoss(ctx: ApplyContext, entity: string, loser: Row, winnerId: string, version?: string): Promise<void> {
+  await ctx.w.log({
+    organization_id: ctx.org,
+    entity,
+    entity_id: loser.id as string,
+    op: 'delete',
+    before: loser,
+    after: { superseded_by: winnerId },
+    ...(version ? { version } : {}),
+  });
+  if (version) ctx.services.store.clock.seed(version);
 }
 
 /**
@@ -246,6 +266,8 @@ const groupVersion = (group: readonly string[], versions: ReadonlyMap<string, st
  */
 export async function currentBody(ctx: SerializeContext, spec: RowKindSpec, entry: LoggedChange): Promise<WireBody | null> {
   if (entry.op === 'delete') {
+    // A record that gave way to another with its natural key is no delete: every side settles that itself.
+    if (entry.after !== null) return null;
     const before = parse(entry.before);
     return { op: 'delete', eid: entry.entity_id, v: entry.version, ...(before ? { row: pick(before, spec.columns) } : {}) };
   }
@@ -315,8 +337,8 @@ export function rowKind(spec: RowKindSpec): SyncKind {
         const clash = (await q.executeTakeFirst()) as Row | undefined;
         if (clash) {
           if (!wins(stored, clash)) {
-            // The record here is the later one: the received one is gone for good, like a delete.
-            await logApplied(ctx, change, 'delete', stored, undefined);
+            // The record here is the later one: the received one gives way (a later write of it may still win).
+            await logLoss(ctx, spec.kind, stored, clash.id as string, change.v);
             return 'superseded';
           }
           await removeAfterLoss(ctx, clash, change);
@@ -377,10 +399,13 @@ export function rowKind(spec: RowKindSpec): SyncKind {
     return 'applied';
   }
 
-  /** A record that lost its natural key to a received one goes, with what hangs under it. */
+  /** A record that lost its natural key to a received one goes (not deleted: see wasDeleted). */
   async function removeAfterLoss(ctx: ApplyContext, loser: Row, change: WireChange) {
-    if (spec.remove) await spec.remove(ctx, loser, { ...change, eid: loser.id as string, op: 'delete' });
-    else await removeRow(ctx, spec.table, loser);
+    await anyDb(ctx.trx)
+      .deleteFrom(spec.table)
+      .where('id', '=', loser.id as string)
+      .execute();
+    await logLoss(ctx, spec.kind, loser, change.eid);
     await spec.afterApply?.(ctx, undefined, loser, change, all);
   }
 

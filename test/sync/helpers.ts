@@ -1,0 +1,85 @@
+import { startServer, type TestServer } from '../helpers/server.js';
+import type { Config } from '../../src/config.js';
+
+/** Two or more real instances on loopback: an upstream, and boxes pointed at it (or at a proxy in front of it). */
+
+export async function startUpstream(t: { teardown(fn: () => unknown): void }, config: Partial<Config> = {}): Promise<TestServer> {
+  return startServer(t, { syncIntervalS: 0, ...config });
+}
+
+export async function startBox(
+  t: { teardown(fn: () => unknown): void },
+  upstreamUrl: string,
+  upstreamKey: string,
+  config: Partial<Config> = {},
+): Promise<TestServer> {
+  // The interval is off: tests run rounds themselves (POST /api/admin/sync), so what moves when is theirs to say.
+  return startServer(t, { upstreamUrl, upstreamKey, syncIntervalS: 0, ...config });
+}
+
+export interface Round {
+  ok: boolean;
+  state: string;
+  error: string | null;
+  pushed: number;
+  refused: number;
+  pulled: number;
+  pull_refused: number;
+  files_sent: number;
+  files_received: number;
+  bytes_sent: number;
+  bytes_received: number;
+}
+
+export async function syncOnce(box: TestServer): Promise<Round> {
+  const r = await box.request('POST', '/api/admin/sync', { admin: true });
+  if (r.status !== 200) throw new Error(`POST /api/admin/sync: ${r.status} ${r.text}`);
+  return r.body as Round;
+}
+
+/**
+ * Rounds on every box, again and again, until one pass over all of them moves nothing and
+ * every round reached its end; fails at the deadline, saying what the last rounds said.
+ */
+export async function syncUntilQuiet(boxes: TestServer[], options: { deadlineMs?: number; label?: string } = {}): Promise<Round[]> {
+  const deadline = Date.now() + (options.deadlineMs ?? 60_000);
+  for (;;) {
+    const last: Round[] = [];
+    for (const b of boxes) last.push(await syncOnce(b));
+    const quiet = last.every((r) => r.ok && r.pushed + r.refused + r.pulled + r.pull_refused + r.files_sent + r.files_received === 0);
+    if (quiet) return last;
+    if (Date.now() > deadline)
+      throw new Error(`${options.label ?? 'sync'}: not quiet by the deadline; last rounds: ${JSON.stringify(last)}`);
+  }
+}
+
+export async function digest(s: TestServer, key: string): Promise<Record<string, { count: number; sha256: string }>> {
+  const r = await s.request('GET', '/api/sync/digest', { key });
+  if (r.status !== 200) throw new Error(`digest: ${r.status} ${r.text}`);
+  return r.body.kinds;
+}
+
+/** Kinds whose records differ between two instances, with the counts each holds. */
+export function digestDiff(
+  a: Record<string, { count: number; sha256: string }>,
+  b: Record<string, { count: number; sha256: string }>,
+): string[] {
+  const out: string[] = [];
+  for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) {
+    if (a[k]?.sha256 !== b[k]?.sha256) out.push(`${k}: ${a[k]?.count} vs ${b[k]?.count}`);
+  }
+  return out;
+}
+
+/** Rows that break a foreign key (PRAGMA foreign_key_check): none, always. */
+export function fkViolations(s: TestServer): unknown[] {
+  return s.app.services.sqlite.prepare('PRAGMA foreign_key_check').all();
+}
+
+/** A request that must answer `status`; answers the body. */
+export async function call(s: TestServer, method: string, url: string, key: string, body?: unknown, status?: number): Promise<any> {
+  const r = await s.request(method, url, { key, ...(body !== undefined ? { body } : {}) });
+  const want = status ?? (method === 'POST' ? 201 : 200);
+  if (r.status !== want) throw new Error(`${method} ${url}: ${r.status} (wanted ${want}) ${r.text}`);
+  return r.body;
+}
