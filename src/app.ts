@@ -152,6 +152,9 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   const web = webApp(config.webDir);
   const api = dispatch(routers, routes, scopes);
   koa.use(serve(log, async (ctx, next) => ((await web(ctx)) ? undefined : api(ctx, next))));
+  // What Koa sees outside the handler is a connection that went away mid-request (a box's link cut
+  // mid-body): worth a line, not Koa's default stack trace on stderr.
+  koa.on('error', (err: Error) => log.warn('connection closed early', { error: err.message }));
 
   if (options.startBackground ?? true) {
     for (const f of features) await f.start?.(services);
