@@ -45,9 +45,8 @@ export async function sha256File(file: string): Promise<string> {
 }
 
 /**
- * The manifest of a walk made here: the frames and overlays in its folder (and the clips with
- * SYNC_CLIPS), hashed once and remembered in sync_walk_files; with what sync_walk_files says of
- * files received and still on their way.
+ * The manifest of a walk: the frames and overlays in its folder (and its clips with SYNC_CLIPS),
+ * hashed once and remembered in sync_walk_files, and the files it received from elsewhere.
  */
 export async function walkManifest(
   db: Kysely<Database>,
@@ -81,8 +80,12 @@ export async function walkManifest(
       .execute();
     out.push({ name, sha256, size });
   }
-  // Files received here that have not arrived yet still belong to the walk.
-  for (const [name, r] of known) if (!names.includes(name) && r.present === 0) out.push({ name, sha256: r.sha256, size: r.size });
+  // Files received here belong to the walk whatever this instance's SYNC_CLIPS says: those still on
+  // their way, and those in place (a box's clips an upstream passes on).
+  for (const [name, r] of known) {
+    if (names.includes(name)) continue;
+    if (r.present === 0 || existsSync(walkFilePath(dataDir, walk.id, name) ?? '')) out.push({ name, sha256: r.sha256, size: r.size });
+  }
   return out.sort((a, b) => (a.name < b.name ? -1 : 1));
 }
 

@@ -37,10 +37,12 @@ import {
 
 const TAG = 'Sync';
 const V1 = '/api/sync/v1';
-const sha256Params = {
+const contentParams = {
   type: 'object' as const,
-  required: ['sha256'],
-  properties: { sha256: { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'The content, named by its sha256 in lower-case hex.' } },
+  required: ['content'],
+  properties: {
+    content: { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'The content, named by its sha256 in lower-case hex.' },
+  },
 };
 const nodeQuery = {
   type: 'string',
@@ -220,29 +222,29 @@ export const syncRoutes: RouteSpec[] = [
     handler: (ctx, { query }) =>
       answering(async () => sendJson(ctx, await servePull(ctx.services, caller(ctx), query.cursor, query.limit ?? 500, query.node))),
   }),
-  defineRoute<{ sha256: string }>({
+  defineRoute<{ content: string }>({
     method: 'get',
-    path: `${V1}/uploads/{sha256}`,
+    path: `${V1}/uploads/{content}`,
     operationId: 'sync_upload_status',
     summary: 'How much of a walk file this upstream holds',
     description:
       'For a content one of the organization’s walks lists: the bytes held (send from there), its size, and whether it is complete. 404 for a content no walk of the organization has. Admin key.',
     tags: [TAG],
     auth: 'admin',
-    params: sha256Params,
+    params: contentParams,
     responses: { 200: { description: 'What is held.', schema: uploadSchema } },
-    handler: (ctx, { params }) => answering(() => uploadStatus(ctx.services, caller(ctx), params.sha256)),
+    handler: (ctx, { params }) => answering(() => uploadStatus(ctx.services, caller(ctx), params.content)),
   }),
-  defineRoute<{ sha256: string }>({
+  defineRoute<{ content: string }>({
     method: 'patch',
-    path: `${V1}/uploads/{sha256}`,
+    path: `${V1}/uploads/{content}`,
     operationId: 'sync_upload',
     summary: 'Send (more of) a walk file',
     description:
       'Body: the bytes of the content from `Upload-Offset` (header; must be the offset held, else 409 with it) to its end, as application/offset+octet-stream. Bytes that arrive before a cut are kept, so the next request goes on from there. With the last byte the content is checked against the sha256 and put in place (422 hash_mismatch: dropped, send again from 0). Admin key.',
     tags: [TAG],
     auth: 'admin',
-    params: sha256Params,
+    params: contentParams,
     headers: {
       type: 'object',
       required: ['upload-offset'],
@@ -251,18 +253,18 @@ export const syncRoutes: RouteSpec[] = [
     responses: { 200: { description: 'What is held after.', schema: uploadSchema } },
     errors: [409, 413],
     handler: (ctx, { params, headers }) =>
-      answering(() => appendUpload(ctx.services, caller(ctx), params.sha256, Number(headers['upload-offset']), ctx.req)),
+      answering(() => appendUpload(ctx.services, caller(ctx), params.content, Number(headers['upload-offset']), ctx.req)),
   }),
-  defineRoute<{ sha256: string }>({
+  defineRoute<{ content: string }>({
     method: 'get',
-    path: `${V1}/files/{sha256}`,
+    path: `${V1}/files/{content}`,
     operationId: 'sync_download',
     summary: 'Fetch a walk file',
     description:
       'The bytes of a content one of the organization’s walks lists, from the byte a `Range: bytes=N-` header names (206) or whole (200). 404 not_here_yet while it has not arrived here. Admin key.',
     tags: [TAG],
     auth: 'admin',
-    params: sha256Params,
+    params: contentParams,
     responses: {
       200: { description: 'The content.', contentType: 'application/octet-stream' },
       206: { description: 'The content from the byte asked.', contentType: 'application/octet-stream' },
@@ -270,7 +272,7 @@ export const syncRoutes: RouteSpec[] = [
     handler: (ctx, { params }) =>
       answering(async () => {
         const m = /^bytes=(\d+)-$/.exec(ctx.get('range'));
-        const file = await openContent(ctx.services, caller(ctx), params.sha256, m ? Number(m[1]) : 0);
+        const file = await openContent(ctx.services, caller(ctx), params.content, m ? Number(m[1]) : 0);
         ctx.status = m ? 206 : 200;
         ctx.type = 'application/octet-stream';
         ctx.set('Content-Length', String(file.size - file.start));

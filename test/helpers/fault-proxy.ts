@@ -92,6 +92,8 @@ export class FaultProxy {
   /** File uploads forwarded (in full or cut): content, offset sent from, bytes that reached the upstream. */
   readonly uploads: { sha: string; offset: number; bytes: number; cut: boolean }[] = [];
   private plan: FaultPlan | null;
+  /** Faults apply only to the requests this accepts (all by default). */
+  only: (c: Captured) => boolean = () => true;
   private down = false;
   private readonly later: Captured[] = [];
   private readonly sockets = new Set<Socket>();
@@ -141,8 +143,8 @@ export class FaultProxy {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
-  private roll(p: number): boolean {
-    return this.plan !== null && this.random() < p;
+  private roll(faulty: boolean, p: number): boolean {
+    return faulty && this.random() < p;
   }
 
   private forward(c: Captured, onRequest?: (req: http.ClientRequest) => boolean): Promise<Answer | null> {
@@ -185,6 +187,7 @@ export class FaultProxy {
     if (body.length) headers['content-length'] = String(body.length);
     const c: Captured = { method: req.method ?? 'GET', path: req.url ?? '/', headers, body };
     const upload = /\/uploads\/([0-9a-f]{64})$/.exec(c.path.split('?')[0]!);
+    const faulty = this.plan !== null && this.only(c);
 
     if (this.down) {
       this.counters.refused++;
@@ -192,22 +195,22 @@ export class FaultProxy {
       return;
     }
     // An old request arrives again before this one: late, and out of order.
-    if (this.later.length && this.roll(0.5)) {
+    if (this.later.length && this.roll(faulty, 0.5)) {
       const old = this.later.shift()!;
       this.counters.replayed++;
       await this.forward(old);
     }
-    if (this.roll(this.plan?.delay ?? 0)) {
+    if (this.roll(faulty, this.plan?.delay ?? 0)) {
       this.counters.delayed++;
       const [lo, hi] = this.plan!.delayMs;
       await new Promise((r) => setTimeout(r, lo + this.random() * (hi - lo)));
     }
-    if (this.roll(this.plan?.drop ?? 0)) {
+    if (this.roll(faulty, this.plan?.drop ?? 0)) {
       this.counters.dropped++;
       res.socket?.destroy();
       return;
     }
-    if (body.length > 1 && this.roll(this.plan?.cutRequest ?? 0)) {
+    if (body.length > 1 && this.roll(faulty, this.plan?.cutRequest ?? 0)) {
       this.counters.cutRequests++;
       const part = Math.floor(this.random() * body.length);
       if (upload && c.method === 'PATCH')
@@ -233,12 +236,12 @@ export class FaultProxy {
       res.socket?.destroy();
       return;
     }
-    if (this.roll(this.plan?.replayLater ?? 0)) this.later.push(c);
+    if (this.roll(faulty, this.plan?.replayLater ?? 0)) this.later.push(c);
     let answer = await this.forward(c);
     if (upload && c.method === 'PATCH')
       this.uploads.push({ sha: upload[1]!, offset: Number(c.headers['upload-offset'] ?? 0), bytes: body.length, cut: false });
     this.forwarded.push(c);
-    if (answer && this.roll(this.plan?.duplicate ?? 0)) {
+    if (answer && this.roll(faulty, this.plan?.duplicate ?? 0)) {
       this.counters.duplicated++;
       answer = (await this.forward(c)) ?? answer;
     }
@@ -246,7 +249,7 @@ export class FaultProxy {
       res.socket?.destroy();
       return;
     }
-    if (this.roll(this.plan?.dropResponse ?? 0)) {
+    if (this.roll(faulty, this.plan?.dropResponse ?? 0)) {
       this.counters.droppedResponses++;
       res.socket?.destroy();
       return;
@@ -255,7 +258,7 @@ export class FaultProxy {
     delete out['transfer-encoding'];
     delete out.connection;
     out['content-length'] = String(answer.body.length);
-    if (answer.body.length > 1 && this.roll(this.plan?.cutResponse ?? 0)) {
+    if (answer.body.length > 1 && this.roll(faulty, this.plan?.cutResponse ?? 0)) {
       this.counters.cutResponses++;
       res.writeHead(answer.status, out);
       res.write(answer.body.subarray(0, Math.floor(this.random() * answer.body.length)), () => res.socket?.destroy());
