@@ -71,19 +71,20 @@ export async function applyChanges(services: Services, opts: ApplyOptions): Prom
     await sql`PRAGMA defer_foreign_keys = ON`.execute(w.trx);
     indexLocalTombstones(services.sqlite);
     const ctx: ApplyContext = { w, trx: w.trx, sqlite: services.sqlite, services, org, upcoming, afterCommit };
-    const seen = services.sqlite.prepare('SELECT outcome, status, code, detail FROM sync_received WHERE change_id = ?');
+    const seen = services.sqlite.prepare('SELECT outcome, status, code, detail, errors FROM sync_received WHERE change_id = ?');
     const record = services.sqlite.prepare(
-      'INSERT INTO sync_received (change_id, organization_id, origin, outcome, status, code, detail, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO sync_received (change_id, organization_id, origin, outcome, status, code, detail, errors, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
     const out: ChangeResult[] = [];
     for (const change of changes) {
       const prior = seen.get(change.id) as
-        { outcome: Outcome; status: number | null; code: string | null; detail: string | null } | undefined;
+        { outcome: Outcome; status: number | null; code: string | null; detail: string | null; errors: string | null } | undefined;
       if (prior) {
         out.push({
           id: change.id,
           outcome: prior.outcome,
           ...(prior.status ? { status: prior.status, code: prior.code!, detail: prior.detail! } : {}),
+          ...(prior.errors ? { errors: JSON.parse(prior.errors) as ChangeResult['errors'] } : {}),
         });
         continue;
       }
@@ -111,7 +112,17 @@ export async function applyChanges(services: Services, opts: ApplyOptions): Prom
       } finally {
         w.remote = undefined;
       }
-      record.run(change.id, org, change.origin, result.outcome, result.status ?? null, result.code ?? null, result.detail ?? null, w.now);
+      record.run(
+        change.id,
+        org,
+        change.origin,
+        result.outcome,
+        result.status ?? null,
+        result.code ?? null,
+        result.detail ?? null,
+        result.errors ? JSON.stringify(result.errors) : null,
+        w.now,
+      );
       out.push(result);
     }
     await opts.alsoInTransaction?.(ctx, out);

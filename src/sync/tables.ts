@@ -13,6 +13,8 @@ export interface SyncReceivedTable {
   status: number | null;
   code: string | null;
   detail: string | null;
+  /** JSON: the fields at fault, for a refusal. */
+  errors: string | null;
   at: string;
 }
 

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { gunzipSync } from 'node:zlib';
 
 /**
  * An HTTP proxy between a box and its upstream that breaks the link the ways real links break:
@@ -89,6 +90,8 @@ export class FaultProxy {
   };
   /** Every request forwarded in full, in order: pushes can be replayed after the run. */
   readonly forwarded: Captured[] = [];
+  /** Every answer the upstream gave, decoded (what a box received, or would have). */
+  readonly answers: Buffer[] = [];
   /** File uploads forwarded (in full or cut): content, offset sent from, bytes that reached the upstream. */
   readonly uploads: { sha: string; offset: number; bytes: number; cut: boolean }[] = [];
   private plan: FaultPlan | null;
@@ -249,6 +252,7 @@ export class FaultProxy {
       res.socket?.destroy();
       return;
     }
+    this.answers.push(answer.headers['content-encoding'] === 'gzip' ? gunzipSync(answer.body) : answer.body);
     if (this.roll(faulty, this.plan?.dropResponse ?? 0)) {
       this.counters.droppedResponses++;
       res.socket?.destroy();

@@ -43,6 +43,7 @@ export async function up(db: Kysely<any>): Promise<void> {
       status integer,
       code text,
       detail text,
+      errors text,
       at text NOT NULL
     ) WITHOUT ROWID`.execute(db);
 
