@@ -10,19 +10,14 @@
 import t from 'tap';
 import type { Services } from '../../src/services.js';
 import { applyEvents } from '../../src/sync/apply.js';
-import { createTree, type TestServer } from '../helpers/server.js';
+import { createTree } from '../helpers/server.js';
 import { FaultProxy, seeded } from '../helpers/fault-proxy.js';
-import { call, digest, digestDiff, startBox, startUpstream, syncOnce, syncUntilQuiet } from './helpers.js';
+import { call, digest, digestDiff, skew, startBox, startUpstream, syncOnce, syncUntilQuiet } from './helpers.js';
 import { checkOracle, Workload, type Instance } from './workload.js';
 
 const RUNS = Number(process.env.SYNC_FUZZ_RUNS ?? 20);
 const SEED0 = Number(process.env.SYNC_FUZZ_SEED ?? 36_001);
 const STEPS = Number(process.env.SYNC_FUZZ_STEPS ?? 40);
-
-/** Sets a box's hybrid logical clock's wall clock off by `ms` (a box without a good clock). */
-function skew(s: TestServer, ms: number): void {
-  (s.app.services.store.clock as unknown as { wallClock: () => number }).wallClock = () => Date.now() + ms;
-}
 
 t.test(`randomized faults, ${RUNS} runs from seed ${SEED0}`, async (t) => {
   const up = await startUpstream(t);

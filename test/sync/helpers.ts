@@ -83,3 +83,8 @@ export async function call(s: TestServer, method: string, url: string, key: stri
   if (r.status !== want) throw new Error(`${method} ${url}: ${r.status} (wanted ${want}) ${r.text}`);
   return r.body;
 }
+
+/** Sets an instance's hybrid logical clock's wall clock off by `ms` (a box without a good clock). */
+export function skew(s: TestServer, ms: number): void {
+  (s.app.services.store.clock as unknown as { wallClock: () => number }).wallClock = () => Date.now() + ms;
+}

@@ -363,6 +363,9 @@ export function rowKind(spec: RowKindSpec): SyncKind {
       throw new SyncRefused(409, 'conflict', `A ${spec.what} does not change once stored.`);
     }
     const extra = spec.extraMerge ? spec.extraMerge(existing, row) : {};
+    // Made on two sides (an organization registered upstream for a box that had made it first): the earlier making stands.
+    if (spec.merge !== 'record' && typeof row.created_at === 'string' && row.created_at < String(existing.created_at))
+      extra.created_at = row.created_at;
     const extraChanges = Object.keys(extra).filter((c) => !sameValue(extra[c], existing[c]));
     let values: Row;
     let taken: string[] = [];
