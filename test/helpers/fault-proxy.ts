@@ -104,7 +104,7 @@ export class FaultProxy {
   url = '';
 
   constructor(
-    private readonly target: string,
+    public target: string,
     private readonly random: () => number,
     plan: FaultPlan | null = CHAOS,
   ) {
