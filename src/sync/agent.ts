@@ -38,11 +38,35 @@ export interface RoundReport {
   bytes_sent: number;
   bytes_received: number;
   ms: number;
+  /** Milliseconds spent pushing, pulling and moving files. */
+  phases: { push: number; pull: number; files: number };
 }
 
 export interface LinkConfig {
   url: string;
   key: string;
+}
+
+/** Contents asked about in one status call, and sent at once. */
+const UPLOAD_STATUS_BATCH = 500;
+const UPLOADS_AT_ONCE = 2;
+
+/** Runs `fn` over `items`, at most `n` at once; the first failure stops the others from starting and is thrown. */
+async function eachLimited<T>(items: readonly T[], n: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  let failed: unknown = null;
+  const worker = async () => {
+    while (failed === null && next < items.length) {
+      const item = items[next++]!;
+      try {
+        await fn(item);
+      } catch (err) {
+        failed ??= err;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(n, items.length) }, worker));
+  if (failed !== null) throw failed;
 }
 
 const PULL_ACTOR: Actor = { keyId: null, label: 'sync:upstream' };
@@ -106,6 +130,7 @@ export class SyncAgent {
     if (this.burstTimer) clearTimeout(this.burstTimer);
     this.timer = this.burstTimer = null;
     await this.running?.catch(() => undefined);
+    this.client.close();
   }
 
   private schedule(ms: number): void {
@@ -174,15 +199,22 @@ export class SyncAgent {
       bytes_sent: 0,
       bytes_received: 0,
       ms: 0,
+      phases: { push: 0, pull: 0, files: 0 },
     };
     this.state = 'syncing';
     let phase: 'push' | 'pull' = 'push';
     try {
       const link = await this.ensureLinked();
+      let t0 = this.now;
       await this.push(link, report);
+      report.phases.push = this.now - t0;
       phase = 'pull';
+      t0 = this.now;
       await this.pull(link, report);
+      report.phases.pull = this.now - t0;
+      t0 = this.now;
       await this.files(link, report);
+      report.phases.files = this.now - t0;
       this.failures = 0;
       this.nextAttemptAt = 0;
       this.state = 'idle';
@@ -397,59 +429,52 @@ export class SyncAgent {
   private async files(link: SyncLinkTable, report: RoundReport): Promise<void> {
     const org = link.organization_id;
     const dataDir = this.services.config.dataDir;
-    // Up: each content once, from where the upstream's copy stopped.
-    const uploads = await this.services.db
-      .selectFrom('sync_uploads')
-      .selectAll()
-      .where('organization_id', '=', org)
-      .where('done_at', 'is', null)
-      .orderBy('queued_at')
-      .execute();
-    for (const u of uploads) {
-      const finish = (outcome: 'sent' | 'had' | 'gone' | 'unwanted', sent = 0) =>
+    // Up: each content once, from where the upstream's copy stopped; what it holds already is not sent.
+    for (;;) {
+      const uploads = await this.services.db
+        .selectFrom('sync_uploads')
+        .selectAll()
+        .where('organization_id', '=', org)
+        .where('done_at', 'is', null)
+        .orderBy('queued_at')
+        .limit(UPLOAD_STATUS_BATCH)
+        .execute();
+      if (!uploads.length) break;
+      const finish = (u: { sha256: string; bytes_sent: number }, outcome: 'sent' | 'had' | 'gone' | 'unwanted', sent = 0) =>
         this.services.db
           .updateTable('sync_uploads')
           .set({ done_at: new Date().toISOString(), outcome, bytes_sent: u.bytes_sent + sent })
           .where('sha256', '=', u.sha256)
           .execute();
-      const source = await presentCopy(this.services.db, dataDir, u.sha256);
-      if (!source) {
-        await finish('gone');
-        continue;
+      const sources = new Map<string, string>();
+      for (const u of uploads) {
+        const source = await presentCopy(this.services.db, dataDir, u.sha256);
+        // Gone from the box (retention removed the walk's frames) before it could be sent.
+        if (!source) await finish(u, 'gone');
+        else sources.set(u.sha256, source);
       }
-      let state;
-      try {
-        state = await this.client.uploadStatus(u.sha256);
-      } catch (err) {
-        if (err instanceof UpstreamError && err.status === 404) {
-          await finish('unwanted');
-          continue;
-        }
-        throw err;
+      const asked = uploads.filter((u) => sources.has(u.sha256));
+      const states = asked.length ? await this.client.uploadStatuses(asked.map((u) => u.sha256)) : [];
+      const toSend: { u: (typeof uploads)[number]; offset: number; size: number }[] = [];
+      for (const [i, u] of asked.entries()) {
+        const st = states[i];
+        if (!st || st.sha256 !== u.sha256) throw new Failed('error', 'The upstream answered another list of contents than asked.');
+        if (!st.wanted) await finish(u, 'unwanted');
+        else if (st.complete) await finish(u, u.bytes_sent > 0 ? 'sent' : 'had');
+        else toSend.push({ u, offset: st.offset, size: st.size });
       }
-      if (state.complete) {
-        await finish(u.bytes_sent > 0 ? 'sent' : 'had');
-        continue;
-      }
-      let sent = 0;
-      try {
-        const after = await this.client.upload(u.sha256, source, state.offset, state.size);
-        sent = state.size - state.offset;
+      await eachLimited(toSend, UPLOADS_AT_ONCE, async ({ u, offset, size }) => {
+        const after = await this.client.upload(u.sha256, sources.get(u.sha256)!, offset, size);
         if (!after.complete) throw new UpstreamError('offline', 'an upload ended before its last byte');
-      } catch (err) {
-        // Whatever arrived is kept upstream; the next round asks where it stopped.
-        if (err instanceof UpstreamError && err.code === 'hash_mismatch') {
-          await this.services.db
-            .updateTable('sync_uploads')
-            .set({ bytes_sent: u.bytes_sent + sent })
-            .where('sha256', '=', u.sha256)
-            .execute();
-          continue;
-        }
+        await finish(u, 'sent', size - offset);
+        report.files_sent++;
+      }).catch(async (err) => {
+        // Whatever arrived is kept upstream; the next round asks where it stopped. A content that
+        // did not hash to its name was dropped there whole and is sent again from the start.
+        if (err instanceof UpstreamError && err.code === 'hash_mismatch') return;
         throw err;
-      }
-      await finish('sent', sent);
-      report.files_sent++;
+      });
+      if (uploads.length < UPLOAD_STATUS_BATCH) break;
     }
     // Down: the files of walks made elsewhere, each content once, from where the copy here stopped.
     const wanted = await this.services.db

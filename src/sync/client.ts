@@ -1,14 +1,20 @@
 import { createReadStream, createWriteStream } from 'node:fs';
 import { once } from 'node:events';
+import http from 'node:http';
+import https from 'node:https';
 import { Readable } from 'node:stream';
-import { gzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import type { HelloAnswer, PullAnswer, PushAnswer, WireChange } from './wire.js';
 import type { UploadState } from './upstream.js';
 
 /**
  * The box's side of the wire: plain HTTP to the upstream's /api/sync/v1 routes, with the
- * organization's admin key (UPSTREAM_KEY) in a header. Every call has a deadline; what went
- * wrong is sorted into what the agent does about it (docs/sync.md, "Offline and backoff").
+ * organization's admin key (UPSTREAM_KEY) in a header. node:http rather than fetch: fetch
+ * quietly sends an idempotent request again when a connection is reset, so a link that accepts
+ * and drops connections would hold a round until its deadline; here every failure is seen at
+ * once and the round backs off. Every call has a deadline, and a connection that goes quiet is
+ * dropped; what went wrong is sorted into what the agent does about it (docs/sync.md, "Offline
+ * and backoff").
  */
 
 export type Failure =
@@ -16,7 +22,7 @@ export type Failure =
   | 'offline'
   /** 401: the key is unknown or revoked upstream; syncing stops. */
   | 'unauthorized'
-  /** 403/404 on the link itself: the key's organization is not this one's. */
+  /** 403 on the link itself: the key's organization is not this one's. */
   | 'forbidden'
   /** 409 cursor_unknown: the upstream is another (reset) one; pull from the start. */
   | 'cursor'
@@ -41,55 +47,133 @@ export interface Traffic {
   requests: number;
 }
 
-const TIMEOUT_MS = 60_000;
-const FILE_TIMEOUT_MS = 30 * 60_000;
+/** A call with no byte either way for this long is dead. */
+const IDLE_MS = 30_000;
+/** Most time for a call that moves records (a 4 MiB batch on a slow link included). */
+const CALL_MS = 120_000;
+/** Most time for one file. */
+const FILE_MS = 60 * 60_000;
+
+interface Answer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+}
 
 export class UpstreamClient {
   readonly traffic: Traffic = { bytesSent: 0, bytesReceived: 0, requests: 0 };
-  private readonly base: string;
+  private readonly url: URL;
+  private readonly agent: http.Agent;
 
   constructor(
     url: string,
     private readonly key: string,
     private readonly node: string,
   ) {
-    this.base = url.replace(/\/+$/, '');
+    this.url = new URL(url.replace(/\/+$/, '') + '/');
+    this.agent =
+      this.url.protocol === 'https:'
+        ? new https.Agent({ keepAlive: true, maxSockets: 2 })
+        : new http.Agent({ keepAlive: true, maxSockets: 2 });
   }
 
-  private async call(
+  close(): void {
+    this.agent.destroy();
+  }
+
+  /** Sends one request; the answer's body is read whole (decompressed), or streamed to `sink`. */
+  private send(
     method: string,
     path: string,
-    init: { body?: Buffer | Readable; headers?: Record<string, string>; timeoutMs?: number } = {},
-  ): Promise<Response> {
-    const headers: Record<string, string> = { 'x-api-key': this.key, 'accept-encoding': 'gzip', ...(init.headers ?? {}) };
-    let res: Response;
+    init: {
+      body?: Buffer | Readable;
+      headers?: Record<string, string>;
+      timeoutMs?: number;
+      sink?: (res: http.IncomingMessage) => Promise<void>;
+    } = {},
+  ): Promise<Answer> {
+    const target = new URL(path.replace(/^\//, ''), this.url);
+    const lib = target.protocol === 'https:' ? https : http;
     this.traffic.requests++;
-    try {
-      res = await fetch(this.base + path, {
-        method,
-        headers,
-        ...(init.body
-          ? { body: init.body instanceof Readable ? (Readable.toWeb(init.body) as ReadableStream) : init.body, duplex: 'half' }
-          : {}),
-        signal: AbortSignal.timeout(init.timeoutMs ?? TIMEOUT_MS),
-      } as RequestInit);
-    } catch (err) {
-      throw new UpstreamError(
-        'offline',
-        `no answer from the upstream: ${(err as Error).cause ? String((err as Error & { cause: Error }).cause.message ?? (err as Error).cause) : (err as Error).message}`,
+    return new Promise<Answer>((resolve, reject) => {
+      let settled = false;
+      const fail = (message: string) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(deadline);
+        req.destroy();
+        reject(new UpstreamError('offline', message));
+      };
+      const req = lib.request(
+        target,
+        {
+          method,
+          agent: this.agent,
+          headers: { 'x-api-key': this.key, 'accept-encoding': 'gzip', ...(init.headers ?? {}) },
+        },
+        (res) => {
+          res.on('error', (err) => fail(`the upstream's answer was cut: ${err.message}`));
+          res.on('aborted', () => fail("the upstream's answer was cut"));
+          const ok = (res.statusCode ?? 0) < 300;
+          if (ok && init.sink) {
+            init.sink(res).then(
+              () => {
+                if (settled) return;
+                settled = true;
+                clearTimeout(deadline);
+                resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.alloc(0) });
+              },
+              (err: Error) => fail(`a download was cut: ${err.message}`),
+            );
+            return;
+          }
+          const chunks: Buffer[] = [];
+          res.on('data', (d: Buffer) => {
+            this.traffic.bytesReceived += d.length;
+            chunks.push(d);
+          });
+          res.on('end', () => {
+            if (settled) return;
+            if (!res.complete) return fail("the upstream's answer was cut");
+            settled = true;
+            clearTimeout(deadline);
+            let body = Buffer.concat(chunks);
+            try {
+              if (res.headers['content-encoding'] === 'gzip') body = gunzipSync(body);
+            } catch {
+              return reject(new UpstreamError('offline', "the upstream's answer was cut (bad gzip)"));
+            }
+            resolve({ status: res.statusCode!, headers: res.headers, body });
+          });
+        },
       );
-    }
-    if (init.body instanceof Buffer) this.traffic.bytesSent += init.body.length;
-    const length = Number(res.headers.get('content-length') ?? 0);
-    if (Number.isFinite(length)) this.traffic.bytesReceived += length;
-    if (res.ok) return res;
+      const deadline = setTimeout(
+        () => fail(`no answer from the upstream in ${(init.timeoutMs ?? CALL_MS) / 1000} s`),
+        init.timeoutMs ?? CALL_MS,
+      );
+      req.setTimeout(IDLE_MS, () => fail(`the upstream went quiet for ${IDLE_MS / 1000} s`));
+      req.on('error', (err: NodeJS.ErrnoException) => fail(`no answer from the upstream: ${err.code ?? err.message}`));
+      const body = init.body;
+      if (body instanceof Readable) {
+        body.on('data', (d: Buffer) => (this.traffic.bytesSent += d.length));
+        body.on('error', (err) => fail(`reading the file to send failed: ${err.message}`));
+        body.pipe(req);
+      } else {
+        if (body) this.traffic.bytesSent += body.length;
+        req.end(body);
+      }
+    }).then((answer) => this.check(answer));
+  }
+
+  private check(res: Answer): Answer {
+    if (res.status < 300) return res;
     let body: { code?: string; detail?: string } | undefined;
     try {
-      body = (await res.json()) as { code?: string; detail?: string };
+      body = JSON.parse(res.body.toString('utf8')) as { code?: string; detail?: string };
     } catch {
       body = undefined;
     }
-    const detail = body?.detail ?? res.statusText;
+    const detail = body?.detail ?? `status ${res.status}`;
     if (res.status === 401) throw new UpstreamError('unauthorized', `the upstream refused the key: ${detail}`, 401, body?.code, body);
     if (res.status === 409 && body?.code === 'cursor_unknown') throw new UpstreamError('cursor', detail, 409, body.code, body);
     if (res.status >= 500 || res.status === 429)
@@ -98,72 +182,82 @@ export class UpstreamClient {
     throw new UpstreamError('refused', `the upstream answered ${res.status}: ${detail}`, res.status, body?.code, body);
   }
 
-  private async json<T>(res: Response): Promise<T> {
+  private json<T>(res: Answer): T {
     try {
-      return (await res.json()) as T;
+      return JSON.parse(res.body.toString('utf8')) as T;
     } catch (err) {
-      // An answer cut mid-body: nothing is known of what the upstream did, which is safe to retry.
+      // An answer that is not whole: nothing is known of what the upstream did, which is safe to do again.
       throw new UpstreamError('offline', `the upstream's answer was cut: ${(err as Error).message}`);
     }
   }
 
   async hello(): Promise<HelloAnswer> {
-    return this.json(await this.call('GET', `/api/sync/v1/hello?node=${encodeURIComponent(this.node)}`));
+    return this.json(await this.send('GET', `/api/sync/v1/hello?node=${encodeURIComponent(this.node)}`));
   }
 
   async push(changes: WireChange[]): Promise<PushAnswer> {
     const body = gzipSync(Buffer.from(JSON.stringify({ changes })), { level: 6 });
     return this.json(
-      await this.call('POST', '/api/sync/v1/push', { body, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } }),
+      await this.send('POST', '/api/sync/v1/push', { body, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } }),
     );
   }
 
   async pull(cursor: string | null, limit: number): Promise<PullAnswer> {
     const q = new URLSearchParams({ limit: String(limit), node: this.node });
     if (cursor) q.set('cursor', cursor);
-    return this.json(await this.call('GET', `/api/sync/v1/changes?${q}`));
+    return this.json(await this.send('GET', `/api/sync/v1/changes?${q}`));
   }
 
   async uploadStatus(sha: string): Promise<UploadState> {
-    return this.json(await this.call('GET', `/api/sync/v1/uploads/${sha}`));
+    return this.json(await this.send('GET', `/api/sync/v1/uploads/${sha}`));
+  }
+
+  /** What the upstream holds of many contents, in one call. */
+  async uploadStatuses(shas: string[]): Promise<(UploadState & { wanted: boolean })[]> {
+    const body = Buffer.from(JSON.stringify({ contents: shas }));
+    return this.json<{ items: (UploadState & { wanted: boolean })[] }>(
+      await this.send('POST', '/api/sync/v1/uploads/status', { body, headers: { 'content-type': 'application/json' } }),
+    ).items;
   }
 
   /** Sends a content from byte `offset` of `file` to its end; answers what the upstream holds after. */
   async upload(sha: string, file: string, offset: number, size: number): Promise<UploadState> {
-    const body = createReadStream(file, { start: offset });
-    const res = await this.call('PATCH', `/api/sync/v1/uploads/${sha}`, {
-      body,
-      headers: { 'content-type': 'application/offset+octet-stream', 'upload-offset': String(offset) },
-      timeoutMs: FILE_TIMEOUT_MS,
-    });
-    this.traffic.bytesSent += size - offset;
-    return this.json(res);
+    return this.json(
+      await this.send('PATCH', `/api/sync/v1/uploads/${sha}`, {
+        body: createReadStream(file, { start: offset }),
+        headers: {
+          'content-type': 'application/offset+octet-stream',
+          'upload-offset': String(offset),
+          'content-length': String(size - offset),
+        },
+        timeoutMs: FILE_MS,
+      }),
+    );
   }
 
-  /** Fetches a content from byte `from` and appends it to `file`; answers the bytes the file holds after. */
+  /** Fetches a content from byte `from` and appends it to `file`; answers the bytes the file holds after (a cut keeps what came). */
   async download(sha: string, file: string, from: number): Promise<number> {
-    const res = await this.call('GET', `/api/sync/v1/files/${sha}`, {
+    let n = from;
+    await this.send('GET', `/api/sync/v1/files/${sha}`, {
       headers: { range: `bytes=${from}-`, 'accept-encoding': 'identity' },
-      timeoutMs: FILE_TIMEOUT_MS,
+      timeoutMs: FILE_MS,
+      sink: async (res) => {
+        const start = res.statusCode === 206 ? from : 0;
+        n = start;
+        const out = createWriteStream(file, { flags: start === 0 ? 'w' : 'a' });
+        try {
+          for await (const chunk of res) {
+            n += (chunk as Buffer).length;
+            this.traffic.bytesReceived += (chunk as Buffer).length;
+            if (!out.write(chunk)) await once(out, 'drain');
+          }
+          if (!res.complete) throw new Error('the answer ended early');
+        } finally {
+          out.end();
+          await once(out, 'close').catch(() => undefined);
+        }
+      },
     });
-    const start = res.status === 206 ? from : 0;
-    // Counted as it arrives, not from the header: a cut download counts what came.
-    this.traffic.bytesReceived -= Number(res.headers.get('content-length') ?? 0);
-    const out = createWriteStream(file, { flags: start === 0 ? 'w' : 'a' });
-    let n = start;
-    try {
-      for await (const chunk of Readable.fromWeb(res.body as never)) {
-        n += (chunk as Buffer).length;
-        this.traffic.bytesReceived += (chunk as Buffer).length;
-        if (!out.write(chunk)) await once(out, 'drain');
-      }
-    } catch (err) {
-      // Bytes before the cut stay: the next try goes on from there.
-      throw new UpstreamError('offline', `a download was cut: ${(err as Error).message}`);
-    } finally {
-      out.end();
-      await once(out, 'close').catch(() => undefined);
-    }
     return n;
   }
 }

@@ -54,7 +54,8 @@ export async function linkToUpstream(services: Services, input: LinkInput): Prom
   }
   let keyId: string;
   try {
-    const hello = await new UpstreamClient(url, key, nodeOf(services)).hello();
+    const client = new UpstreamClient(url, key, nodeOf(services));
+    const hello = await client.hello().finally(() => client.close());
     if (hello.organization_id !== org.id)
       throw new SyncRefused(422, 'validation_failed', 'upstream_key is a key of another organization upstream.');
     keyId = hello.key_id;

@@ -18,7 +18,9 @@ import {
   receivePush,
   registerOrganization,
   servePull,
+  STATUS_MAX,
   uploadStatus,
+  uploadStatuses,
   type Caller,
 } from './upstream.js';
 import {
@@ -33,6 +35,7 @@ import {
   roundSchema,
   statusSchema,
   uploadSchema,
+  uploadStatusesSchema,
 } from './schemas.js';
 
 const TAG = 'Sync';
@@ -221,6 +224,30 @@ export const syncRoutes: RouteSpec[] = [
     errors: [409],
     handler: (ctx, { query }) =>
       answering(async () => sendJson(ctx, await servePull(ctx.services, caller(ctx), query.cursor, query.limit ?? 500, query.node))),
+  }),
+  defineRoute<unknown, unknown, { contents: string[] }>({
+    method: 'post',
+    path: `${V1}/uploads/status`,
+    operationId: 'sync_upload_statuses',
+    summary: 'How much of many walk files this upstream holds',
+    description: `As GET ${V1}/uploads/{content}, for up to ${STATUS_MAX} contents in one call; a content no walk of the organization lists answers \`wanted: false\`. Admin key.`,
+    tags: [TAG],
+    auth: 'admin',
+    body: {
+      type: 'object',
+      required: ['contents'],
+      additionalProperties: false,
+      properties: {
+        contents: {
+          type: 'array',
+          maxItems: STATUS_MAX,
+          items: { type: 'string', pattern: '^[0-9a-f]{64}$' },
+          description: 'sha256 of each content, lower-case hex.',
+        },
+      },
+    },
+    responses: { 200: { description: 'One entry per content asked, in order.', schema: uploadStatusesSchema } },
+    handler: (ctx, { body }) => answering(() => uploadStatuses(ctx.services, caller(ctx), body.contents)),
   }),
   defineRoute<{ content: string }>({
     method: 'get',

@@ -167,6 +167,13 @@ export const roundSchema: JsonSchema = {
     bytes_sent: int('Bytes sent to the upstream, compressed as sent.'),
     bytes_received: int('Bytes received from it.'),
     ms: int('How long the round took, milliseconds.'),
+    phases: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['push', 'pull', 'files'],
+      description: 'Milliseconds spent in each part of the round.',
+      properties: { push: int('Pushing changes.'), pull: int('Pulling and applying.'), files: int('Moving walk files.') },
+    },
   },
 };
 
@@ -351,5 +358,25 @@ export const uploadSchema: JsonSchema = {
     offset: int('Bytes held: send from this byte.'),
     size: int('Its size, bytes.'),
     complete: { type: 'boolean', description: 'Held whole and checked against its hash: nothing to send.' },
+  },
+};
+
+export const uploadStatusesSchema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['items'],
+  properties: {
+    items: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['sha256', 'offset', 'size', 'complete', 'wanted'],
+        properties: {
+          ...(uploadSchema.properties as Record<string, JsonSchema>),
+          wanted: { type: 'boolean', description: 'A walk of the organization lists this content (false: do not send it).' },
+        },
+      },
+    },
   },
 };

@@ -203,6 +203,31 @@ export function uploadStatus(services: Services, caller: Caller, sha: string): P
   return uploadState(services, caller, sha);
 }
 
+/** Most contents asked about in one call. */
+export const STATUS_MAX = 1000;
+
+/** What is held of many contents at once; a content no walk of the organization lists answers `wanted: false`. */
+export async function uploadStatuses(
+  services: Services,
+  caller: Caller,
+  shas: string[],
+): Promise<{ items: (UploadState & { wanted: boolean })[] }> {
+  if (!Array.isArray(shas) || shas.length > STATUS_MAX || !shas.every((x) => typeof x === 'string' && SHA256.test(x)))
+    throw new SyncRefused(422, 'validation_failed', `contents is a list of at most ${STATUS_MAX} sha256 in lower-case hex.`, [
+      { in: 'body', name: 'contents', message: `must be at most ${STATUS_MAX} sha256 in lower-case hex` },
+    ]);
+  const items: (UploadState & { wanted: boolean })[] = [];
+  for (const sha of shas) {
+    try {
+      items.push({ ...(await uploadState(services, caller, sha)), wanted: true });
+    } catch (err) {
+      if (err instanceof SyncRefused && err.status === 404) items.push({ sha256: sha, offset: 0, size: 0, complete: false, wanted: false });
+      else throw err;
+    }
+  }
+  return { items };
+}
+
 /**
  * Appends the body to a content being received, from `offset` (which must be what is held: a
  * request that starts elsewhere is 409 with the offset held). Bytes that arrived before a cut
