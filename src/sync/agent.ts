@@ -295,13 +295,19 @@ export class SyncAgent {
       await this.saveStats(org, { upstream_node: hello.node, pushed_seq: 0, pull_cursor: null, upstream_url: this.link.url });
       link = (await this.linkRow(org))!;
     }
+    // An upstream restored from a backup has lost what it acknowledged after it: that is sent
+    // again (it applies nothing twice); the entries between are looked at again, some travel.
+    if (link.pushed_seq > hello.last_seq_from_you) {
+      await this.saveStats(org, { pushed_seq: hello.last_seq_from_you });
+      link = (await this.linkRow(org))!;
+    }
     const maxSeq = Number(
       (await sql<{ s: number | null }>`SELECT max(seq) AS s FROM change_log`.execute(this.services.db)).rows[0]?.s ?? 0,
     );
     if (hello.last_seq_from_you > maxSeq) {
       throw new Failed(
         'error',
-        `The upstream holds changes numbered up to ${hello.last_seq_from_you} from this box, which has only ${maxSeq}: this box's data is older than what it sent (restored from a backup?). Syncing would reuse change ids; see docs/sync.md, "Restoring a box".`,
+        `The upstream holds changes numbered up to ${hello.last_seq_from_you} from this box, which has only ${maxSeq}: this box's data is older than what it sent (restored from a backup?). Syncing would reuse change ids; see docs/sync.md, "Restoring from a backup".`,
       );
     }
     this.greeted = true;

@@ -5,7 +5,7 @@ import type { Services } from '../services.js';
 import type { ApplyContext, SyncKind } from './kinds/kind.js';
 import { indexLocalTombstones } from './kinds/climate.js';
 import { asRefusal, SyncRefused } from './refusal.js';
-import type { ChangeResult, Outcome, WireChange } from './wire.js';
+import { seqOfChangeId, type ChangeResult, type Outcome, type WireChange } from './wire.js';
 
 /**
  * Emits 'batch' with the instance's services at the end of every batch of received changes,
@@ -75,6 +75,9 @@ export async function applyChanges(services: Services, opts: ApplyOptions): Prom
     const record = services.sqlite.prepare(
       'INSERT INTO sync_received (change_id, organization_id, origin, outcome, status, code, detail, errors, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
+    const lastSeq = services.sqlite.prepare(
+      'INSERT INTO sync_origins (origin, last_seq) VALUES (?, ?) ON CONFLICT (origin) DO UPDATE SET last_seq = excluded.last_seq WHERE excluded.last_seq > sync_origins.last_seq',
+    );
     const out: ChangeResult[] = [];
     for (const change of changes) {
       const prior = seen.get(change.id) as
@@ -123,6 +126,8 @@ export async function applyChanges(services: Services, opts: ApplyOptions): Prom
         result.errors ? JSON.stringify(result.errors) : null,
         w.now,
       );
+      const seq = seqOfChangeId(change.id, change.origin);
+      if (seq !== null) lastSeq.run(change.origin, seq);
       out.push(result);
     }
     await opts.alsoInTransaction?.(ctx, out);

@@ -159,7 +159,8 @@ export class UpstreamClient {
         body.on('error', (err) => fail(`reading the file to send failed: ${err.message}`));
         body.pipe(req);
       } else {
-        if (body) this.traffic.bytesSent += body.length;
+        // Counted once the body went out, not for a request that found no one to send it to.
+        if (body) req.on('finish', () => (this.traffic.bytesSent += body.length));
         req.end(body);
       }
     }).then((answer) => this.check(answer));

@@ -16,6 +16,8 @@ export interface Page {
   seqs: number[];
   /** Where the next read starts: the last entry looked at (sent or not). */
   last: number;
+  /** The id of that entry; null when none was looked at. */
+  lastId: string | null;
   /** Entries remain after `last`. */
   more: boolean;
   /** Entries looked at, sent or not. */
@@ -62,7 +64,7 @@ interface Reading {
 async function serializeEntries(services: Services, kinds: ReadonlyMap<string, SyncKind>, r: Reading, limits: ReadLimits): Promise<Page> {
   const ctx = serializeContext(services);
   const { ids, position } = r;
-  const page: Page = { changes: [], seqs: [], last: r.start, more: r.more, scanned: 0, bytes: 0 };
+  const page: Page = { changes: [], seqs: [], last: r.start, lastId: null, more: r.more, scanned: 0, bytes: 0 };
   const index = new Map<string, number>();
   for (const e of r.entries) {
     const kind = kinds.get(e.entity);
@@ -89,6 +91,7 @@ async function serializeEntries(services: Services, kinds: ReadonlyMap<string, S
       page.bytes += size;
     }
     page.last = position(e);
+    page.lastId = ids(e).id;
     page.scanned++;
   }
   return page;

@@ -18,6 +18,11 @@ export interface SyncReceivedTable {
   at: string;
 }
 
+export interface SyncOriginTable {
+  origin: string;
+  last_seq: number;
+}
+
 export interface SyncLinkTable {
   organization_id: string;
   upstream_url: string;
@@ -89,6 +94,7 @@ declare module '../db/schema.js' {
   interface Database {
     sync_counters: SyncCounterTable;
     sync_received: SyncReceivedTable;
+    sync_origins: SyncOriginTable;
     sync_links: SyncLinkTable;
     sync_quarantine: SyncQuarantineTable;
     sync_tombstones: SyncTombstoneTable;

@@ -13,10 +13,11 @@ import { kindsOf, nodeOf } from './registry.js';
 import { SyncRefused } from './refusal.js';
 import { completeContent, partialPath, partialSize, presentCopy, SHA256, wanted } from './files.js';
 import {
+  cursorTag,
   decodeCursor,
   encodeCursor,
+  localChangeId,
   PROTOCOL,
-  seqOfChangeId,
   type HelloAnswer,
   type PullAnswer,
   type PushAnswer,
@@ -40,18 +41,14 @@ export async function hello(services: Services, caller: Caller, askingNode: stri
     .select(['id', 'name'])
     .where('id', '=', caller.organizationId)
     .executeTakeFirst();
-  let last = 0;
-  if (askingNode) {
-    // The highest of the asking node's own change numbers held here: a box restored from an old
-    // backup would number new changes as ones already sent (docs/sync.md, "Restoring a box").
-    const rows = await services.db
-      .selectFrom('sync_received')
-      .select('change_id')
-      .where('origin', '=', askingNode)
-      .where('change_id', 'not like', '%/%')
-      .execute();
-    for (const r of rows) last = Math.max(last, seqOfChangeId(r.change_id, askingNode) ?? 0);
-  }
+  // The highest of the asking node's own change numbers held here: a box restored from an old
+  // backup would number new changes as ones already sent (docs/sync.md, "Restoring from a backup").
+  const last = askingNode
+    ? Number(
+        (await services.db.selectFrom('sync_origins').select('last_seq').where('origin', '=', askingNode).executeTakeFirst())?.last_seq ??
+          0,
+      )
+    : 0;
   return {
     protocol: PROTOCOL,
     node: nodeOf(services),
@@ -128,6 +125,17 @@ export async function receivePush(services: Services, caller: Caller, changes: W
 
 export const PULL_MAX = 2000;
 
+/** The id of the change at an organization's feed number, as the feed gives it. */
+async function changeIdAt(services: Services, organizationId: string, orgSeq: number): Promise<string | null> {
+  const r = await services.db
+    .selectFrom('change_log')
+    .select(['seq', 'change_id'])
+    .where('organization_id', '=', organizationId)
+    .where('org_seq', '=', orgSeq)
+    .executeTakeFirst();
+  return r ? (r.change_id ?? localChangeId(nodeOf(services), r.seq)) : null;
+}
+
 /** A page of the organization's feed after `cursor` (null: from the start), without the asking node's own changes. */
 export async function servePull(
   services: Services,
@@ -145,12 +153,22 @@ export async function servePull(
     if (c.node !== node)
       throw new SyncRefused(409, 'cursor_unknown', 'The cursor is from another upstream; pull again from the start (no cursor).');
     after = c.orgSeq;
+    // The change the cursor stopped at must be the one at that number here: an upstream restored
+    // from a backup numbers new changes anew, and the box reads its feed again from the start.
+    const at = after === 0 ? null : await changeIdAt(services, caller.organizationId, after);
+    if (after > 0 && (at === null || c.tag !== cursorTag(at)))
+      throw new SyncRefused(
+        409,
+        'cursor_unknown',
+        'The cursor is not one this upstream gave since its data was last restored; pull again from the start.',
+      );
   }
   const page = await readFeed(services, kindsOf(services), node, caller.organizationId, after, askingNode ?? null, {
     maxChanges: Math.min(Math.max(1, limit), PULL_MAX),
     maxBytes: 4 * 1024 * 1024,
   });
-  return { changes: page.changes, cursor: encodeCursor(node, page.last), more: page.more };
+  const lastId = page.lastId ?? (page.last === 0 ? null : await changeIdAt(services, caller.organizationId, page.last));
+  return { changes: page.changes, cursor: encodeCursor(node, page.last, lastId), more: page.more };
 }
 
 /**

@@ -3,6 +3,8 @@
  * line of NDJSON in a push body or a pull answer; everything a receiver needs to decide and
  * apply it is in the line.
  */
+import { createHash } from 'node:crypto';
+
 export const PROTOCOL = 1;
 
 export interface WireChange {
@@ -71,23 +73,24 @@ export interface PullAnswer {
 }
 
 /**
- * A pull cursor is opaque to the box: the upstream's node id and the organization's feed
- * number. The node id tells a cursor from another upstream (a reset one) from a good one.
+ * A pull cursor is opaque to the box: the upstream's node id, the organization's feed number,
+ * and a tag of the change at that number. An upstream restored from a backup numbers new
+ * changes again from where the backup stood; the tag no longer matches there, and the box reads
+ * the feed again from the start rather than skip what was numbered anew.
  */
-export function encodeCursor(node: string, orgSeq: number): string {
-  return Buffer.from(`${PROTOCOL}|${node}|${orgSeq}`, 'utf8').toString('base64url');
+export function encodeCursor(node: string, orgSeq: number, changeId: string | null): string {
+  return Buffer.from(`${PROTOCOL}|${node}|${orgSeq}|${changeId === null ? '' : cursorTag(changeId)}`, 'utf8').toString('base64url');
 }
 
-export function decodeCursor(cursor: string): { node: string; orgSeq: number } | null {
-  let text: string;
-  try {
-    text = Buffer.from(cursor, 'base64url').toString('utf8');
-  } catch {
-    return null;
-  }
-  const m = /^1\|([0-9a-f]{1,64})\|(\d{1,15})$/.exec(text);
+export function cursorTag(changeId: string): string {
+  return createHash('sha256').update(changeId).digest('hex').slice(0, 12);
+}
+
+export function decodeCursor(cursor: string): { node: string; orgSeq: number; tag: string | null } | null {
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  const m = /^1\|([0-9a-z]{1,64})\|(\d{1,15})\|([0-9a-f]{12})?$/.exec(text);
   if (!m) return null;
-  return { node: m[1]!, orgSeq: Number(m[2]) };
+  return { node: m[1]!, orgSeq: Number(m[2]), tag: m[3] ?? null };
 }
 
 /** The local id of a change made on `node` with change_log seq `seq`. */

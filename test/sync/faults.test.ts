@@ -5,8 +5,8 @@
 // latest write wins and a delete stays a delete (the oracle, from the acknowledgements alone),
 // all three hold the same records, every applied batch kept referential integrity, no queue is
 // stuck, replaying every push changes nothing, and another organization on the same upstream
-// was never touched. SYNC_FUZZ_RUNS (default 20; the nightly run sets 200) and SYNC_FUZZ_SEED
-// choose the runs; a failing run names its seed.
+// was never touched. SYNC_FUZZ_RUNS (default 20; 200 in the nightly run, `npm run test:nightly`)
+// and SYNC_FUZZ_SEED choose the runs; a failing run names its seed.
 import t from 'tap';
 import type { Services } from '../../src/services.js';
 import { applyEvents } from '../../src/sync/apply.js';
@@ -15,7 +15,8 @@ import { FaultProxy, seeded } from '../helpers/fault-proxy.js';
 import { call, digest, digestDiff, skew, startBox, startUpstream, syncOnce, syncUntilQuiet } from './helpers.js';
 import { checkOracle, Workload, type Instance } from './workload.js';
 
-const RUNS = Number(process.env.SYNC_FUZZ_RUNS ?? 20);
+const NIGHTLY = process.env.CROPWALK_NIGHTLY === '1';
+const RUNS = Number(process.env.SYNC_FUZZ_RUNS ?? (NIGHTLY ? 200 : 20));
 const SEED0 = Number(process.env.SYNC_FUZZ_SEED ?? 36_001);
 const STEPS = Number(process.env.SYNC_FUZZ_STEPS ?? 40);
 

@@ -3,7 +3,8 @@
 // second and on demand, while one or the other is killed mid-round and started again. After the
 // kills stop: every acknowledged write stands as the latest write says and a delete stays a
 // delete, both hold the same records, nothing is left pending, and the files pass a foreign-key
-// check. SYNC_KILL_RUNS (default 2) and SYNC_FUZZ_SEED choose the runs; a failure names its seed.
+// check. SYNC_KILL_RUNS (default 2; 20 in the nightly run) and SYNC_FUZZ_SEED choose the runs; a
+// failure names its seed.
 import t from 'tap';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -15,7 +16,7 @@ import { FaultProxy, seeded } from '../helpers/fault-proxy.js';
 import { ADMIN_TOKEN } from '../helpers/server.js';
 import { winner } from './workload.js';
 
-const RUNS = Number(process.env.SYNC_KILL_RUNS ?? 2);
+const RUNS = Number(process.env.SYNC_KILL_RUNS ?? (process.env.CROPWALK_NIGHTLY === '1' ? 20 : 2));
 const SEED0 = Number(process.env.SYNC_FUZZ_SEED ?? 36_001);
 const STEPS = Number(process.env.SYNC_KILL_STEPS ?? 24);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');

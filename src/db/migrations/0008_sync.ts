@@ -47,6 +47,14 @@ export async function up(db: Kysely<any>): Promise<void> {
       at text NOT NULL
     ) WITHOUT ROWID`.execute(db);
 
+  // The highest change number received from each node, by its own `<node>:<seq>` ids: a box
+  // asks for it on first contact (docs/sync.md, "Restoring from a backup").
+  await sql`
+    CREATE TABLE sync_origins (
+      origin text PRIMARY KEY,
+      last_seq integer NOT NULL
+    ) WITHOUT ROWID`.execute(db);
+
   // A box's link to its upstream, one per organization it syncs.
   await db.schema
     .createTable('sync_links')
