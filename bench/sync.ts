@@ -42,7 +42,7 @@ import { openDatabase } from '../src/db/database.js';
 import { Store, SYSTEM_ACTOR } from '../src/db/store.js';
 import { newId } from '../src/db/ids.js';
 import { CLIMATE_METRICS } from '../src/climate/metrics.js';
-import { frameFileName, framesDir } from '../src/scoring/jobs/storage.js';
+import { frameFileName, framesDir } from '../src/walks/jobs/storage.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
@@ -176,7 +176,7 @@ async function writeWalks(
   walks: number,
 ): Promise<number> {
   const opened = await openDatabase(dataDir);
-  const store = new Store(opened.db, opened.clock);
+  const store = new Store(opened.db, opened.hlc);
   let bytes = 0;
   for (let n = 0; n < walks; n++) {
     const id = newId();

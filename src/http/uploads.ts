@@ -127,7 +127,7 @@ export async function receiveRawBody(ctx: Context, spec: RawBodySpec, dataDir: s
     // A client gone mid-body (a cut link) is no fault of the box's: a 400 it will not read, not a 500 in the log.
     const gone = () => {
       out.destroy();
-      reject(new HttpProblem(400, 'request_aborted', 'The request body ended before its end.'));
+      reject(new Refused('request_aborted', 'The request body ended before its end.'));
     };
     ctx.req.on('aborted', gone);
     ctx.req.on('error', (err: NodeJS.ErrnoException) => (err.code === 'ECONNRESET' || err.message === 'aborted' ? gone() : reject(err)));

@@ -1,9 +1,11 @@
 import { existsSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import { sql, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { Services } from '../services.js';
 import type { Actor } from '../db/store.js';
 import { applyChanges, checkIdentity } from './apply.js';
+import { refusalOf, type Refusal } from './refusal.js';
 import { UpstreamClient, UpstreamError } from './client.js';
 import { completeContent, materialize, partialPath, partialSize, presentCopy } from './files.js';
 import { kindsOf, nodeOf } from './registry.js';
@@ -110,8 +112,15 @@ export class SyncAgent {
     this.client = new UpstreamClient(link.url, link.key, nodeOf(services));
   }
 
+  /** Elapsed time for backoff and bursts: never steps when the wall clock is set (src/clock.ts). */
   private get now(): number {
-    return Date.now();
+    return performance.now();
+  }
+
+  /** When the next round may run after failures, on the service clock; null when none waits. */
+  nextAttemptIso(): string | null {
+    const wait = this.nextAttemptAt - this.now;
+    return wait > 0 ? new Date(this.services.clock.now() + wait).toISOString() : null;
   }
 
   start(): void {
@@ -121,7 +130,8 @@ export class SyncAgent {
       const kinds = kindsOf(this.services);
       for (const t of tables) if (kinds.has(t)) return this.soon();
     });
-    this.schedule(100);
+    // With an interval, the first round runs at start; without one, only writes and POST /api/sync start one.
+    if (this.services.config.syncIntervalS > 0) this.schedule(100);
   }
 
   async stop(): Promise<void> {
@@ -207,20 +217,20 @@ export class SyncAgent {
       const link = await this.ensureLinked();
       let t0 = this.now;
       await this.push(link, report);
-      report.phases.push = this.now - t0;
+      report.phases.push = Math.round(this.now - t0);
       phase = 'pull';
       t0 = this.now;
       await this.pull(link, report);
-      report.phases.pull = this.now - t0;
+      report.phases.pull = Math.round(this.now - t0);
       t0 = this.now;
       await this.files(link, report);
-      report.phases.files = this.now - t0;
+      report.phases.files = Math.round(this.now - t0);
       this.failures = 0;
       this.nextAttemptAt = 0;
       this.state = 'idle';
       report.ok = true;
       await this.saveStats(link.organization_id, {
-        last_ok_at: new Date().toISOString(),
+        last_ok_at: this.services.clock.iso(),
         failures: 0,
         state: 'idle',
         last_push_error: null,
@@ -252,7 +262,7 @@ export class SyncAgent {
     report.state = this.state;
     report.bytes_sent = this.client.traffic.bytesSent - traffic0.bytesSent;
     report.bytes_received = this.client.traffic.bytesReceived - traffic0.bytesReceived;
-    report.ms = this.now - started;
+    report.ms = Math.round(this.now - started);
     this.lastReport = report;
     return report;
   }
@@ -280,7 +290,7 @@ export class SyncAgent {
           upstream_url: this.link.url,
           upstream_key: null,
           upstream_node: hello.node,
-          linked_at: new Date().toISOString(),
+          linked_at: this.services.clock.iso(),
           pushed_seq: 0,
           pull_cursor: null,
           state: 'idle',
@@ -329,7 +339,7 @@ export class SyncAgent {
           throw new Failed('error', 'The upstream answered a push with another number of results than changes sent.');
       }
       // The acknowledgement is in: what was refused is quarantined, and everything up to page.last is sent.
-      const now = new Date().toISOString();
+      const now = this.services.clock.iso();
       await this.services.db.transaction().execute(async (trx) => {
         for (const [i, r] of results.entries()) {
           const c = page.changes[i]!;
@@ -386,13 +396,13 @@ export class SyncAgent {
       if (!answer || !Array.isArray(answer.changes) || typeof answer.cursor !== 'string')
         throw new Failed('error', 'The upstream answered a pull with something else than a page.');
       const good: WireChange[] = [];
-      const bad: { change: WireChange; problem: { status: number; code: string; message: string } }[] = [];
+      const bad: { change: WireChange; problem: Refusal }[] = [];
       for (const c of answer.changes) {
         const problem = checkIdentity(c, org);
-        if (problem) bad.push({ change: c, problem });
+        if (problem) bad.push({ change: c, problem: refusalOf(problem)! });
         else good.push(c);
       }
-      const now = new Date().toISOString();
+      const now = this.services.clock.iso();
       const quarantine = (
         trx: Transaction<Database>,
         c: WireChange,
@@ -410,8 +420,7 @@ export class SyncAgent {
           // The page and the cursor after it commit together: a crash repeats the page or none of it.
           alsoInTransaction: async (ctx, out) => {
             for (const [i, r] of out.entries()) if (r.outcome === 'refused') await quarantine(ctx.trx, good[i]!, r);
-            for (const b of bad)
-              await quarantine(ctx.trx, b.change, { status: b.problem.status, code: b.problem.code, detail: b.problem.message });
+            for (const b of bad) await quarantine(ctx.trx, b.change, b.problem);
             await ctx.trx
               .updateTable('sync_links')
               .set({ pull_cursor: next, last_pull_at: now, last_pull_count: answer.changes.length, last_pull_error: null })
@@ -449,7 +458,7 @@ export class SyncAgent {
       const finish = (u: { sha256: string; bytes_sent: number }, outcome: 'sent' | 'had' | 'gone' | 'unwanted', sent = 0) =>
         this.services.db
           .updateTable('sync_uploads')
-          .set({ done_at: new Date().toISOString(), outcome, bytes_sent: u.bytes_sent + sent })
+          .set({ done_at: this.services.clock.iso(), outcome, bytes_sent: u.bytes_sent + sent })
           .where('sha256', '=', u.sha256)
           .execute();
       const sources = new Map<string, string>();

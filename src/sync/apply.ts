@@ -1,10 +1,11 @@
+import { Forbidden, Invalid } from '../errors.js';
 import { EventEmitter } from 'node:events';
 import { sql } from 'kysely';
 import type { Actor } from '../db/store.js';
 import type { Services } from '../services.js';
 import type { ApplyContext, SyncKind } from './kinds/kind.js';
 import { indexLocalTombstones } from './kinds/climate.js';
-import { asRefusal, SyncRefused } from './refusal.js';
+import { refusalOf } from './refusal.js';
 import { seqOfChangeId, type ChangeResult, type Outcome, type WireChange } from './wire.js';
 
 /**
@@ -20,19 +21,18 @@ const ID = /^[0-9a-z]{1,64}:\d{1,15}(\/\d{1,6})*$/;
 
 /** Checks the envelope every change carries, before its kind looks at it. */
 function checkEnvelope(c: WireChange, kinds: ReadonlyMap<string, SyncKind>): SyncKind {
-  if (!c || typeof c !== 'object') throw new SyncRefused(422, 'validation_failed', 'A change is an object.');
-  if (c.op !== 'upsert' && c.op !== 'delete') throw new SyncRefused(422, 'validation_failed', 'op must be upsert or delete.');
-  if (typeof c.v !== 'string' || !VERSION.test(c.v)) throw new SyncRefused(422, 'validation_failed', 'v must be a version stamp.');
-  if (typeof c.eid !== 'string' || c.eid.length === 0 || c.eid.length > 100)
-    throw new SyncRefused(422, 'validation_failed', 'eid must be a record id.');
-  if (typeof c.at !== 'string') throw new SyncRefused(422, 'validation_failed', 'at must be an instant.');
+  if (!c || typeof c !== 'object') throw new Invalid([], 'A change is an object.');
+  if (c.op !== 'upsert' && c.op !== 'delete') throw new Invalid([], 'op must be upsert or delete.');
+  if (typeof c.v !== 'string' || !VERSION.test(c.v)) throw new Invalid([], 'v must be a version stamp.');
+  if (typeof c.eid !== 'string' || c.eid.length === 0 || c.eid.length > 100) throw new Invalid([], 'eid must be a record id.');
+  if (typeof c.at !== 'string') throw new Invalid([], 'at must be an instant.');
   const kind = kinds.get(c.kind);
-  if (!kind) throw new SyncRefused(422, 'unknown_kind', `Records of kind ${String(c.kind)} do not travel to this instance.`);
+  if (!kind) throw new Invalid([], `Records of kind ${String(c.kind)} do not travel to this instance.`, 'unknown_kind');
   return kind;
 }
 
 /** A change as it was received: its id, origin and organization checked before anything is applied. */
-export function checkIdentity(c: WireChange, org: string): SyncRefused | null {
+export function checkIdentity(c: WireChange, org: string): Invalid | Forbidden | null {
   if (
     !c ||
     typeof c !== 'object' ||
@@ -41,8 +41,8 @@ export function checkIdentity(c: WireChange, org: string): SyncRefused | null {
     typeof c.origin !== 'string' ||
     !c.id.startsWith(`${c.origin}:`)
   )
-    return new SyncRefused(422, 'validation_failed', 'A change carries its id (<origin>:<number>) and origin.');
-  if (c.org !== org) return new SyncRefused(403, 'forbidden', `The change is for organization ${String(c.org)}; this link is for ${org}.`);
+    return new Invalid([], 'A change carries its id (<origin>:<number>) and origin.');
+  if (c.org !== org) return new Forbidden(`The change is for organization ${String(c.org)}; this link is for ${org}.`);
   return null;
 }
 
@@ -102,14 +102,14 @@ export async function applyChanges(services: Services, opts: ApplyOptions): Prom
       } catch (err) {
         await sql`ROLLBACK TO sync_change`.execute(w.trx);
         await sql`RELEASE sync_change`.execute(w.trx);
-        const refusal = asRefusal(err);
+        const refusal = refusalOf(err);
         if (!refusal) throw err;
         result = {
           id: change.id,
           outcome: 'refused',
           status: refusal.status,
           code: refusal.code,
-          detail: refusal.message,
+          detail: refusal.detail,
           ...(refusal.errors ? { errors: refusal.errors } : {}),
         };
       } finally {

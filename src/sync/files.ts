@@ -3,7 +3,7 @@ import { createReadStream, existsSync, linkSync, mkdirSync, readdirSync, renameS
 import path from 'node:path';
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { clipsDir, framesDir, inside, walkDir } from '../scoring/jobs/storage.js';
+import { clipsDir, framesDir, inside, walkDir } from '../walks/jobs/storage.js';
 import './tables.js';
 
 /**

@@ -1,50 +1,73 @@
 import type { ValidateFunction } from 'ajv';
 import { bodyAjv } from '../http/ajv.js';
 import { fieldErrors, type JsonSchema } from '../http/route.js';
+import {
+  Conflict,
+  DomainError,
+  Forbidden,
+  Gone,
+  Invalid,
+  NotFound,
+  Refused,
+  TooLarge,
+  UnsupportedMedia,
+  type FieldIssue,
+} from '../errors.js';
 
-/** A field at fault in a change, named as the API names body fields (conventions.md, 422). */
-export interface SyncFieldError {
-  in?: string;
-  name: string;
-  message: string;
+/**
+ * A change the receiver will not apply, as the wire tells it: the status and code the API
+ * answers for the same write made there (422 invalid, 409 against a rule, 404 a parent not
+ * held, 403 another organization). The sending side quarantines it with this reason
+ * (docs/sync.md, "Refusals"). The kinds throw the domain's own errors (src/errors.ts); this is
+ * the one place they become wire statuses, the same ones src/http/problem.ts `problemOf` gives
+ * them (test/sync/refusal.test.ts keeps the two in step).
+ */
+export interface Refusal {
+  status: number;
+  code: string;
+  detail: string;
+  errors?: FieldIssue[];
 }
 
 /**
- * A change the receiver will not apply: the status and code the API would answer for the same
- * write made there (422 invalid, 409 against a rule, 403 another organization, 404 a parent it
- * does not hold). The sending side quarantines it with this reason (docs/sync.md, "Refusals").
+ * A domain error that says the change itself cannot be applied, as its refusal; null for
+ * anything else (a bug, a full disk, a service unavailable), which must fail the batch rather
+ * than quarantine a good change.
  */
-export class SyncRefused extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    detail: string,
-    readonly errors?: SyncFieldError[],
-  ) {
-    super(detail);
-  }
+export function refusalOf(err: unknown): Refusal | null {
+  if (!(err instanceof DomainError)) return null;
+  const status =
+    err instanceof Invalid
+      ? 422
+      : err instanceof NotFound
+        ? 404
+        : err instanceof Conflict
+          ? 409
+          : err instanceof Gone
+            ? 410
+            : err instanceof TooLarge
+              ? 413
+              : err instanceof UnsupportedMedia
+                ? 415
+                : err instanceof Refused
+                  ? 400
+                  : err instanceof Forbidden
+                    ? 403
+                    : null;
+  if (status === null) return null;
+  return { status, code: err.code, detail: err.message, ...(err instanceof Invalid && err.issues.length ? { errors: err.issues } : {}) };
 }
 
-export const invalid = (detail: string, errors?: SyncFieldError[]): SyncRefused =>
-  new SyncRefused(422, 'validation_failed', detail, errors);
-
-export const fieldInvalid = (name: string, message: string): SyncRefused =>
-  new SyncRefused(422, 'validation_failed', `${name} ${message}`, [{ in: 'body', name, message }]);
-
-/**
- * Any error a domain rule throws while a change is checked (the API's own 409/422/413 helpers)
- * as a refusal; null for an error that is not about the change (a bug, a full disk), which must
- * fail the batch rather than quarantine a good change.
- */
-export function asRefusal(err: unknown): SyncRefused | null {
-  if (err instanceof SyncRefused) return err;
-  const e = err as { status?: unknown; code?: unknown; message?: unknown; extra?: { errors?: unknown }; errors?: unknown };
-  if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500 && typeof e.code === 'string') {
-    const errors = (e.extra?.errors ?? e.errors) as SyncFieldError[] | undefined;
-    return new SyncRefused(e.status, e.code, String(e.message ?? e.code), Array.isArray(errors) ? errors : undefined);
-  }
-  return null;
+/** A record or parent this instance does not hold, said in a sentence (NotFound's own is "No such …"). */
+export function notHeld(detail: string): NotFound {
+  const e = new NotFound('record');
+  e.message = detail;
+  return e;
 }
+
+export const invalid = (detail: string, errors: FieldIssue[] = []): Invalid => new Invalid(errors, detail);
+
+export const fieldInvalid = (name: string, message: string): Invalid => Invalid.field(name, message, 'body');
 
 const compiled = new WeakMap<JsonSchema, ValidateFunction>();
 

@@ -17,5 +17,5 @@ export function kindsOf(services: Services): ReadonlyMap<string, SyncKind> {
 
 /** This instance's node id: the site name in change ids, origins and HLC stamps (meta.node_id). */
 export function nodeOf(services: Services): string {
-  return services.store.clock.node;
+  return services.hlc.node;
 }

@@ -1,11 +1,12 @@
 import { gzipSync } from 'node:zlib';
 import { readFile } from 'node:fs/promises';
 import type { Context } from 'koa';
+import { Readable } from 'node:stream';
 import { defineRoute, type RouteSpec } from '../http/route.js';
-import { HttpProblem } from '../http/problem.js';
-import { actorOf } from '../http/pipeline.js';
-import { SyncRefused } from './refusal.js';
-import { agentOf } from './agent.js';
+import type { Principal } from '../auth/principal.js';
+import type { Services } from '../services.js';
+import { Conflict, Forbidden } from '../errors.js';
+import { agentOf, type SyncAgent } from './agent.js';
 import { syncStatus } from './status.js';
 import { organizationDigest } from './digest.js';
 import { linkToUpstream, type LinkInput } from './link.js';
@@ -53,20 +54,19 @@ const nodeQuery = {
   description: 'The asking box’s node id (GET /api/sync answers it as `node`).',
 };
 
-/** A refusal of the sync domain as the problem the API answers. */
-async function answering<T>(fn: () => Promise<T> | T): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    if (err instanceof SyncRefused) throw new HttpProblem(err.status, err.code, err.message, err.errors ? { errors: err.errors } : {});
-    throw err;
-  }
+/** The key's organization: every sync route works on it and on nothing else. */
+function caller(principal: Principal | undefined): Caller {
+  if (principal?.kind !== 'key') throw new Forbidden('An admin key of the organization is required.');
+  return { organizationId: principal.organizationId, keyId: principal.keyId };
 }
 
-function caller(ctx: Context): Caller {
-  const p = ctx.state.principal;
-  if (p?.kind !== 'key') throw new HttpProblem(401, 'unauthenticated', 'An admin key of the organization is required.');
-  return { organizationId: p.organizationId, keyId: p.keyId };
+/** The box's agent, for a route that runs a round; 409 on an instance that syncs with no upstream. */
+function agentFor(services: Services, organizationId?: string): SyncAgent {
+  const agent = agentOf(services);
+  if (!agent) throw new Conflict('This instance syncs with no upstream (UPSTREAM_URL is not set and no link was made).', {}, 'no_upstream');
+  if (organizationId && agent.organizationId !== null && agent.organizationId !== organizationId)
+    throw new Conflict("This box syncs another organization than the key's.", {}, 'no_upstream');
+  return agent;
 }
 
 /** Big pages go gzip-compressed to a client that takes it; the answer is the same JSON. */
@@ -91,7 +91,7 @@ export const syncRoutes: RouteSpec[] = [
     tags: [TAG],
     auth: 'admin',
     responses: { 200: { description: 'The sync status.', schema: statusSchema } },
-    handler: (ctx) => syncStatus(ctx.services, caller(ctx).organizationId),
+    handler: ({ services, principal }) => syncStatus(services, caller(principal).organizationId),
   }),
   defineRoute({
     method: 'post',
@@ -104,15 +104,7 @@ export const syncRoutes: RouteSpec[] = [
     auth: 'admin',
     responses: { 200: { description: 'What the round moved.', schema: roundSchema } },
     errors: [409],
-    handler: async (ctx) => {
-      const agent = agentOf(ctx.services);
-      const org = caller(ctx).organizationId;
-      if (!agent)
-        throw new HttpProblem(409, 'no_upstream', 'This instance syncs with no upstream (UPSTREAM_URL is not set and no link was made).');
-      if (agent.organizationId !== null && agent.organizationId !== org)
-        throw new HttpProblem(409, 'no_upstream', "This box syncs another organization than the key's.");
-      return agent.syncNow();
-    },
+    handler: ({ services, principal }) => agentFor(services, caller(principal).organizationId).syncNow(),
   }),
   defineRoute({
     method: 'get',
@@ -124,9 +116,9 @@ export const syncRoutes: RouteSpec[] = [
     tags: [TAG],
     auth: 'admin',
     responses: { 200: { description: 'Counts and digests.', schema: digestSchema } },
-    handler: async (ctx) => {
-      const org = caller(ctx).organizationId;
-      return { organization_id: org, kinds: await organizationDigest(ctx.services, org) };
+    handler: async ({ services, principal }) => {
+      const org = caller(principal).organizationId;
+      return { organization_id: org, kinds: await organizationDigest(services, org) };
     },
   }),
   defineRoute({
@@ -140,12 +132,7 @@ export const syncRoutes: RouteSpec[] = [
     auth: 'admin-token',
     responses: { 200: { description: 'What the round moved.', schema: roundSchema } },
     errors: [409],
-    handler: async (ctx) => {
-      const agent = agentOf(ctx.services);
-      if (!agent)
-        throw new HttpProblem(409, 'no_upstream', 'This instance syncs with no upstream (UPSTREAM_URL is not set and no link was made).');
-      return agent.syncNow();
-    },
+    handler: ({ services }) => agentFor(services).syncNow(),
   }),
   defineRoute<unknown, unknown, LinkInput>({
     method: 'post',
@@ -159,11 +146,10 @@ export const syncRoutes: RouteSpec[] = [
     body: linkBody,
     responses: { 200: { description: 'The link and its first round.', schema: linkedSchema } },
     errors: [404, 409, 502],
-    handler: (_ctx, { body }) =>
-      answering(async () => {
-        const { report, key_id } = await linkToUpstream(_ctx.services, body);
-        return { organization_id: body.organization_id, upstream_url: body.upstream_url.replace(/\/+$/, ''), key_id, round: report };
-      }),
+    handler: async ({ services, body }) => {
+      const { report, key_id } = await linkToUpstream(services, body);
+      return { organization_id: body.organization_id, upstream_url: body.upstream_url.replace(/\/+$/, ''), key_id, round: report };
+    },
   }),
 
   // ---- What an upstream answers boxes (docs/sync.md, "Protocol").
@@ -178,7 +164,7 @@ export const syncRoutes: RouteSpec[] = [
     auth: 'admin',
     query: { type: 'object', properties: { node: nodeQuery } },
     responses: { 200: { description: 'Who and where.', schema: helloSchema } },
-    handler: (ctx, { query }) => hello(ctx.services, caller(ctx), query.node),
+    handler: ({ services, principal, query }) => hello(services, caller(principal), query.node),
   }),
   defineRoute({
     method: 'post',
@@ -195,13 +181,11 @@ export const syncRoutes: RouteSpec[] = [
     },
     responses: { 200: { description: 'One result per change.', schema: pushAnswerSchema } },
     errors: [403, 413, 415],
-    handler: (ctx, { rawFile }) =>
-      answering(async () => {
-        const { Readable } = await import('node:stream');
-        const body = await readFile(rawFile!.path);
-        const changes = await readPushBody(Readable.from([body]), ctx.get('content-encoding') || undefined);
-        return receivePush(ctx.services, caller(ctx), changes);
-      }),
+    handler: async ({ services, principal, rawFile, http }) => {
+      const body = await readFile(rawFile!.path);
+      const changes = await readPushBody(Readable.from([body]), http.get('content-encoding') || undefined);
+      return receivePush(services, caller(principal), changes);
+    },
   }),
   defineRoute<unknown, { cursor?: string; limit?: number; node?: string }>({
     method: 'get',
@@ -222,8 +206,8 @@ export const syncRoutes: RouteSpec[] = [
     },
     responses: { 200: { description: 'A page.', schema: pullAnswerSchema } },
     errors: [409],
-    handler: (ctx, { query }) =>
-      answering(async () => sendJson(ctx, await servePull(ctx.services, caller(ctx), query.cursor, query.limit ?? 500, query.node))),
+    handler: async ({ services, principal, query, http }) =>
+      sendJson(http, await servePull(services, caller(principal), query.cursor, query.limit ?? 500, query.node)),
   }),
   defineRoute<unknown, unknown, { contents: string[] }>({
     method: 'post',
@@ -247,7 +231,7 @@ export const syncRoutes: RouteSpec[] = [
       },
     },
     responses: { 200: { description: 'One entry per content asked, in order.', schema: uploadStatusesSchema } },
-    handler: (ctx, { body }) => answering(() => uploadStatuses(ctx.services, caller(ctx), body.contents)),
+    handler: ({ services, principal, body }) => uploadStatuses(services, caller(principal), body.contents),
   }),
   defineRoute<{ content: string }>({
     method: 'get',
@@ -260,7 +244,7 @@ export const syncRoutes: RouteSpec[] = [
     auth: 'admin',
     params: contentParams,
     responses: { 200: { description: 'What is held.', schema: uploadSchema } },
-    handler: (ctx, { params }) => answering(() => uploadStatus(ctx.services, caller(ctx), params.content)),
+    handler: ({ services, principal, params }) => uploadStatus(services, caller(principal), params.content),
   }),
   defineRoute<{ content: string }>({
     method: 'patch',
@@ -279,8 +263,8 @@ export const syncRoutes: RouteSpec[] = [
     },
     responses: { 200: { description: 'What is held after.', schema: uploadSchema } },
     errors: [409, 413],
-    handler: (ctx, { params, headers }) =>
-      answering(() => appendUpload(ctx.services, caller(ctx), params.content, Number(headers['upload-offset']), ctx.req)),
+    handler: ({ services, principal, params, headers, http }) =>
+      appendUpload(services, caller(principal), params.content, Number(headers['upload-offset']), http.req),
   }),
   defineRoute<{ content: string }>({
     method: 'get',
@@ -296,17 +280,16 @@ export const syncRoutes: RouteSpec[] = [
       200: { description: 'The content.', contentType: 'application/octet-stream' },
       206: { description: 'The content from the byte asked.', contentType: 'application/octet-stream' },
     },
-    handler: (ctx, { params }) =>
-      answering(async () => {
-        const m = /^bytes=(\d+)-$/.exec(ctx.get('range'));
-        const file = await openContent(ctx.services, caller(ctx), params.content, m ? Number(m[1]) : 0);
-        ctx.status = m ? 206 : 200;
-        ctx.type = 'application/octet-stream';
-        ctx.set('Content-Length', String(file.size - file.start));
-        if (m) ctx.set('Content-Range', `bytes ${file.start}-${file.size - 1}/${file.size}`);
-        ctx.body = file.stream;
-        return undefined;
-      }),
+    handler: async ({ services, principal, params, http }) => {
+      const m = /^bytes=(\d+)-$/.exec(http.get('range'));
+      const file = await openContent(services, caller(principal), params.content, m ? Number(m[1]) : 0);
+      http.status = m ? 206 : 200;
+      http.type = 'application/octet-stream';
+      http.set('Content-Length', String(file.size - file.start));
+      if (m) http.set('Content-Range', `bytes ${file.start}-${file.size - 1}/${file.size}`);
+      http.body = file.stream;
+      return undefined;
+    },
   }),
   defineRoute<unknown, unknown, { organization_id: string; name: string; key_name?: string }>({
     method: 'post',
@@ -319,8 +302,8 @@ export const syncRoutes: RouteSpec[] = [
     auth: 'admin-token',
     body: registerBody,
     responses: { 201: { description: 'The organization and the key.', schema: registeredSchema } },
-    handler: async (ctx, { body }) => {
-      const r = await registerOrganization(ctx.services, actorOf(ctx.state.principal), body);
+    handler: async ({ services, actor, body }) => {
+      const r = await registerOrganization(services, actor, body);
       return {
         organization_id: r.org.id,
         name: r.org.name,

@@ -48,7 +48,7 @@ export async function syncStatus(services: Services, organizationId: string) {
     .orderBy('origin')
     .execute();
   const feed = await db.selectFrom('sync_counters').select('next').where('organization_id', '=', organizationId).executeTakeFirst();
-  const now = Date.now();
+  const now = services.clock.now();
   const lagS = (iso: string | null | undefined) => (iso ? Math.max(0, Math.round((now - Date.parse(iso)) / 1000)) : null);
   const role = agent ? 'box' : 'upstream';
   return {
@@ -81,7 +81,7 @@ export async function syncStatus(services: Services, organizationId: string) {
     last_pull: { at: link?.last_pull_at ?? null, count: link?.last_pull_count ?? null, error: link?.last_pull_error ?? null },
     lag_s: { push: pending.count > 0 ? lagS(pending.oldestAt) : 0, pull: link ? lagS(link.last_pull_at) : null },
     failures: linkedHere ? agent!.failures : (link?.failures ?? 0),
-    next_attempt_at: linkedHere && agent!.nextAttemptAt > now ? new Date(agent!.nextAttemptAt).toISOString() : null,
+    next_attempt_at: linkedHere ? agent!.nextAttemptIso() : null,
     files: {
       uploads_pending: Number(uploads.n),
       downloads_pending: Number(downloads.n),

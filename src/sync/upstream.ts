@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import type { Readable } from 'node:stream';
 import { gunzipSync } from 'node:zlib';
 import type { Services } from '../services.js';
+import { Conflict, Forbidden, Invalid, NotFound, TooLarge, UnsupportedMedia } from '../errors.js';
 import type { Actor } from '../db/store.js';
 import { newId } from '../db/ids.js';
 import { createKey } from '../keys/commands.js';
@@ -10,7 +11,7 @@ import type { OrganizationTable } from '../db/schema.js';
 import { applyChanges, checkIdentity } from './apply.js';
 import { readFeed } from './outbox.js';
 import { kindsOf, nodeOf } from './registry.js';
-import { SyncRefused } from './refusal.js';
+import { notHeld } from './refusal.js';
 import { completeContent, partialPath, partialSize, presentCopy, SHA256, wanted } from './files.js';
 import {
   cursorTag,
@@ -68,7 +69,7 @@ export async function readPushBody(req: Readable, encoding: string | undefined, 
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > limit) throw new SyncRefused(413, 'payload_too_large', `A push body is at most ${limit} bytes.`);
+    if (size > limit) throw new TooLarge(limit, `A push body is at most ${limit} bytes.`);
     chunks.push(chunk as Buffer);
   }
   let raw = Buffer.concat(chunks);
@@ -76,19 +77,18 @@ export async function readPushBody(req: Readable, encoding: string | undefined, 
     try {
       raw = gunzipSync(raw, { maxOutputLength: limit });
     } catch {
-      throw new SyncRefused(422, 'validation_failed', 'The body is not gzip within the size cap.');
+      throw new Invalid([], 'The body is not gzip within the size cap.');
     }
-  } else if (encoding && encoding !== 'identity')
-    throw new SyncRefused(415, 'unsupported_media_type', `Content-Encoding ${encoding} is not taken.`);
+  } else if (encoding && encoding !== 'identity') throw new UnsupportedMedia(`Content-Encoding ${encoding} is not taken.`);
   let body: unknown;
   try {
     body = JSON.parse(raw.toString('utf8'));
   } catch {
-    throw new SyncRefused(422, 'validation_failed', 'The body is not JSON.');
+    throw new Invalid([], 'The body is not JSON.');
   }
   const changes = (body as { changes?: unknown })?.changes;
-  if (!Array.isArray(changes)) throw new SyncRefused(422, 'validation_failed', 'The body is {"changes": [...]}.');
-  if (changes.length > 10_000) throw new SyncRefused(413, 'payload_too_large', 'A push holds at most 10,000 changes.');
+  if (!Array.isArray(changes)) throw new Invalid([], 'The body is {"changes": [...]}.');
+  if (changes.length > 10_000) throw new TooLarge(null, 'A push holds at most 10,000 changes.');
   return changes as WireChange[];
 }
 
@@ -101,16 +101,13 @@ export async function receivePush(services: Services, caller: Caller, changes: W
   const foreign: string[] = [];
   for (const c of changes) {
     const problem = checkIdentity(c, caller.organizationId);
-    if (problem?.status === 403) foreign.push(String(c?.id));
-    else if (problem) throw new SyncRefused(422, 'validation_failed', `Change ${String(c?.id)}: ${problem.message}`);
+    if (problem instanceof Forbidden) foreign.push(String(c?.id));
+    else if (problem) throw new Invalid([], `Change ${String(c?.id)}: ${problem.message}`);
   }
   if (foreign.length) {
-    throw new SyncRefused(
-      403,
-      'forbidden',
-      `${foreign.length} change(s) are for another organization than the key's; nothing was applied.`,
-      [...foreign.slice(0, 100).map((id) => ({ in: 'body', name: id, message: 'is for another organization' }))],
-    );
+    throw new Forbidden(`${foreign.length} change(s) are for another organization than the key's; nothing was applied.`, 'forbidden', {
+      change_ids: foreign.slice(0, 100),
+    });
   }
   const origin = changes[0]?.origin ?? 'unknown';
   const actor: Actor = { keyId: caller.keyId, label: `sync:${origin}` };
@@ -148,19 +145,19 @@ export async function servePull(
   let after = 0;
   if (cursor) {
     const c = decodeCursor(cursor);
-    if (!c) throw new SyncRefused(422, 'validation_failed', 'cursor is not a cursor this upstream gave.');
+    if (!c) throw new Invalid([], 'cursor is not a cursor this upstream gave.');
     // A cursor from another upstream (this one's data was replaced): the box starts again from the start.
     if (c.node !== node)
-      throw new SyncRefused(409, 'cursor_unknown', 'The cursor is from another upstream; pull again from the start (no cursor).');
+      throw new Conflict('The cursor is from another upstream; pull again from the start (no cursor).', {}, 'cursor_unknown');
     after = c.orgSeq;
     // The change the cursor stopped at must be the one at that number here: an upstream restored
     // from a backup numbers new changes anew, and the box reads its feed again from the start.
     const at = after === 0 ? null : await changeIdAt(services, caller.organizationId, after);
     if (after > 0 && (at === null || c.tag !== cursorTag(at)))
-      throw new SyncRefused(
-        409,
-        'cursor_unknown',
+      throw new Conflict(
         'The cursor is not one this upstream gave since its data was last restored; pull again from the start.',
+        {},
+        'cursor_unknown',
       );
   }
   const page = await readFeed(services, kindsOf(services), node, caller.organizationId, after, askingNode ?? null, {
@@ -209,9 +206,9 @@ export interface UploadState {
 }
 
 async function uploadState(services: Services, caller: Caller, sha: string): Promise<UploadState> {
-  if (!SHA256.test(sha)) throw new SyncRefused(422, 'validation_failed', 'The content is named by its sha256 in lower-case hex.');
+  if (!SHA256.test(sha)) throw new Invalid([], 'The content is named by its sha256 in lower-case hex.');
   const want = await wanted(services.db, caller.organizationId, sha);
-  if (!want) throw new SyncRefused(404, 'not_found', 'No walk of this organization has a file with this content.');
+  if (!want) throw notHeld('No walk of this organization has a file with this content.');
   if (await presentCopy(services.db, services.config.dataDir, sha))
     return { sha256: sha, offset: want.size, size: want.size, complete: true };
   return { sha256: sha, offset: partialSize(services.config.dataDir, sha), size: want.size, complete: false };
@@ -231,15 +228,16 @@ export async function uploadStatuses(
   shas: string[],
 ): Promise<{ items: (UploadState & { wanted: boolean })[] }> {
   if (!Array.isArray(shas) || shas.length > STATUS_MAX || !shas.every((x) => typeof x === 'string' && SHA256.test(x)))
-    throw new SyncRefused(422, 'validation_failed', `contents is a list of at most ${STATUS_MAX} sha256 in lower-case hex.`, [
-      { in: 'body', name: 'contents', message: `must be at most ${STATUS_MAX} sha256 in lower-case hex` },
-    ]);
+    throw new Invalid(
+      [{ in: 'body', name: 'contents', message: `must be at most ${STATUS_MAX} sha256 in lower-case hex` }],
+      `contents is a list of at most ${STATUS_MAX} sha256 in lower-case hex.`,
+    );
   const items: (UploadState & { wanted: boolean })[] = [];
   for (const sha of shas) {
     try {
       items.push({ ...(await uploadState(services, caller, sha)), wanted: true });
     } catch (err) {
-      if (err instanceof SyncRefused && err.status === 404) items.push({ sha256: sha, offset: 0, size: 0, complete: false, wanted: false });
+      if (err instanceof NotFound) items.push({ sha256: sha, offset: 0, size: 0, complete: false, wanted: false });
       else throw err;
     }
   }
@@ -260,9 +258,7 @@ export async function appendUpload(services: Services, caller: Caller, sha: stri
   }
   if (offset !== state.offset) {
     body.resume();
-    throw new SyncRefused(409, 'offset_mismatch', `This content is held up to byte ${state.offset}; send from there.`, [
-      { in: 'header', name: 'upload-offset', message: `must be ${state.offset}` },
-    ]);
+    throw new Conflict(`This content is held up to byte ${state.offset}; send from there.`, { offset: state.offset }, 'offset_mismatch');
   }
   const file = partialPath(services.config.dataDir, sha);
   const out = createWriteStream(file, { flags: 'a' });
@@ -270,8 +266,7 @@ export async function appendUpload(services: Services, caller: Caller, sha: stri
   try {
     for await (const chunk of body) {
       const b = chunk as Buffer;
-      if (written + b.length > state.size)
-        throw new SyncRefused(413, 'payload_too_large', `The content is ${state.size} bytes; more was sent.`);
+      if (written + b.length > state.size) throw new TooLarge(state.size, `The content is ${state.size} bytes; more was sent.`);
       if (!out.write(b)) await once(out, 'drain');
       written += b.length;
     }
@@ -282,7 +277,11 @@ export async function appendUpload(services: Services, caller: Caller, sha: stri
   if (written < state.size) return { ...state, offset: written };
   const done = await completeContent(services.db, services.config.dataDir, sha);
   if (done === 'mismatch')
-    throw new SyncRefused(422, 'hash_mismatch', 'The bytes received do not hash to the content named; send it again from the start.');
+    throw new Invalid(
+      [{ in: 'body', name: '(body)', message: 'does not hash to the content named' }],
+      'The bytes received do not hash to the content named; send it again from the start.',
+      'hash_mismatch',
+    );
   return { ...state, offset: state.size, complete: true };
 }
 
@@ -294,9 +293,9 @@ export async function openContent(
   from: number,
 ): Promise<{ stream: Readable; size: number; start: number }> {
   if (!SHA256.test(sha) || !(await wanted(services.db, caller.organizationId, sha)))
-    throw new SyncRefused(404, 'not_found', 'No walk of this organization has a file with this content.');
+    throw notHeld('No walk of this organization has a file with this content.');
   const file = await presentCopy(services.db, services.config.dataDir, sha);
-  if (!file || !existsSync(file)) throw new SyncRefused(404, 'not_here_yet', 'This content has not arrived here yet.');
+  if (!file || !existsSync(file)) throw notHeld('This content has not arrived here yet.');
   const size = statSync(file).size;
   const start = Math.min(Math.max(0, from), size);
   return { stream: createReadStream(file, { start }), size, start };

@@ -21,6 +21,15 @@ const NOT_SYNCED: Record<string, string> = {
     "which crop cycle each of the box's own serial scales records into (src/scales/tables.ts); the harvests it records are synced",
   weather_hours:
     "a greenhouse's outdoor weather, one row per UTC hour keyed by greenhouse and instant, set in place by refreshes; each refresh is a synced record (weather_refreshes) and the change log's entry for it",
+  sync_counters: "each organization's feed counter, taken with every change (src/db/feed.ts); the changes themselves are in the change log",
+  sync_received: 'every change received by sync and what became of it, so nothing applies twice (src/sync/apply.ts)',
+  sync_origins: 'the highest change number received from each node (src/sync/upstream.ts, hello)',
+  sync_links: "a box's link to its upstream: cursor, acknowledged position, last rounds (src/sync/agent.ts)",
+  sync_quarantine: 'changes refused by the other side or by this one, with the reason (src/sync/agent.ts)',
+  sync_tombstones: 'the versions of deleted climate readings, whose ids can come back (src/sync/kinds/climate.ts)',
+  sync_field_versions: 'the version each field of a registry record took from a received change (src/sync/kinds/rows.ts)',
+  sync_walk_files: "each synced walk's files by content, and whether they are here (src/sync/files.ts)",
+  sync_uploads: "a box's queue of walk-file contents to send (src/sync/agent.ts)",
 };
 
 t.test('every organization table carries id, organization_id, created_at, updated_at, version', async (t) => {

@@ -12,7 +12,7 @@ import type { Services } from '../../src/services.js';
 import { applyEvents } from '../../src/sync/apply.js';
 import { createTree } from '../helpers/server.js';
 import { FaultProxy, seeded } from '../helpers/fault-proxy.js';
-import { call, digest, digestDiff, skew, startBox, startUpstream, syncOnce, syncUntilQuiet } from './helpers.js';
+import { call, digest, digestDiff, keepTime, skew, startBox, startUpstream, syncOnce, syncUntilQuiet } from './helpers.js';
 import { checkOracle, Workload, type Instance } from './workload.js';
 
 const NIGHTLY = process.env.CROPWALK_NIGHTLY === '1';
@@ -60,6 +60,7 @@ t.test(`randomized faults, ${RUNS} runs from seed ${SEED0}`, async (t) => {
       ];
       const events: string[] = [];
       for (let step = 0; step < STEPS; step++) {
+        keepTime(up, b1, b2);
         const r = random();
         if (r < 0.6) await work.write(work.pick(instances));
         else if (r < 0.85) {

@@ -1,10 +1,26 @@
 import { startServer, type TestServer } from '../helpers/server.js';
 import type { Config } from '../../src/config.js';
+import type { AppOptions } from '../../src/app.js';
+import { SettableClock } from '../../src/clock.js';
 
 /** Two or more real instances on loopback: an upstream, and boxes pointed at it (or at a proxy in front of it). */
 
-export async function startUpstream(t: { teardown(fn: () => unknown): void }, config: Partial<Config> = {}): Promise<TestServer> {
-  return startServer(t, { syncIntervalS: 0, ...config });
+/** Each instance runs on a settable clock (src/clock.ts), set to the real time plus its skew. */
+const clocks = new WeakMap<TestServer, { clock: SettableClock; offset: number }>();
+
+async function start(t: { teardown(fn: () => unknown): void }, config: Partial<Config>, options: Partial<AppOptions>): Promise<TestServer> {
+  const clock = new SettableClock();
+  const s = await startServer(t, config, { clock, ...options });
+  clocks.set(s, { clock, offset: 0 });
+  return s;
+}
+
+export async function startUpstream(
+  t: { teardown(fn: () => unknown): void },
+  config: Partial<Config> = {},
+  options: Partial<AppOptions> = {},
+): Promise<TestServer> {
+  return start(t, { syncIntervalS: 0, ...config }, options);
 }
 
 export async function startBox(
@@ -12,9 +28,10 @@ export async function startBox(
   upstreamUrl: string,
   upstreamKey: string,
   config: Partial<Config> = {},
+  options: Partial<AppOptions> = {},
 ): Promise<TestServer> {
   // The interval is off: tests run rounds themselves (POST /api/admin/sync), so what moves when is theirs to say.
-  return startServer(t, { upstreamUrl, upstreamKey, syncIntervalS: 0, ...config });
+  return start(t, { upstreamUrl, upstreamKey, syncIntervalS: 0, ...config }, options);
 }
 
 export interface Round {
@@ -32,6 +49,7 @@ export interface Round {
 }
 
 export async function syncOnce(box: TestServer): Promise<Round> {
+  keepTime(box);
   const r = await box.request('POST', '/api/admin/sync', { admin: true });
   if (r.status !== 200) throw new Error(`POST /api/admin/sync: ${r.status} ${r.text}`);
   return r.body as Round;
@@ -84,7 +102,18 @@ export async function call(s: TestServer, method: string, url: string, key: stri
   return r.body;
 }
 
-/** Sets an instance's hybrid logical clock's wall clock off by `ms` (a box without a good clock). */
+/** Sets an instance's clock `ms` off the real time, forward or back (a box without a good clock); it stays so (keepTime). */
 export function skew(s: TestServer, ms: number): void {
-  (s.app.services.store.clock as unknown as { wallClock: () => number }).wallClock = () => Date.now() + ms;
+  const c = clocks.get(s);
+  if (!c) throw new Error('skew: not an instance started by these helpers');
+  c.offset = ms;
+  c.clock.set(Date.now() + ms);
+}
+
+/** Moves each instance's settable clock on to the real time plus its skew (the clocks stand still between). */
+export function keepTime(...servers: TestServer[]): void {
+  for (const s of servers) {
+    const c = clocks.get(s);
+    if (c) c.clock.set(Date.now() + c.offset);
+  }
 }

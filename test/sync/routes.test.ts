@@ -187,11 +187,7 @@ t.test('uploads: offsets, hashes and contents nobody lists', async (t) => {
   t.match(await r.json(), { offset: 1000, complete: false }, 'part of it held');
   r = await patch(0, content.subarray(0, 1000));
   t.equal(r.status, 409, 'sent again from a byte already held: 409');
-  t.match(
-    await r.json(),
-    { code: 'offset_mismatch', errors: [{ name: 'upload-offset', message: 'must be 1000' }] },
-    'saying where to go on from',
-  );
+  t.match(await r.json(), { code: 'offset_mismatch', offset: 1000 }, 'saying where to go on from');
   const wrong = Buffer.from(content);
   wrong[2000] = wrong[2000]! ^ 1;
   r = await patch(1000, wrong.subarray(1000));

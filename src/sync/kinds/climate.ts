@@ -1,3 +1,4 @@
+import { Forbidden } from '../../errors.js';
 import type SQLite from 'better-sqlite3';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
@@ -5,7 +6,7 @@ import { climateMetric } from '../../climate/metrics.js';
 import { pointId } from '../../climate/readings/point-id.js';
 import { ensureCycleKey, ensureMetricCode } from '../../climate/readings/points.js';
 import { packFloats, unpackFloats } from '../../climate/imports/engine.js';
-import { checkFields, fieldInvalid, invalid, rowSchema, SyncRefused } from '../refusal.js';
+import { checkFields, fieldInvalid, invalid, rowSchema } from '../refusal.js';
 import { SYNCED, Superseded, checkParents, findRow, logApplied, rowKind, wasDeleted, type ParentSpec } from './rows.js';
 import { newer, parse, pick, type ApplyContext, type LoggedChange, type SerializeContext, type SyncKind, type WireBody } from './kind.js';
 import type { WireChange } from '../wire.js';
@@ -191,7 +192,7 @@ export const climateReadingsKind: SyncKind = {
   async apply(ctx, change) {
     const row = change.row;
     if (!row) throw invalid('A reading change carries the reading (row).');
-    if (row.organization_id !== ctx.org) throw new SyncRefused(403, 'forbidden', 'The reading belongs to another organization.');
+    if (row.organization_id !== ctx.org) throw new Forbidden('The reading belongs to another organization.');
     const atMs = Date.parse(String(row.at_utc));
     checkReading(row.metric, atMs, change.op === 'delete' ? null : row.value, 'row');
     if (row.import_id !== null && row.import_id !== undefined && change.op === 'upsert')
@@ -399,8 +400,7 @@ function recordUndo(sqlite: SQLite.Database, seq: number, metric: string, added:
 
 async function applyImport(ctx: ApplyContext, change: WireChange): Promise<'applied' | 'superseded'> {
   const existing = await findRow(ctx.trx, 'climate_imports', change.eid);
-  if (existing && existing.organization_id !== ctx.org)
-    throw new SyncRefused(403, 'forbidden', 'The import belongs to another organization.');
+  if (existing && existing.organization_id !== ctx.org) throw new Forbidden('The import belongs to another organization.');
   if (change.op === 'delete') {
     if (!existing) {
       if (await wasDeleted(ctx.trx, 'climate_imports', change.eid)) return 'superseded';
@@ -414,7 +414,7 @@ async function applyImport(ctx: ApplyContext, change: WireChange): Promise<'appl
   }
   const row = pick(change.row ?? {}, IMPORT_COLUMNS);
   if (row.id !== change.eid || row.version !== change.v) throw invalid('row must carry the change’s id and version.');
-  if (row.organization_id !== ctx.org) throw new SyncRefused(403, 'forbidden', 'The import belongs to another organization.');
+  if (row.organization_id !== ctx.org) throw new Forbidden('The import belongs to another organization.');
   checkFields(importSchema, row, 'climate import');
   for (const c of ['metrics', 'warnings', 'mapping']) {
     if (row[c] === null) continue;

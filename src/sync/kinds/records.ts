@@ -1,5 +1,6 @@
+import { Forbidden, Invalid } from '../../errors.js';
 import { dateSchema, weekLabelSchema } from '../../http/schemas.js';
-import { requireWeek } from '../../records/common.js';
+import { requireWeek } from '../../time/weeks.js';
 import { harvestWeek } from '../../records/harvests/commands.js';
 import { createHarvestBody, patchHarvestBody } from '../../records/harvests/schemas.js';
 import { MEASUREMENTS } from '../../records/irrigation/schemas.js';
@@ -9,7 +10,7 @@ import { checkWeekNote } from '../../records/week-notes/commands.js';
 import { duplicateRows } from '../../records/truss-counts/commands.js';
 import { saveTrussCountBody } from '../../records/truss-counts/schemas.js';
 import type { JsonSchema } from '../../http/route.js';
-import { checkFields, fieldInvalid, invalid, rowSchema, SyncRefused } from '../refusal.js';
+import { checkFields, fieldInvalid, invalid, rowSchema } from '../refusal.js';
 import {
   SYNCED,
   Superseded,
@@ -254,8 +255,7 @@ export const trussCountsKind: SyncKind = {
   },
   async apply(ctx, change) {
     const existing = await findRow(ctx.trx, 'truss_counts', change.eid);
-    if (existing && existing.organization_id !== ctx.org)
-      throw new SyncRefused(403, 'forbidden', 'This count belongs to another organization.');
+    if (existing && existing.organization_id !== ctx.org) throw new Forbidden('This count belongs to another organization.');
     if (change.op === 'delete') {
       if (!existing) {
         if (await wasDeleted(ctx.trx, 'truss_counts', change.eid)) return 'superseded';
@@ -267,7 +267,7 @@ export const trussCountsKind: SyncKind = {
     }
     const row = pick(change.row ?? {}, COUNT_COLUMNS);
     if (row.id !== change.eid || row.version !== change.v) throw invalid('row must carry the change’s id and version.');
-    if (row.organization_id !== ctx.org) throw new SyncRefused(403, 'forbidden', 'The count belongs to another organization.');
+    if (row.organization_id !== ctx.org) throw new Forbidden('The count belongs to another organization.');
     if (existing) {
       for (const c of [...CYCLE_PARENTS, 'counted_on'])
         if (row[c] !== existing[c]) throw fieldInvalid(c, 'cannot change once the count is made');
@@ -337,6 +337,6 @@ export const trussCountRowsKind: SyncKind = {
     return null;
   },
   async apply() {
-    throw new SyncRefused(422, 'validation_failed', 'Truss-count rows travel inside their count date.');
+    throw new Invalid([], 'Truss-count rows travel inside their count date.');
   },
 };

@@ -1,7 +1,8 @@
-import { checkLevelRules, deleteLevel, afterDelete } from '../../registry/commands.js';
+import { Conflict, Invalid } from '../../errors.js';
+import { checkLevelRules, deleteLevel } from '../../registry/commands.js';
 import { LEVELS, type LevelName } from '../../registry/levels.js';
 import { keyName, organizationName, role } from '../../keys/routes.js';
-import { SyncRefused, rowSchema } from '../refusal.js';
+import { rowSchema } from '../refusal.js';
 import { SYNCED, rowKind, type ParentSpec } from './rows.js';
 import type { SyncKind } from './kind.js';
 
@@ -21,7 +22,7 @@ export const organizationsKind: SyncKind = rowKind({
   schema: rowSchema({ name: organizationName }, ['name']),
   parents: [],
   async remove() {
-    throw new SyncRefused(422, 'validation_failed', 'An organization is not deleted by sync.');
+    throw new Invalid([], 'An organization is not deleted by sync.');
   },
 });
 
@@ -60,10 +61,10 @@ export const apiKeysKind: SyncKind = rowKind({
       .select('id')
       .where('lookup', '=', row.lookup as string)
       .executeTakeFirst();
-    if (other) throw new SyncRefused(409, 'conflict', `Another key already has the lookup ${String(row.lookup)}.`);
+    if (other) throw new Conflict(`Another key already has the lookup ${String(row.lookup)}.`);
   },
   async remove() {
-    throw new SyncRefused(422, 'validation_failed', 'A key is revoked, never deleted.');
+    throw new Invalid([], 'A key is revoked, never deleted.');
   },
 });
 
@@ -100,8 +101,7 @@ function levelKind(name: LevelName): SyncKind {
     // A level's delete is final and takes what hangs under it here too, as DELETE ?cascade=true
     // does: what another site added under it meanwhile goes with it (docs/sync.md).
     async remove(ctx, existing) {
-      const deleted = await deleteLevel(ctx.w, ctx.services.recordKinds, level, existing.id as string, true);
-      ctx.afterCommit.push(() => afterDelete(ctx.services, deleted));
+      await deleteLevel(ctx.w, ctx.services, level, existing.id as string, true);
     },
   });
 }

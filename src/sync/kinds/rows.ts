@@ -1,8 +1,9 @@
+import { Conflict, Forbidden } from '../../errors.js';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { JsonSchema } from '../../http/route.js';
 import type { WireChange } from '../wire.js';
-import { checkFields, invalid, SyncRefused } from '../refusal.js';
+import { checkFields, invalid, notHeld } from '../refusal.js';
 import {
   changedColumns,
   maxVersion,
@@ -54,7 +55,7 @@ export async function logLoss(ctx: ApplyContext, entity: string, loser: Row, win
     after: { superseded_by: winnerId },
     ...(version ? { version } : {}),
   });
-  if (version) ctx.services.store.clock.seed(version);
+  if (version) ctx.services.hlc.seed(version);
 }
 
 /**
@@ -125,7 +126,7 @@ export async function logApplied(
     ...(after ? { after } : {}),
     version: change.v,
   });
-  ctx.services.store.clock.seed(change.v);
+  ctx.services.hlc.seed(change.v);
 }
 
 /** Which record a record hangs under, and the columns it copies from it (a harvest's farm_id...). */
@@ -160,10 +161,10 @@ export async function checkParents(ctx: ApplyContext, row: Row, parents: readonl
     if (!parent) {
       if (ctx.upcoming.has(`${p.kind}:${id}`)) continue;
       if (await wasDeleted(ctx.trx, p.kind, id)) throw new Superseded(`the ${p.what} ${id} was deleted`);
-      throw new SyncRefused(404, 'not_found', `The ${p.what} ${id} is not held here: send it first.`);
+      throw notHeld(`The ${p.what} ${id} is not held here: send it first.`);
     }
     const parentOrg = p.table === 'organizations' ? parent.id : parent.organization_id;
-    if (parentOrg !== ctx.org) throw new SyncRefused(404, 'not_found', `The ${p.what} ${id} is not held here.`);
+    if (parentOrg !== ctx.org) throw notHeld(`The ${p.what} ${id} is not held here.`);
     for (const c of p.same ?? []) {
       if (!sameValue(parent[c], row[c]))
         throw invalid(`${c} does not match the ${p.what}'s.`, [{ in: 'body', name: c, message: `must be the ${p.what}'s ${c}` }]);
@@ -313,12 +314,11 @@ export function rowKind(spec: RowKindSpec): SyncKind {
     if (!incoming || typeof incoming !== 'object') throw invalid('An upsert carries the record (row).');
     const row = pick(incoming, spec.columns);
     if (row.id !== change.eid) throw invalid('row.id must be the change’s record id.');
-    if (row.organization_id !== ctx.org) throw new SyncRefused(403, 'forbidden', 'The record belongs to another organization.');
+    if (row.organization_id !== ctx.org) throw new Forbidden('The record belongs to another organization.');
     if (row.version !== change.v) throw invalid('row.version must be the change’s version.');
     const fv = spec.merge === 'record' ? {} : fieldVersions(change);
     const existing = await findRow(ctx.trx, spec.table, change.eid);
-    if (existing && existing.organization_id !== ctx.org)
-      throw new SyncRefused(403, 'forbidden', 'A record with this id belongs to another organization.');
+    if (existing && existing.organization_id !== ctx.org) throw new Forbidden('A record with this id belongs to another organization.');
 
     if (!existing) {
       if (await wasDeleted(ctx.trx, spec.kind, change.eid)) return 'superseded';
@@ -360,7 +360,7 @@ export function rowKind(spec: RowKindSpec): SyncKind {
     if (spec.insertOnly) {
       const changed = fieldColumns.filter((c) => c in row && !sameValue(row[c], existing[c]));
       if (changed.length === 0) return 'superseded';
-      throw new SyncRefused(409, 'conflict', `A ${spec.what} does not change once stored.`);
+      throw new Conflict(`A ${spec.what} does not change once stored.`);
     }
     const extra = spec.extraMerge ? spec.extraMerge(existing, row) : {};
     // Made on two sides (an organization registered upstream for a box that had made it first): the earlier making stands.
@@ -391,7 +391,8 @@ export function rowKind(spec: RowKindSpec): SyncKind {
       if (taken.length === 0 && extraChanges.length === 0) return 'superseded';
       Object.assign(values, extra);
       values.version = maxVersion(existing.version as string, change.v);
-      values.updated_at = maxVersion(String(existing.updated_at), String(row.updated_at ?? existing.updated_at));
+      // The time of the latest write by version, wherever it was made (wall clocks disagree; versions do not).
+      values.updated_at = newer(change.v, existing.version as string) ? (row.updated_at ?? existing.updated_at) : existing.updated_at;
     }
     const merged = { ...existing, ...values };
     checkFields(spec.schema, merged, spec.what);
@@ -432,8 +433,7 @@ export function rowKind(spec: RowKindSpec): SyncKind {
     async apply(ctx, change) {
       if (change.op === 'upsert') return upsert(ctx, change);
       const existing = await findRow(ctx.trx, spec.table, change.eid);
-      if (existing && existing.organization_id !== ctx.org)
-        throw new SyncRefused(403, 'forbidden', 'A record with this id belongs to another organization.');
+      if (existing && existing.organization_id !== ctx.org) throw new Forbidden('A record with this id belongs to another organization.');
       if (!existing) {
         // Deleted here already, or never seen: the tombstone is kept so a late write stays dead.
         if (await wasDeleted(ctx.trx, spec.kind, change.eid)) return 'superseded';

@@ -1,13 +1,14 @@
+import { Invalid } from '../../errors.js';
 import { weekLabelSchema } from '../../http/schemas.js';
-import { forgetWalks } from '../../scoring/jobs/runner.js';
-import type { StoredResult } from '../../scoring/jobs/result.js';
-import { applyCorrections } from '../../scoring/corrections/apply.js';
-import { checkCorrectionChange, checkNewCorrection, toCorrection, uncorrectable } from '../../scoring/corrections/commands.js';
-import { createCorrectionBody, patchCorrectionBody } from '../../scoring/corrections/schemas.js';
-import type { WalkCorrectionTable } from '../../scoring/corrections/tables.js';
-import type { WalkTable } from '../../scoring/jobs/tables.js';
-import { requireWeek } from '../../records/common.js';
-import { checkFields, fieldInvalid, rowSchema, SyncRefused } from '../refusal.js';
+import { forgetWalks } from '../../walks/jobs/runner.js';
+import type { StoredResult } from '../../walks/jobs/result.js';
+import { applyCorrections } from '../../walks/corrections/apply.js';
+import { checkCorrectionChange, checkNewCorrection, requireCorrectable, toCorrection } from '../../walks/corrections/commands.js';
+import { createCorrectionBody, patchCorrectionBody } from '../../walks/corrections/schemas.js';
+import type { WalkCorrectionTable } from '../../walks/corrections/tables.js';
+import type { WalkTable } from '../../walks/jobs/tables.js';
+import { requireWeek } from '../../time/weeks.js';
+import { checkFields, fieldInvalid, rowSchema, notHeld } from '../refusal.js';
 import { materialize, presentCopy, SHA256, walkFilePath, walkManifest, type ManifestEntry } from '../files.js';
 import { SYNCED, findRow, removeRow, rowKind, type ParentSpec } from './rows.js';
 import { pick, type ApplyContext, type SyncKind } from './kind.js';
@@ -336,7 +337,7 @@ export const walkClipsKind: SyncKind = {
     return null;
   },
   async apply() {
-    throw new SyncRefused(422, 'validation_failed', 'Clip rows travel inside their walk.');
+    throw new Invalid([], 'Clip rows travel inside their walk.');
   },
 };
 
@@ -392,11 +393,9 @@ export const walkCorrectionsKind: SyncKind = rowKind({
   parents: [{ column: 'walk_id', table: 'walks', kind: 'walks', what: 'walk' }],
   async check(ctx, row, existing) {
     const walk = (await findRow(ctx.trx, 'walks', row.walk_id as string)) as unknown as WalkTable | undefined;
-    if (!walk) throw new SyncRefused(404, 'not_found', `The walk ${String(row.walk_id)} is not held here.`);
+    if (!walk) throw notHeld(`The walk ${String(row.walk_id)} is not held here.`);
     if (walk.cycle_id !== row.cycle_id) throw fieldInvalid('cycle_id', "must be the walk's");
-    const not = uncorrectable(walk);
-    if (not) throw new SyncRefused(409, 'conflict', not.detail);
-    const result = parseResult(walk.result)!;
+    const result = requireCorrectable(walk);
     const box = parsedJson(row, 'box');
     const counts = parsedJson(row, 'counts');
     // The same schemas as POST {walk}/corrections, on the parsed values.
