@@ -91,6 +91,15 @@ export async function restoreDatabase(options: { dataDir: string; file: string; 
   }
   await rename(partial, current);
 
+  // The restored box is a new site to sync: under its old node id it would number new changes
+  // as ones its upstream already holds from it (docs/sync.md, "Restoring from a backup").
+  const restored = new SQLite(current, { fileMustExist: true });
+  try {
+    restored.prepare("DELETE FROM meta WHERE key = 'node_id'").run();
+  } finally {
+    restored.close();
+  }
+
   // Migrated forward now, as the service's start would: an error shows here, at the console.
   const before = new Set(check.migrations);
   const opened = await openDatabase(dataDir);

@@ -105,6 +105,17 @@ t.test('backups taken during a stream of writes are consistent, and restore brin
   const aside = readdirSync(path.join(dataDir, 'replaced'));
   t.equal(aside.length, 1, 'the database it replaced is kept aside');
   t.equal(harvestRows(path.join(dataDir, 'replaced', aside[0]!)).rows.length, atEnd, 'whole, with its last writes');
+  const nodeOf = (file: string) => {
+    const db = new SQLite(file, { readonly: true });
+    try {
+      return (db.prepare("select value from meta where key = 'node_id'").get() as { value: string } | undefined)?.value;
+    } finally {
+      db.close();
+    }
+  };
+  const before = nodeOf(path.join(dataDir, 'replaced', aside[0]!));
+  const now = nodeOf(path.join(dataDir, 'cropwalk.sqlite'));
+  t.ok(before && now && now !== before, 'the restored box has a node id of its own (a new site to sync: docs/sync.md)');
 
   s = await startServer(t, { dataDir });
   const after = await s.request('GET', `${tree.cyclePath}/harvests?limit=500`, { key: tree.adminKey });
