@@ -413,6 +413,17 @@ export async function runSyncBench(options: { walks?: number; idleRounds?: numbe
     let filesSent = 0;
     let pushed = 0;
     const phases = { push: 0, pull: 0, files: 0 };
+    // The API beside the catch-up: a staff request every 20 ms, its time measured (sync must not block the API).
+    const apiMs: number[] = [];
+    let catching = true;
+    const prober = (async () => {
+      while (catching) {
+        const t0 = performance.now();
+        await box.request('GET', '/api/session', key);
+        apiMs.push(performance.now() - t0);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    })();
     for (;;) {
       const r = await box.request('POST', '/api/admin/sync', null);
       rounds++;
@@ -427,6 +438,10 @@ export async function runSyncBench(options: { walks?: number; idleRounds?: numbe
       if (rounds > 100) throw new Error('the catch-up did not settle in 100 rounds');
     }
     const syncMs = performance.now() - started;
+    catching = false;
+    await prober;
+    apiMs.sort((a, b) => a - b);
+    const pct = (q: number) => apiMs[Math.min(apiMs.length - 1, Math.floor(q * apiMs.length))] ?? 0;
     const after = await box.request('GET', '/api/sync', key);
     const dUp = await up.request('GET', '/api/sync/digest', key);
     const dBox = await box.request('GET', '/api/sync/digest', key);
@@ -465,6 +480,7 @@ export async function runSyncBench(options: { walks?: number; idleRounds?: numbe
         mb_files: fileBytesSent / 1e6,
         digests_equal: same,
         phase_seconds: phases,
+        api_during: { requests: apiMs.length, p50_ms: pct(0.5), p99_ms: pct(0.99), max_ms: apiMs.at(-1) ?? 0 },
       },
       copy: {
         sqlite_mb: copyDb.bytes / 1e6,

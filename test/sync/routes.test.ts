@@ -12,6 +12,7 @@ import { ADMIN_TOKEN, createTree } from '../helpers/server.js';
 import { FaultProxy, seeded } from '../helpers/fault-proxy.js';
 import { SYSTEM_ACTOR } from '../../src/db/store.js';
 import { call, startBox, startUpstream, syncOnce, syncUntilQuiet } from './helpers.js';
+import { waitFor } from '../helpers/wait.js';
 
 t.test('status, sync now, digest: who may call them', async (t) => {
   const up = await startUpstream(t);
@@ -329,4 +330,24 @@ t.test('a change the box refuses is quarantined on the box', async (t) => {
   t.match(st.quarantined.items[0], { direction: 'pull', kind: 'week_notes', status: 422 }, 'quarantined with its reason');
   t.equal((await call(box, 'GET', `${tree.cyclePath}/harvests`, key)).items.length, 1);
   void ADMIN_TOKEN;
+});
+
+t.test('a burst of writes starts a round by itself, once it is over', async (t) => {
+  const up = await startUpstream(t);
+  const tree = await createTree(up);
+  const key = tree.adminKey;
+  const box = await startBox(t, up.base, key);
+  await syncUntilQuiet([box]);
+  for (let i = 0; i < 5; i++) await call(box, 'POST', `${tree.cyclePath}/harvests`, key, { week: '2026-W10', kg: i + 1 });
+  // No interval and no request: the writes alone bring the round (two seconds after the last).
+  const upstreamHas = await waitFor(
+    'the burst to reach the upstream',
+    async () => {
+      const n = (await call(up, 'GET', `${tree.cyclePath}/harvests`, key)).items.length;
+      return n === 5 ? n : undefined;
+    },
+    { timeoutMs: 30_000, intervalMs: 200 },
+  );
+  t.equal(upstreamHas, 5, 'every harvest of the burst is upstream');
+  t.equal((await call(box, 'GET', '/api/sync', key)).pending.changes, 0, 'nothing pending on the box');
 });
