@@ -92,6 +92,9 @@ export class SyncAgent {
   organizationId: string | null = null;
   failures = 0;
   nextAttemptAt = 0;
+  /** The last round that reached its end, and the last page pulled, when not yet written (idle rounds write nothing). */
+  lastOkAt: string | null = null;
+  lastPullAt: string | null = null;
   lastReport: RoundReport | null = null;
   readonly client: UpstreamClient;
   limits: ReadLimits = { maxChanges: 500, maxBytes: 4 * 1024 * 1024 };
@@ -211,6 +214,7 @@ export class SyncAgent {
       ms: 0,
       phases: { push: 0, pull: 0, files: 0 },
     };
+    const stateBefore = this.state;
     this.state = 'syncing';
     let phase: 'push' | 'pull' = 'push';
     try {
@@ -227,15 +231,20 @@ export class SyncAgent {
       report.phases.files = Math.round(this.now - t0);
       this.failures = 0;
       this.nextAttemptAt = 0;
+      const wasIdle = stateBefore === 'idle';
       this.state = 'idle';
       report.ok = true;
-      await this.saveStats(link.organization_id, {
-        last_ok_at: this.services.clock.iso(),
-        failures: 0,
-        state: 'idle',
-        last_push_error: null,
-        last_pull_error: null,
-      });
+      this.lastOkAt = this.services.clock.iso();
+      // An idle round writes nothing (an idle box's round must cost next to nothing); its time is kept in memory.
+      const moved = report.pushed + report.refused + report.pulled + report.pull_refused + report.files_sent + report.files_received > 0;
+      if (moved || !wasIdle || link.failures > 0 || link.state !== 'idle')
+        await this.saveStats(link.organization_id, {
+          last_ok_at: this.lastOkAt,
+          failures: 0,
+          state: 'idle',
+          last_push_error: null,
+          last_pull_error: null,
+        });
     } catch (err) {
       const failed =
         err instanceof UpstreamError
@@ -395,6 +404,8 @@ export class SyncAgent {
       }
       if (!answer || !Array.isArray(answer.changes) || typeof answer.cursor !== 'string')
         throw new Failed('error', 'The upstream answered a pull with something else than a page.');
+      this.lastPullAt = this.services.clock.iso();
+      if (answer.changes.length === 0 && answer.cursor === cursor && !answer.more) break;
       const good: WireChange[] = [];
       const bad: { change: WireChange; problem: Refusal }[] = [];
       for (const c of answer.changes) {
@@ -455,40 +466,57 @@ export class SyncAgent {
         .limit(UPLOAD_STATUS_BATCH)
         .execute();
       if (!uploads.length) break;
-      const finish = (u: { sha256: string; bytes_sent: number }, outcome: 'sent' | 'had' | 'gone' | 'unwanted', sent = 0) =>
-        this.services.db
-          .updateTable('sync_uploads')
-          .set({ done_at: this.services.clock.iso(), outcome, bytes_sent: u.bytes_sent + sent })
-          .where('sha256', '=', u.sha256)
-          .execute();
-      const sources = new Map<string, string>();
-      for (const u of uploads) {
-        const source = await presentCopy(this.services.db, dataDir, u.sha256);
-        // Gone from the box (retention removed the walk's frames) before it could be sent.
-        if (!source) await finish(u, 'gone');
-        else sources.set(u.sha256, source);
+      // What became of each content is written in one transaction per batch, not one per file: a
+      // round cut before that write asks the upstream again, which says it has them (never sent twice).
+      const done: { sha256: string; outcome: 'sent' | 'had' | 'gone' | 'unwanted'; bytes: number }[] = [];
+      const finish = (u: { sha256: string; bytes_sent: number }, outcome: 'sent' | 'had' | 'gone' | 'unwanted', sent = 0) => {
+        done.push({ sha256: u.sha256, outcome, bytes: u.bytes_sent + sent });
+      };
+      const flush = async () => {
+        const batch = done.splice(0);
+        if (!batch.length) return;
+        const at = this.services.clock.iso();
+        await this.services.db.transaction().execute(async (trx) => {
+          for (const d of batch)
+            await trx
+              .updateTable('sync_uploads')
+              .set({ done_at: at, outcome: d.outcome, bytes_sent: d.bytes })
+              .where('sha256', '=', d.sha256)
+              .execute();
+        });
+      };
+      try {
+        const sources = new Map<string, string>();
+        for (const u of uploads) {
+          const source = await presentCopy(this.services.db, dataDir, u.sha256);
+          // Gone from the box (retention removed the walk's frames) before it could be sent.
+          if (!source) finish(u, 'gone');
+          else sources.set(u.sha256, source);
+        }
+        const asked = uploads.filter((u) => sources.has(u.sha256));
+        const states = asked.length ? await this.client.uploadStatuses(asked.map((u) => u.sha256)) : [];
+        const toSend: { u: (typeof uploads)[number]; offset: number; size: number }[] = [];
+        for (const [i, u] of asked.entries()) {
+          const st = states[i];
+          if (!st || st.sha256 !== u.sha256) throw new Failed('error', 'The upstream answered another list of contents than asked.');
+          if (!st.wanted) finish(u, 'unwanted');
+          else if (st.complete) finish(u, u.bytes_sent > 0 ? 'sent' : 'had');
+          else toSend.push({ u, offset: st.offset, size: st.size });
+        }
+        await eachLimited(toSend, UPLOADS_AT_ONCE, async ({ u, offset, size }) => {
+          const after = await this.client.upload(u.sha256, sources.get(u.sha256)!, offset, size);
+          if (!after.complete) throw new UpstreamError('offline', 'an upload ended before its last byte');
+          finish(u, 'sent', size - offset);
+          report.files_sent++;
+        }).catch(async (err) => {
+          // Whatever arrived is kept upstream; the next round asks where it stopped. A content that
+          // did not hash to its name was dropped there whole and is sent again from the start.
+          if (err instanceof UpstreamError && err.code === 'hash_mismatch') return;
+          throw err;
+        });
+      } finally {
+        await flush();
       }
-      const asked = uploads.filter((u) => sources.has(u.sha256));
-      const states = asked.length ? await this.client.uploadStatuses(asked.map((u) => u.sha256)) : [];
-      const toSend: { u: (typeof uploads)[number]; offset: number; size: number }[] = [];
-      for (const [i, u] of asked.entries()) {
-        const st = states[i];
-        if (!st || st.sha256 !== u.sha256) throw new Failed('error', 'The upstream answered another list of contents than asked.');
-        if (!st.wanted) await finish(u, 'unwanted');
-        else if (st.complete) await finish(u, u.bytes_sent > 0 ? 'sent' : 'had');
-        else toSend.push({ u, offset: st.offset, size: st.size });
-      }
-      await eachLimited(toSend, UPLOADS_AT_ONCE, async ({ u, offset, size }) => {
-        const after = await this.client.upload(u.sha256, sources.get(u.sha256)!, offset, size);
-        if (!after.complete) throw new UpstreamError('offline', 'an upload ended before its last byte');
-        await finish(u, 'sent', size - offset);
-        report.files_sent++;
-      }).catch(async (err) => {
-        // Whatever arrived is kept upstream; the next round asks where it stopped. A content that
-        // did not hash to its name was dropped there whole and is sent again from the start.
-        if (err instanceof UpstreamError && err.code === 'hash_mismatch') return;
-        throw err;
-      });
       if (uploads.length < UPLOAD_STATUS_BATCH) break;
     }
     // Down: the files of walks made elsewhere, each content once, from where the copy here stopped.

@@ -51,6 +51,9 @@ export async function syncStatus(services: Services, organizationId: string) {
   const now = services.clock.now();
   const lagS = (iso: string | null | undefined) => (iso ? Math.max(0, Math.round((now - Date.parse(iso)) / 1000)) : null);
   const role = agent ? 'box' : 'upstream';
+  // Idle rounds keep their time in memory (they write nothing): the later of that and the stored one.
+  const later = (a: string | null | undefined, b: string | null | undefined) => (a && b ? (a > b ? a : b) : (a ?? b ?? null));
+  const lastPullAt = later(link?.last_pull_at, linkedHere ? agent!.lastPullAt : null);
   return {
     role,
     node: nodeOf(services),
@@ -78,8 +81,8 @@ export async function syncStatus(services: Services, organizationId: string) {
       })),
     },
     last_push: { at: link?.last_push_at ?? null, count: link?.last_push_count ?? null, error: link?.last_push_error ?? null },
-    last_pull: { at: link?.last_pull_at ?? null, count: link?.last_pull_count ?? null, error: link?.last_pull_error ?? null },
-    lag_s: { push: pending.count > 0 ? lagS(pending.oldestAt) : 0, pull: link ? lagS(link.last_pull_at) : null },
+    last_pull: { at: lastPullAt, count: link?.last_pull_count ?? null, error: link?.last_pull_error ?? null },
+    lag_s: { push: pending.count > 0 ? lagS(pending.oldestAt) : 0, pull: link ? lagS(lastPullAt) : null },
     failures: linkedHere ? agent!.failures : (link?.failures ?? 0),
     next_attempt_at: linkedHere ? agent!.nextAttemptIso() : null,
     files: {
