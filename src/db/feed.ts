@@ -36,3 +36,12 @@ export function remoteIds(remote: RemoteOrigin | undefined): { origin: string | 
   remote.n++;
   return { origin: remote.origin, change_id: id };
 }
+
+/**
+ * Whether this database has the feed's counters (migration 0009_sync): a database built only as
+ * far as an older migration (a migration's own test) is written without feed numbers.
+ */
+export async function hasFeed(db: Kysely<any>): Promise<boolean> {
+  const r = await sql<{ n: number }>`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'sync_counters'`.execute(db);
+  return Number(r.rows[0]?.n ?? 0) > 0;
+}

@@ -4,7 +4,7 @@ import type { Database, SyncedColumns } from './schema.js';
 import type { HybridLogicalClock } from './hlc.js';
 import { systemClock, type Clock } from '../clock.js';
 import { newId } from './ids.js';
-import { remoteIds, takeOrgSeqs, type RemoteOrigin } from './feed.js';
+import { hasFeed, remoteIds, takeOrgSeqs, type RemoteOrigin } from './feed.js';
 
 /** Who made a change: a key, the appliance admin token, or the box itself (watcher, jobs). */
 export interface Actor {
@@ -105,6 +105,7 @@ export class Store {
   ) {}
 
   private readonly listeners: ((tables: ReadonlySet<string>) => void)[] = [];
+  private feed: boolean | undefined;
 
   /**
    * Called after every write transaction ends (committed or rolled back) with
@@ -136,6 +137,8 @@ export class Store {
     const db = trx as unknown as Kysely<any>;
     const now = this.clock.iso();
     const clock = this.hlc;
+    // Sync (src/db/feed.ts): whether the feed's counters exist, asked once per store.
+    const feed = async () => (this.feed ??= await hasFeed(db));
     const log: Writer['log'] = async (e) => {
       touched.add(e.entity);
       await db
@@ -152,8 +155,9 @@ export class Store {
           version: e.version ?? clock.now(),
           at: now,
           // Sync (src/db/feed.ts): the organization's feed number, and where the change came from.
-          org_seq: e.organization_id === null ? null : await takeOrgSeqs(db, e.organization_id, 1),
-          ...remoteIds(writer.remote),
+          ...((await feed())
+            ? { org_seq: e.organization_id === null ? null : await takeOrgSeqs(db, e.organization_id, 1), ...remoteIds(writer.remote) }
+            : {}),
         })
         .execute();
     };
@@ -184,17 +188,17 @@ export class Store {
             .values(rows.slice(i, i + per))
             .execute();
         // Sync (src/db/feed.ts): one run of feed numbers per organization for the whole batch.
+        const withFeed = await feed();
         const next = new Map<string, number>();
         for (const row of rows) next.set(row.organization_id, (next.get(row.organization_id) ?? 0) + 1);
-        for (const [org, n] of next) next.set(org, await takeOrgSeqs(db, org, n));
+        if (withFeed) for (const [org, n] of next) next.set(org, await takeOrgSeqs(db, org, n));
         const orgSeq = (org: string) => {
           const n = next.get(org)!;
           next.set(org, n + 1);
           return n;
         };
         const entries = rows.map((row) => ({
-          org_seq: orgSeq(row.organization_id),
-          ...remoteIds(writer.remote),
+          ...(withFeed ? { org_seq: orgSeq(row.organization_id), ...remoteIds(writer.remote) } : {}),
           organization_id: row.organization_id,
           entity: table,
           entity_id: row.id,

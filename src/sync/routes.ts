@@ -175,15 +175,17 @@ export const syncRoutes: RouteSpec[] = [
     tags: [TAG],
     auth: 'admin',
     rawBody: {
-      contentTypes: ['application/json'],
-      description: 'The batch: {"changes": [...]}, optionally gzip (Content-Encoding: gzip).',
+      contentTypes: ['application/json', 'application/gzip'],
+      description:
+        'The batch: {"changes": [...]} as JSON, compressed or not (Content-Encoding: gzip); or the same JSON gzip-compressed as application/gzip.',
       limitBytes: () => PUSH_LIMIT,
     },
     responses: { 200: { description: 'One result per change.', schema: pushAnswerSchema } },
     errors: [403, 413, 415],
     handler: async ({ services, principal, rawFile, http }) => {
       const body = await readFile(rawFile!.path);
-      const changes = await readPushBody(Readable.from([body]), http.get('content-encoding') || undefined);
+      const gzipped = http.is('application/gzip') ? 'gzip' : undefined;
+      const changes = await readPushBody(Readable.from([body]), http.get('content-encoding') || gzipped);
       return receivePush(services, caller(principal), changes);
     },
   }),
