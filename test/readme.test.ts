@@ -39,6 +39,8 @@ const COVERED: [RegExp, string][] = [
   [/^sudo scripts\/install\.sh\b/m, 'test/scripts/install.test.ts'],
   [/^sudo cropwalk restore\b/m, 'test/backup/backup.test.ts'],
   [/\/api\/scales\/\w+/, 'test/scales/routes.test.ts'],
+  // The upstream sync walkthrough starts instances of its own on fixed ports.
+  [/\$(UP|BOX|SOLO)\b/, 'test/sync/readme.test.ts'],
 ];
 
 t.test("the box's own commands before the API session each have a test that runs them", async (t) => {

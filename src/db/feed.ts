@@ -38,7 +38,7 @@ export function remoteIds(remote: RemoteOrigin | undefined): { origin: string | 
 }
 
 /**
- * Whether this database has the feed's counters (migration 0009_sync): a database built only as
+ * Whether this database has the feed's counters (migration 0010_sync): a database built only as
  * far as an older migration (a migration's own test) is written without feed numbers.
  */
 export async function hasFeed(db: Kysely<any>): Promise<boolean> {

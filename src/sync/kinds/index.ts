@@ -3,6 +3,7 @@ import { apiKeysKind, cyclesKind, farmsKind, greenhousesKind, organizationsKind,
 import { fruitMassKind, harvestsKind, irrigationKind, trussCountRowsKind, trussCountsKind, weekNotesKind } from './records.js';
 import { climateFileMappingsKind, climateImportsKind, climateReadingsKind } from './climate.js';
 import { walkClipsKind, walkCorrectionsKind, walksKind } from './walks.js';
+import { forecastsKind, weatherKinds } from './forecasts.js';
 
 export type { SyncKind } from './kind.js';
 export { rowKind, SYNCED } from './rows.js';
@@ -31,4 +32,6 @@ export const BUILTIN_KINDS: SyncKind[] = [
   walksKind,
   walkClipsKind,
   walkCorrectionsKind,
+  forecastsKind,
+  ...weatherKinds,
 ];

@@ -144,9 +144,12 @@ export const weekNotesKind: SyncKind = rowKind({
 
 // ---- Truss counts: a count date travels with its rows, as one record (interface.md: a count date owns its rows).
 
-const COUNT_COLUMNS = [...SYNCED, ...CYCLE_PARENTS, 'counted_on'];
+const COUNT_COLUMNS = [...SYNCED, ...CYCLE_PARENTS, 'counted_on', 'stems_per_m2'];
 const COUNT_ROW_COLUMNS = [...SYNCED, ...CYCLE_PARENTS, 'count_id', 'counted_on', 'position', 'plant', 'truss', 'fruits', 'flowers'];
-const countSchema = rowSchema({ ...parentSchemas, counted_on: dateSchema }, ['counted_on']);
+const countSchema = rowSchema(
+  { ...parentSchemas, counted_on: dateSchema, stems_per_m2: { ...saveTrussCountBody.properties.stems_per_m2!, type: ['number', 'null'] } },
+  ['counted_on'],
+);
 const countRowSchema: JsonSchema = {
   ...(saveTrussCountBody.properties.rows!.items as JsonSchema),
   additionalProperties: true,
@@ -299,7 +302,7 @@ export const trussCountsKind: SyncKind = {
     if (existing) {
       await ctx.trx
         .updateTable('truss_counts')
-        .set({ updated_at: row.updated_at as string, version: change.v })
+        .set({ updated_at: row.updated_at as string, version: change.v, stems_per_m2: (row.stems_per_m2 as number | null) ?? null })
         .where('id', '=', change.eid)
         .execute();
       await logApplied(ctx, change, 'update', existing, row);
