@@ -2,6 +2,7 @@ import type { Feature } from '../feature.js';
 import type { Services } from '../services.js';
 import { attachAgent, SyncAgent, type LinkConfig } from './agent.js';
 import { syncRoutes } from './routes.js';
+import { syncSchedule } from './schedule.js';
 import './tables.js';
 
 /** The link a box syncs with: UPSTREAM_URL and UPSTREAM_KEY, else one made by POST /api/admin/sync/link. */
@@ -29,6 +30,7 @@ async function configuredLink(services: Services): Promise<LinkConfig | null> {
 export const syncFeature: Feature = {
   name: 'sync',
   routes: syncRoutes,
+  schedules: [syncSchedule],
   async start(services) {
     const link = await configuredLink(services);
     if (!link) return;
