@@ -1,3 +1,4 @@
+import { decodeJsonText, parseJsonText } from '../http/json-body.js';
 import { gzipSync } from 'node:zlib';
 import { readFile } from 'node:fs/promises';
 import type { Context } from 'koa';
@@ -185,7 +186,9 @@ export const syncRoutes: RouteSpec[] = [
     handler: async ({ services, principal, rawFile, http }) => {
       const body = await readFile(rawFile!.path);
       const gzipped = http.is('application/gzip') ? 'gzip' : undefined;
-      const changes = await readPushBody(Readable.from([body]), http.get('content-encoding') || gzipped);
+      const changes = await readPushBody(Readable.from([body]), http.get('content-encoding') || gzipped, (raw) =>
+        parseJsonText(decodeJsonText(raw)),
+      );
       return receivePush(services, caller(principal), changes);
     },
   }),

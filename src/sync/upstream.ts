@@ -63,8 +63,17 @@ export async function hello(services: Services, caller: Caller, askingNode: stri
 /** Most bytes of one push body, compressed or not (the box sends far less; docs/sync.md). */
 export const PUSH_LIMIT = 64 * 1024 * 1024;
 
-/** Reads a push body: JSON `{changes: [...]}`, gzip allowed, under the cap. */
-export async function readPushBody(req: Readable, encoding: string | undefined, limit = PUSH_LIMIT): Promise<WireChange[]> {
+/**
+ * Reads a push body: JSON `{changes: [...]}`, gzip allowed, under the cap. `parseJson` is the
+ * API's own reading of a JSON body (UTF-8 only, depth-limited: src/http/json-body.ts), so a push
+ * is refused for what any other body would be.
+ */
+export async function readPushBody(
+  req: Readable,
+  encoding: string | undefined,
+  parseJson: (raw: Buffer) => unknown,
+  limit = PUSH_LIMIT,
+): Promise<WireChange[]> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
@@ -80,12 +89,7 @@ export async function readPushBody(req: Readable, encoding: string | undefined, 
       throw new Invalid([], 'The body is not gzip within the size cap.');
     }
   } else if (encoding && encoding !== 'identity') throw new UnsupportedMedia(`Content-Encoding ${encoding} is not taken.`);
-  let body: unknown;
-  try {
-    body = JSON.parse(raw.toString('utf8'));
-  } catch {
-    throw new Invalid([], 'The body is not JSON.');
-  }
+  const body = parseJson(raw);
   const changes = (body as { changes?: unknown })?.changes;
   if (!Array.isArray(changes)) throw new Invalid([], 'The body is {"changes": [...]}.');
   if (changes.length > 10_000) throw new TooLarge(null, 'A push holds at most 10,000 changes.');
