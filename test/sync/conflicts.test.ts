@@ -95,6 +95,27 @@ t.test('conflicts, kind by kind', async (t) => {
     skew(b1, 0);
   });
 
+  t.test('a key revoked on two boxes: the earlier revocation stands, under the same version on every side', async (t) => {
+    const k = await call(up, 'POST', `/api/organizations/${tree.orgId}/keys`, key, { name: 'phone', role: 'member' });
+    await syncUntilQuiet([b1, b2]);
+    const revoke = `/api/organizations/${tree.orgId}/keys/${k.key_id}/revoke`;
+    const early = await call(b2, 'POST', revoke, key, undefined, 200);
+    skew(b1, 2 * DAY);
+    const late = await call(b1, 'POST', revoke, key, undefined, 200);
+    t.ok(late.version > early.version, "box 1's revocation has the greater version");
+    // The later revocation reaches the upstream first; the earlier one then changes the time the
+    // key was revoked there, and box 2 receives a record whose fields it already holds.
+    await syncOnce(b1);
+    await syncOnce(b2);
+    await same('two revocations');
+    for (const s of [up, b1, b2]) {
+      const held = (await call(s, 'GET', `/api/organizations/${tree.orgId}/keys`, key)).items.find((x: any) => x.key_id === k.key_id);
+      t.equal(held.revoked_at, early.revoked_at, 'the earlier revocation time');
+      t.equal(held.version, late.version, 'the later version');
+    }
+    skew(b1, 0);
+  });
+
   t.test('a crop cycle deleted on one box takes what another box added to it meanwhile', async (t) => {
     const gh = tree.greenhousePath;
     const row = await call(up, 'POST', `${gh}/rows`, key, { name: 'Row 9' });

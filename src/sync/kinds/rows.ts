@@ -388,7 +388,10 @@ export function rowKind(spec: RowKindSpec): SyncKind {
           await recordColumnVersions(ctx.trx, spec.kind, change.eid, [c], fv[c] ?? change.v);
         }
       }
-      if (taken.length === 0 && extraChanges.length === 0) return 'superseded';
+      // A later write whose fields all lost here (a key revoked again after an earlier revocation
+      // arrived) still gives the record its version and time, as on the side that made it:
+      // otherwise that side and this one hold the same fields under different versions for good.
+      if (taken.length === 0 && extraChanges.length === 0 && !newer(change.v, existing.version as string)) return 'superseded';
       Object.assign(values, extra);
       values.version = maxVersion(existing.version as string, change.v);
       // The time of the latest write by version, wherever it was made (wall clocks disagree; versions do not).
