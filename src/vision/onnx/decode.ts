@@ -55,13 +55,26 @@ export function decodeHead(data: Float32Array, layout: HeadLayout, classes: numb
   return out;
 }
 
-/** Greedy NMS within each class: a box overlapping a better one of its class by more than `iouThreshold` is dropped. */
-export function nmsByClass(dets: RawDetection[], iouThreshold: number, maxDetections = 300): RawDetection[] {
+/**
+ * Greedy NMS within each suppression group: a box overlapping a better one of its group by more than
+ * `iouThreshold` is dropped. `groupOf` maps a class to its group; by default each class is its own group.
+ * The detector puts every ripeness class in one group: one fruit is one fruit, whatever its colour, and a
+ * fruit between two ripeness classes otherwise keeps a box of each and is counted twice.
+ */
+export function nmsByClass(
+  dets: RawDetection[],
+  iouThreshold: number,
+  maxDetections = 300,
+  groupOf: (classIndex: number) => number | string = (c) => c,
+): RawDetection[] {
   const sorted = [...dets].sort((a, b) => b.score - a.score);
   const kept: RawDetection[] = [];
+  const groups: (number | string)[] = [];
   for (const d of sorted) {
-    if (kept.some((k) => k.classIndex === d.classIndex && iou(k.box, d.box) > iouThreshold)) continue;
+    const g = groupOf(d.classIndex);
+    if (kept.some((k, i) => groups[i] === g && iou(k.box, d.box) > iouThreshold)) continue;
     kept.push(d);
+    groups.push(g);
     if (kept.length >= maxDetections) break;
   }
   return kept;

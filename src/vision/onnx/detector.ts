@@ -41,6 +41,8 @@ class OnnxYoloDetector implements ModelDetector {
   private layout: HeadLayout | null = null;
   private readonly inputName: string;
   private readonly outputName: string;
+  /** Suppression groups: the ripeness classes are one (a fruit), every other class its own. */
+  private readonly groupOf: (classIndex: number) => number | string;
 
   constructor(
     readonly manifest: ModelManifest,
@@ -66,6 +68,8 @@ class OnnxYoloDetector implements ModelDetector {
         `expected one image input and a detection output, the model has inputs [${session.inputNames.join(', ')}] and outputs [${session.outputNames.join(', ')}]`,
       );
     }
+    const targets = manifest.classes.map((c) => c.maps_to);
+    this.groupOf = (c) => (targets[c] === 'green' || targets[c] === 'turning' || targets[c] === 'red' ? 'fruit' : c);
     this.inputName = session.inputNames[0]!;
     this.outputName = session.outputNames[0]!;
   }
@@ -80,7 +84,7 @@ class OnnxYoloDetector implements ModelDetector {
       const classes = this.manifest.classes.length;
       this.layout ??= headLayout(out.dims, classes);
       if (out.type !== 'float32') throw new ModelError('model_output_unexpected', `the model's output is ${out.type}, expected float32`);
-      const raw = nmsByClass(decodeHead(out.data as Float32Array, this.layout, classes, options.conf), this.iou);
+      const raw = nmsByClass(decodeHead(out.data as Float32Array, this.layout, classes, options.conf), this.iou, 300, this.groupOf);
       const dets: Detection[] = [];
       for (const r of raw) {
         const target = this.manifest.classes[r.classIndex]!.maps_to;

@@ -1,7 +1,7 @@
 // Model manifests: the JSON beside an ONNX file in models/ that says what the model
 // is, how to check it, its input size and what each output class means here.
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Ajv, type JSONSchemaType } from 'ajv';
@@ -17,7 +17,18 @@ export interface ModelManifest {
   input: { width: number; height: number };
   /** One entry per model class, in the model's class order. */
   classes: { name: string; maps_to: ClassTarget }[];
+  /**
+   * The thresholds the model was trained to be read at (training/ picks them on its tuning photos and
+   * walks): used for a walk that names no `conf`. Without them, the box's defaults for the built-in detector.
+   */
+  conf?: { photo: number; video: number };
+  /** When the model was made (ISO 8601): DETECTOR=auto runs the newest model in MODELS_DIR. */
+  created?: string;
+  /** What training/ recorded about the run (epochs, minutes, device...); shown, never read. */
+  trained?: Record<string, unknown>;
 }
+
+const unit = { type: 'number', minimum: 0, maximum: 1 } as const;
 
 const schema: JSONSchemaType<ModelManifest> = {
   type: 'object',
@@ -41,6 +52,9 @@ const schema: JSONSchemaType<ModelManifest> = {
         properties: { name: { type: 'string' }, maps_to: { type: 'string', enum: ['green', 'turning', 'red', 'stem', 'plant', 'ignore'] } },
       },
     },
+    conf: { type: 'object', nullable: true, required: ['photo', 'video'], properties: { photo: unit, video: unit } },
+    created: { type: 'string', nullable: true, maxLength: 40 },
+    trained: { type: 'object', nullable: true, required: [] },
   },
 };
 
@@ -57,9 +71,30 @@ export class ModelError extends Error {
 }
 
 export async function readManifest(manifestPath: string): Promise<ModelManifest> {
+  let text: string;
+  try {
+    text = await readFile(manifestPath, 'utf8');
+  } catch (e) {
+    throw new ModelError('manifest_invalid', `cannot read model manifest ${manifestPath}: ${(e as Error).message}`);
+  }
+  return parseManifest(manifestPath, text);
+}
+
+/** The same, synchronously: for choosing a model once at start (a few small files). */
+export function readManifestSync(manifestPath: string): ModelManifest {
+  let text: string;
+  try {
+    text = readFileSync(manifestPath, 'utf8');
+  } catch (e) {
+    throw new ModelError('manifest_invalid', `cannot read model manifest ${manifestPath}: ${(e as Error).message}`);
+  }
+  return parseManifest(manifestPath, text);
+}
+
+function parseManifest(manifestPath: string, text: string): ModelManifest {
   let data: unknown;
   try {
-    data = JSON.parse(await readFile(manifestPath, 'utf8'));
+    data = JSON.parse(text);
   } catch (e) {
     throw new ModelError('manifest_invalid', `cannot read model manifest ${manifestPath}: ${(e as Error).message}`);
   }

@@ -83,8 +83,7 @@ const rounded = (d: Detection[]) =>
 // Image-pixel boxes: model box minus padding (0, 16), divided by the scale 0.5.
 const EXPECTED_05 = [
   { kind: 'fruit', ripeness: 'turning', score: 1, box: [64, 32, 96, 64] }, // a6: cx 30 + 10 → 40 → 80 px
-  { kind: 'fruit', ripeness: 'green', score: 0.9, box: [30, 22, 50, 42] }, // a0 (a1 suppressed by NMS)
-  { kind: 'fruit', ripeness: 'red', score: 0.85, box: [30, 22, 50, 42] }, // a2: same box, other class
+  { kind: 'fruit', ripeness: 'green', score: 0.9, box: [30, 22, 50, 42] }, // a0 (a1 suppressed by NMS; so is a2, the same box as red: one fruit)
   { kind: 'stem', score: 0.7, box: [92, 2, 100, 62] }, // a3
 ];
 
@@ -149,6 +148,25 @@ t.test('NMS IoU is configurable', async (t) => {
   t.teardown(() => det.close());
   const d = await det.detect(testImage(), { conf: 0.5 });
   t.equal(d.filter((x) => x.ripeness === 'green').length, 2, 'a1 overlaps a0 by IoU 0.82, kept at threshold 0.9');
+  t.equal(d.filter((x) => x.ripeness === 'red').length, 0, 'a2 is the box of a0 (IoU 1): suppressed at any threshold below 1');
+});
+
+t.test('ripeness classes suppress one another; other classes only themselves', async (t) => {
+  // a0 green 0.9 and a2 red 0.85 share one box: one fruit, kept once as its better class. a1, overlapping a0
+  // by IoU 0.82, is made a stem here: another object, so it stays.
+  const base = BASE.map((row) => [...row]);
+  base[4]![1] = 0; // a1 no longer unripe...
+  base[6]![1] = 0.8; // ...but a stem
+  const det = await loadModelDetector(await install(t.testdir(), 'groups', { ...SPEC, base }));
+  t.teardown(() => det.close());
+  const d = rounded(await det.detect(testImage(), { conf: 0.5 }));
+  t.same(
+    d.filter((x) => x.box[0] < 40).map((x) => [x.kind, x.ripeness ?? null, x.score, x.box]),
+    [
+      ['fruit', 'green', 0.9, [30, 22, 50, 42]],
+      ['stem', null, 0.8, [32, 22, 52, 42]],
+    ],
+  );
 });
 
 t.test("a model whose checksum is not the manifest's is refused", async (t) => {
