@@ -35,7 +35,10 @@ export interface Config {
    * own thread. The counts are the same either way; the default is one per core, at most 4.
    */
   scoringThreads: number;
-  /** "builtin", or the file name of a model manifest in `modelsDir`. */
+  /**
+   * "auto" (the newest usable model in `modelsDir`, read at start, else the built-in detector),
+   * "builtin", or the file name of a model manifest in `modelsDir`.
+   */
   detector: string;
   /** Folder of model manifests and ONNX files. */
   modelsDir: string;
@@ -144,7 +147,8 @@ export const DEFAULTS: Config = {
   // Each thread holds a frame's planes and masks (about 140 MB at 1280 px): past four, a
   // Jetson's memory goes faster than the walk.
   scoringThreads: Math.min(4, availableParallelism()),
-  detector: 'builtin',
+  // The trained model ships in models/: a box runs it, and the built-in detector when it cannot.
+  detector: 'auto',
   modelsDir: path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'models'),
   // Clips are the bulk of a walk's files (up to 2 GiB each) and are needed only to score it
   // again: a month is time enough for that. Frames (about 230 kB per scored frame with its

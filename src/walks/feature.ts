@@ -1,6 +1,7 @@
 import type { Feature } from '../feature.js';
 import type { Services } from '../services.js';
 import { BUILTIN_DETECTOR_NAME } from '../vision/builtin/index.js';
+import { attachAutoModel } from './jobs/detector-choice.js';
 import { scoringHealthCheck } from './jobs/health.js';
 import { attachRetention, MediaRetention, retentionOf } from './jobs/retention.js';
 import type { Schedule } from '../schedules/schedule.js';
@@ -8,6 +9,7 @@ import { attachRunner, forgetWalks, WalkRunner } from './jobs/runner.js';
 import { correctionRoutes } from './corrections/routes.js';
 import { scoringRoutes } from './routes.js';
 import { walkScopes } from './jobs/commands.js';
+import { trainingRoutes } from './training/routes.js';
 
 /** The hourly sweep of walk media past its keep time or beyond DISK_RESERVE (jobs/retention.ts). */
 export const mediaRetentionSchedule: Schedule = {
@@ -34,7 +36,7 @@ export const mediaRetentionSchedule: Schedule = {
  */
 export const scoringFeature: Feature = {
   name: 'scoring',
-  routes: [...scoringRoutes, ...correctionRoutes],
+  routes: [...scoringRoutes, ...correctionRoutes, ...trainingRoutes],
   scopes: walkScopes,
   schedules: [mediaRetentionSchedule],
   recordKinds: [
@@ -43,6 +45,11 @@ export const scoringFeature: Feature = {
     { name: 'walk_corrections', table: 'walk_corrections', scope: 'cycle', column: 'cycle_id', dependsOn: ['walks'] },
   ],
   async start(services: Services) {
+    if (services.config.detector.trim() === 'auto') {
+      // Read once: a model dropped into MODELS_DIR runs from the next restart, never mid-walk.
+      const auto = attachAutoModel(services);
+      services.log.info('detector chosen', { setting: 'auto', manifest: auto.manifest, reason: auto.reason });
+    }
     const runner = new WalkRunner(services, {
       concurrency: services.config.scoringConcurrency,
       detectThreads: services.config.scoringThreads,

@@ -45,6 +45,8 @@ export async function startServer(
     // 3 s of CPU to start (0.5 s under tsx), more than the few frames of a test walk can repay, and
     // the answers are the same either way (test/vision/builtin/detect-ahead.test.ts; api-restart.test.ts
     // scores one walk over the API both ways).
+    // The built-in detector unless a test asks for a model: its answers on drawn frames are what the walk
+    // tests were written against, and the shipped model is tested in test/walks/jobs/detector-choice.test.ts.
     // The weather and weekly-forecast schedules are off unless a test turns them on: on their own they would reach
     // the real weather service, and write into a test's records whenever its clock passed their time.
     config: {
@@ -52,6 +54,7 @@ export async function startServer(
       logLevel: 'info',
       diskReserve: 0,
       scoringThreads: 0,
+      detector: 'builtin',
       ...config,
       schedules: { weather: 'off', forecast: 'off', ...config.schedules },
       dataDir,

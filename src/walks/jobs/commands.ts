@@ -306,6 +306,7 @@ export interface RescoreFields {
 export function rescoreOptions(previous: ScoringOptions, fields: RescoreFields): ScoringOptions {
   return {
     conf: fields.conf ?? previous.conf,
+    conf_given: fields.conf !== undefined || previous.conf_given,
     sample_seconds: fields.sample_seconds ?? previous.sample_seconds,
     fast_sample_seconds: fields.sample_seconds === undefined ? previous.fast_sample_seconds : null,
     max_frames: fields.max_frames ?? previous.max_frames,

@@ -1,8 +1,9 @@
+import path from 'node:path';
 import { resolveFfmpeg } from '../../vision/media/ffmpeg-path.js';
 import { readManifest } from '../../vision/onnx/manifest.js';
 import type { HealthCheck, Services } from '../../services.js';
 import { queueDepth } from './commands.js';
-import { configuredDetector } from './detector-choice.js';
+import { configuredFor } from './detector-choice.js';
 import { keptClipBytes, retentionOf } from './retention.js';
 import { runnerOf } from './runner.js';
 
@@ -18,25 +19,40 @@ export function scoringHealthCheck(services: Services, builtinName: string): Hea
     critical: false,
     async check() {
       const ff = await resolveFfmpeg();
-      const configured = configuredDetector(services.config.detector, services.config.modelsDir);
+      const configured = configuredFor(services);
       const runner = runnerOf(services);
       const queue = await queueDepth(services.db);
       const model = configured.model;
       let detector: Record<string, unknown>;
-      if (!model) detector = { setting: 'builtin', runs: builtinName, available: true, reason: null };
+      if (!model)
+        detector = { setting: configured.setting, runs: builtinName, kind: 'builtin', available: true, reason: configured.reason };
       else {
         // The manifest is read (not the model loaded): cheap enough for every health request.
         const manifest = model.available
           ? await readManifest(model.manifest).then(
-              (m) => ({ name: m.name, reason: null }),
-              (err: Error) => ({ name: null, reason: `the manifest ${configured.setting} is not valid: ${err.message}` }),
+              (m) => ({ m, reason: null }),
+              (err: Error) => ({ m: null, reason: `the manifest ${path.basename(model.manifest)} is not valid: ${err.message}` }),
             )
-          : { name: null, reason: model.reason };
-        detector = manifest.name
-          ? { setting: configured.setting, runs: manifest.name, available: true, reason: null }
+          : { m: null, reason: model.reason };
+        detector = manifest.m
+          ? {
+              setting: configured.setting,
+              runs: manifest.m.name,
+              kind: 'onnx',
+              available: true,
+              reason: null,
+              model: {
+                manifest: path.basename(model.manifest),
+                sha256: manifest.m.sha256,
+                created: manifest.m.created ?? null,
+                input: manifest.m.input,
+                conf: manifest.m.conf ?? null,
+              },
+            }
           : // mode auto falls back to the built-in detector, so scoring still runs; the reason says what to fix.
-            { setting: configured.setting, runs: builtinName, available: false, reason: manifest.reason };
+            { setting: configured.setting, runs: builtinName, kind: 'builtin', available: false, reason: manifest.reason };
       }
+      if (configured.passedOver?.length) detector.passed_over = configured.passedOver;
       const alive = runner?.alive ?? false;
       return {
         ok: ff.available && alive,

@@ -12,6 +12,11 @@ export type ScoringMode = (typeof SCORING_MODES)[number];
 export interface ScoringOptions {
   /** Detection threshold, 0..1. */
   conf: number;
+  /**
+   * Whether the request named `conf`. When it did not, the threshold is the detector's own: a model's
+   * manifest says the thresholds it was trained to be read at, the built-in detector has DEFAULT_CONF.
+   */
+  conf_given: boolean;
   /** Seconds between sampled frames of a video. */
   sample_seconds: number;
   /** Adaptive sampling: seconds between sampled frames while the walker is fast; null: every sample_seconds. */
@@ -39,6 +44,8 @@ export const DEFAULT_FAST_SAMPLE_SECONDS = 0.25;
 /** Stored options are merged over these: walks queued before a field existed read as scored then. */
 export const DEFAULT_OPTIONS: ScoringOptions = {
   conf: DEFAULT_CONF.photo,
+  // Walks stored before the field keep the threshold they were queued with.
+  conf_given: true,
   sample_seconds: DEFAULT_SAMPLE_SECONDS,
   fast_sample_seconds: null,
   max_frames: DEFAULT_MAX_FRAMES,
@@ -74,14 +81,28 @@ export const MODE_TEXT: Record<ScoringMode, string> = {
 export function optionsFrom(
   fields: { conf?: number; sample_seconds?: number; max_frames?: number; mm_per_pixel?: number },
   uploads: { video: boolean },
+  detectorConf: DetectorConf | null = null,
 ): ScoringOptions {
   return {
-    conf: fields.conf ?? (uploads.video ? DEFAULT_CONF.video : DEFAULT_CONF.photo),
+    conf: fields.conf ?? defaultConf(uploads.video, detectorConf),
+    conf_given: fields.conf !== undefined,
     sample_seconds: fields.sample_seconds ?? DEFAULT_OPTIONS.sample_seconds,
     fast_sample_seconds: fields.sample_seconds === undefined ? DEFAULT_FAST_SAMPLE_SECONDS : null,
     max_frames: fields.max_frames ?? DEFAULT_OPTIONS.max_frames,
     mm_per_pixel: fields.mm_per_pixel ?? null,
   };
+}
+
+/** The thresholds a model's manifest gives (ModelManifest.conf). */
+export interface DetectorConf {
+  photo: number;
+  video: number;
+}
+
+/** The threshold for a walk that names none: the detector's own for what was uploaded (any video clip: video). */
+export function defaultConf(video: boolean, detectorConf: DetectorConf | null): number {
+  const own = detectorConf ?? DEFAULT_CONF;
+  return video ? own.video : own.photo;
 }
 
 /** A job's options as the walk pipeline takes them. */

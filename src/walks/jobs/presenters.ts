@@ -47,8 +47,10 @@ export const correctedCountsSchema: JsonSchema = {
 };
 
 export function presentWalk(walk: WalkTable, clips: WalkClipTable[], keep: MediaKeepDays, zone = 'UTC') {
-  const options = { ...DEFAULT_OPTIONS, ...(JSON.parse(walk.options) as Partial<ScoringOptions>) };
+  const stored = { ...DEFAULT_OPTIONS, ...(JSON.parse(walk.options) as Partial<ScoringOptions>) };
   const result = walk.status === 'done' && walk.result ? (JSON.parse(walk.result) as StoredResult) : null;
+  // conf_given is how the threshold was settled, not an option; once scored, the threshold is the one that ran.
+  const { conf_given: _given, ...options } = { ...stored, conf: result?.detector.conf ?? stored.conf };
   return {
     job_id: walk.id,
     organization_id: walk.organization_id,
@@ -224,7 +226,7 @@ export const walkSchema: JsonSchema = {
       additionalProperties: false,
       properties: {
         conf: num(
-          'Detection threshold, 0 to 1: the one given, else the default for what was uploaded (0.35 photos only, 0.5 with a video clip).',
+          "Detection threshold, 0 to 1: the one given, else the detector's own for what was uploaded (a model's manifest names its thresholds; the built-in detector's are 0.35 for photos only, 0.5 with a video clip). Once scored, the threshold that ran.",
         ),
         sample_seconds: num('Seconds between sampled frames of a video.', { 'x-unit': 's' }),
         fast_sample_seconds: nullableNum(
@@ -313,6 +315,36 @@ export const walkSchema: JsonSchema = {
                   type: ['string', 'null'],
                   description: 'Why the built-in detector ran although a model is configured (mode auto).',
                 },
+                model: {
+                  description:
+                    'The model that scored the walk: its manifest file in MODELS_DIR, name, the SHA-256 of the ONNX file that ran, when it was made, and the thresholds it names. Null for the built-in detector; absent for walks scored before models were recorded.',
+                  oneOf: [
+                    { type: 'null' },
+                    {
+                      type: 'object',
+                      required: ['manifest', 'name', 'sha256', 'created', 'conf'],
+                      additionalProperties: false,
+                      properties: {
+                        manifest: { type: 'string' },
+                        name: { type: 'string' },
+                        sha256: { type: 'string', pattern: '^[0-9a-f]{64}$' },
+                        created: { type: ['string', 'null'] },
+                        conf: {
+                          oneOf: [
+                            { type: 'null' },
+                            {
+                              type: 'object',
+                              required: ['photo', 'video'],
+                              additionalProperties: false,
+                              properties: { photo: { type: 'number' }, video: { type: 'number' } },
+                            },
+                          ],
+                        },
+                      },
+                    },
+                  ],
+                },
+                conf: { type: 'number', description: 'The detection threshold the walk was scored at, 0 to 1.' },
               },
             },
             counts: countsSchema,

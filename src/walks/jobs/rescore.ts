@@ -5,7 +5,7 @@ import { rescoreWalk, type RescoreFields } from './commands.js';
 import { retentionOf } from './retention.js';
 import { runnerOf } from './runner.js';
 import { framesDir } from './storage.js';
-import { chooseDetector, configuredDetector } from './detector-choice.js';
+import { chooseDetector, configuredFor } from './detector-choice.js';
 import type { WalkTable } from './tables.js';
 
 /**
@@ -15,7 +15,7 @@ import type { WalkTable } from './tables.js';
  */
 export async function queueRescore(services: Services, actor: Actor, walk: WalkTable, fields: RescoreFields): Promise<WalkTable> {
   // A detector asked for must be one this box can run now (422 otherwise), before anything changes.
-  if (fields.mode) chooseDetector(configuredDetector(services.config.detector, services.config.modelsDir), fields.mode);
+  if (fields.mode) chooseDetector(configuredFor(services), fields.mode);
   const requeue = async () => {
     const queued = await services.store.write(actor, (w) => rescoreWalk(w, walk.id, fields));
     await rm(framesDir(services.config.dataDir, queued.id), { recursive: true, force: true });

@@ -1,3 +1,4 @@
+import type { ScoringModel } from './detectors.js';
 import type { Box, Ripeness, RipenessCounts } from '../../vision/types.js';
 
 /**
@@ -66,7 +67,15 @@ export interface CountWithReason {
 }
 
 export interface StoredResult {
-  detector: { name: string; kind: string; fallback_reason: string | null };
+  detector: {
+    name: string;
+    kind: string;
+    fallback_reason: string | null;
+    /** The model that scored the walk (file, SHA-256, thresholds); null for the built-in detector. Absent on walks scored before it was kept. */
+    model?: ScoringModel | null;
+    /** The detection threshold the walk was scored at. Absent on walks scored before it was kept. */
+    conf?: number;
+  };
   frames: StoredFrame[];
   fruit: StoredFruit[];
   stems: CountWithReason;

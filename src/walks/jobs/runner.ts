@@ -6,7 +6,7 @@ import { SYSTEM_ACTOR } from '../../db/store.js';
 import type { Services } from '../../services.js';
 import { DomainError } from '../../errors.js';
 import { claimNextWalk, clipsOf, failWalk, findWalk, finishWalk, recordProgress, recoverInterrupted, requeueWalk } from './commands.js';
-import { chooseDetector, configuredDetector } from './detector-choice.js';
+import { chooseDetector, configuredFor } from './detector-choice.js';
 import type { RunnerMessage, WorkerJob, WorkerMessage } from './messages.js';
 import { DEFAULT_OPTIONS, type ScoringMode, type ScoringOptions } from './options.js';
 import { retentionOf } from './retention.js';
@@ -197,7 +197,7 @@ export class WalkRunner {
     const clips = await clipsOf(db, walk.id);
     let detector;
     try {
-      detector = chooseDetector(configuredDetector(config.detector, config.modelsDir), walk.mode as ScoringMode);
+      detector = chooseDetector(configuredFor(this.services), walk.mode as ScoringMode);
     } catch (err) {
       // The configuration changed since the walk was queued (model removed): fail it with the reason.
       const reason = err instanceof DomainError ? err.message : String(err);

@@ -5,9 +5,11 @@ import { newId } from '../../db/ids.js';
 import type { UploadedFile } from '../../http/route.js';
 import type { CycleScope } from '../../registry/scope.js';
 import { createWalk, findByIdempotencyKey, type WalkWithClips } from './commands.js';
-import { chooseDetector, configuredDetector } from './detector-choice.js';
+import { chooseDetector, configuredFor } from './detector-choice.js';
 import { checkKinds, inspectUpload, placeClips, requestHash, sha256File, type InspectedFile } from './intake.js';
-import { optionsFrom, type ScoringMode } from './options.js';
+import { optionsFrom, type DetectorConf, type ScoringMode } from './options.js';
+import { readManifestSync } from '../../vision/onnx/manifest.js';
+import type { DetectorChoice } from './messages.js';
 import type { WalkRunner } from './runner.js';
 import { walkDir } from './storage.js';
 import type { WalkSource, WalkTable } from './tables.js';
@@ -79,8 +81,9 @@ export async function submitWalk(services: Services, who: Submitter, runner: Wal
     inspected.push(await inspectUpload({ path: f.path, originalName: f.originalname, size: f.size }, a.labels[i]!, shas[i]));
   }
   checkKinds(inspected, mode, a.labels);
-  const options = optionsFrom(a.fields, { video: inspected.some((f) => f.info.kind === 'video') });
-  const detector = chooseDetector(configuredDetector(services.config.detector, services.config.modelsDir), mode);
+  const detector = chooseDetector(configuredFor(services), mode);
+  // The model's own thresholds when it names them (the worker settles it again if the model then fails to load).
+  const options = optionsFrom(a.fields, { video: inspected.some((f) => f.info.kind === 'video') }, manifestConf(detector));
 
   const id = newId();
   const clips = await placeClips(services.config.dataDir, id, inspected, { copy: a.copy });
@@ -132,4 +135,14 @@ export async function submitWalk(services: Services, who: Submitter, runner: Wal
   });
   runner?.wake();
   return created.walk;
+}
+
+function manifestConf(choice: DetectorChoice): DetectorConf | null {
+  if (choice.manifest === null) return null;
+  try {
+    return readManifestSync(choice.manifest).conf ?? null;
+  } catch {
+    // Unreadable now: the worker will say why when it opens the model.
+    return null;
+  }
 }

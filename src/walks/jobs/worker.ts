@@ -13,11 +13,12 @@ import {
 import { iou } from '../../vision/track/index.js';
 import type { RgbImage } from '../../vision/types.js';
 import { decodePlan, scoreWalk, type WalkFrameInfo, type WalkResult } from '../../vision/walk.js';
-import { openDetector } from './detectors.js';
+import { openDetector, type OpenedDetector } from './detectors.js';
+import { writeFrameBoxes, type FrameBoxes } from './frame-boxes.js';
 import type { ClipProgressMessage, RunnerMessage, WorkerJob, WorkerMessage } from './messages.js';
 import type { FrameQuality, StoredResult } from './result.js';
 import { JpegSequenceWriter } from './frame-writer.js';
-import { walkOptionsFrom } from './options.js';
+import { defaultConf, walkOptionsFrom } from './options.js';
 
 /** Nice value of the scoring process and its ffmpeg processes (0 normal, 19 lowest). */
 const SCORING_NICE = 10;
@@ -51,11 +52,13 @@ process.channel?.unref();
 
 const clipByPath = new Map(job.clips.map((c) => [c.path, c]));
 const clipState: ClipProgressMessage[] = job.clips.map((c) => ({ position: c.position, progress: 0, frames: 0, status: 'queued' }));
-const walkOptions = walkOptionsFrom(job.options);
+let walkOptions = walkOptionsFrom(job.options);
 let currentClip: number | null = null;
 const images = new JpegSequenceWriter(job.framesDir, 'image.jpg');
 const overlays = new JpegSequenceWriter(job.framesDir, 'overlay.jpg');
 let framesDone = 0;
+/** Every frame's fruit boxes with the counted fruit each belongs to: what a training export labels frames with. */
+const frameBoxes: FrameBoxes[] = [];
 
 /**
  * The box that started this worker is gone (killed with kill -9, say: it could not tell us to
@@ -121,6 +124,20 @@ async function onFrame(info: WalkFrameInfo): Promise<void> {
     }
     return { box: d.box, kind: d.kind, ripeness: d.ripeness, trackId: best.id ?? undefined };
   });
+  frameBoxes.push({
+    frame: info.frameIndex,
+    width: info.image.width,
+    height: info.image.height,
+    fruit: boxes
+      .map((b, i) => ({ b, d: info.detections[i]! }))
+      .filter(({ b }) => b.kind === 'fruit')
+      .map(({ b, d }) => ({
+        box: d.box,
+        ripeness: d.ripeness ?? 'red',
+        score: d.score,
+        track_id: typeof b.trackId === 'number' ? b.trackId : null,
+      })),
+  });
   await Promise.all([images.write(info.frameIndex, info.image), overlays.write(info.frameIndex, drawOverlay(info.image, boxes))]);
   framesDone++;
   const state = clipState[info.clip]!;
@@ -130,7 +147,7 @@ async function onFrame(info: WalkFrameInfo): Promise<void> {
 
 const round = (x: number, k = 1000) => Math.round(x * k) / k;
 
-function toStored(result: WalkResult, fallbackReason: string | null): StoredResult {
+function toStored(result: WalkResult, opened: OpenedDetector): StoredResult {
   const walk = walkQuality(qualities);
   const lastFrameOf = (clip: number) => result.frames.findLast((f) => f.clip === clip)?.frame ?? null;
   const cut = clipCutShortWarning(
@@ -167,7 +184,13 @@ function toStored(result: WalkResult, fallbackReason: string | null): StoredResu
     };
   };
   return {
-    detector: { name: result.detector.name, kind: result.detector.kind, fallback_reason: fallbackReason },
+    detector: {
+      name: result.detector.name,
+      kind: result.detector.kind,
+      fallback_reason: opened.fallbackReason,
+      model: opened.model,
+      conf: walkOptions.conf,
+    },
     frames: result.frames.map((f) => ({
       index: f.frame,
       clip: job.clips[f.clip]!.position,
@@ -214,6 +237,12 @@ async function* watchClip(frames: AsyncGenerator<DecodedFrame, DecodeSummary>, c
 
 async function main(): Promise<void> {
   const opened = await openDetector(job.detector, { threads: job.detectThreads });
+  // Without a conf in the request, the detector that actually opened sets it: a model's manifest, or
+  // the built-in detector's defaults when a model fell back.
+  if (!job.options.conf_given) {
+    const video = job.clips.some((c) => c.kind === 'video');
+    walkOptions = { ...walkOptions, conf: defaultConf(video, opened.model?.conf ?? null) };
+  }
   post({ type: 'started', detector: opened.detector.info.name });
   try {
     const result = await scoreWalk({
@@ -245,7 +274,8 @@ async function main(): Promise<void> {
     });
     // Every frame file is on disk before the walk is reported done.
     await Promise.all([images.close(), overlays.close()]);
-    post({ type: 'done', result: toStored(result, opened.fallbackReason), readAhead: opened.detector.aheadStats ?? null });
+    await writeFrameBoxes(job.framesDir, frameBoxes);
+    post({ type: 'done', result: toStored(result, opened), readAhead: opened.detector.aheadStats ?? null });
   } finally {
     images.kill();
     overlays.kill();
