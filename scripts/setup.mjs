@@ -134,4 +134,29 @@ if (purpose === 'test' && testTools.length) {
   }
 }
 
+// 8. For the tests only: the training stack (training/, Python on Debian's torch) that the pipeline's
+// smoke test and the learning-loop test run; without it those tests skip and say so. Debian's packages,
+// never PyPI: the box and CI reach apt and npm only.
+const trainingPython = process.env.CROPWALK_PYTHON ?? '/usr/bin/python3';
+const hasTrainingStack = () =>
+  spawnSync(trainingPython, ['-c', 'import torch, torchvision, onnx, PIL, numpy'], { stdio: 'ignore' }).status === 0;
+if (purpose === 'test' && !hasTrainingStack()) {
+  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  if (isRoot && spawnSync('apt-get', ['--version'], { stdio: 'ignore' }).status === 0) {
+    say('the training stack is missing: installing the Debian packages python3-torch, python3-torchvision, python3-onnx, python3-pil');
+    run('apt-get', ['update', '-qq']);
+    run(
+      'apt-get',
+      ['install', '-y', '-qq', '--no-install-recommends', 'python3-torch', 'python3-torchvision', 'python3-onnx', 'python3-pil'],
+      {
+        DEBIAN_FRONTEND: 'noninteractive',
+      },
+    );
+  } else {
+    say(
+      'the training stack is missing (apt-get install python3-torch python3-torchvision python3-onnx python3-pil): the training tests will skip.',
+    );
+  }
+}
+
 say(`ready for ${purpose}`);
