@@ -65,8 +65,33 @@ def image_size(path: str) -> tuple[int, int]:
         return im.size
 
 
+def open_dataset(path: str) -> str:
+    """A dataset folder, or a zip of one (the box's training export) unpacked beside training/work/. Entries are
+    confined to the folder they are unpacked into."""
+    if not path.lower().endswith(".zip"):
+        return path
+    import hashlib
+    import zipfile
+
+    digest = hashlib.sha256(open(path, "rb").read()).hexdigest()[:16]
+    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "work", "unpacked", digest)
+    if os.path.isdir(out):
+        return out
+    tmp = out + ".tmp"
+    os.makedirs(tmp, exist_ok=True)
+    with zipfile.ZipFile(path) as z:
+        for info in z.infolist():
+            target = os.path.realpath(os.path.join(tmp, info.filename))
+            if not target.startswith(os.path.realpath(tmp) + os.sep):
+                raise ValueError(f"{path}: entry {info.filename!r} would be written outside the dataset folder")
+        z.extractall(tmp)
+    os.replace(tmp, out)
+    return out
+
+
 def read_yolo(root: str, group_of=None) -> list[Sample]:
     """Every image under root/images with its boxes. group_of(relative name) names its group (default: the file stem)."""
+    root = open_dataset(root)
     names = read_class_names(root) or ["fruit"]
     image_dir = os.path.join(root, "images")
     if not os.path.isdir(image_dir):

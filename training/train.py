@@ -74,7 +74,9 @@ def train(args) -> dict:
     classes = args.classes.split(",") if args.classes else None
     sources = []
     for path, weight in parse_data(args.data):
-        names = read_class_names(path) or ["fruit"]
+        from data import open_dataset
+
+        names = read_class_names(open_dataset(path)) or ["fruit"]
         classes = classes or (DEFAULT_CLASSES if set(names) <= set(DEFAULT_CLASSES) else names)
         samples = read_yolo(path)
         if not samples:
@@ -107,7 +109,7 @@ def train(args) -> dict:
     best = None
     info = {
         "classes": classes,
-        "input": [int(v) for v in args.input.split(",")],
+        "input": [int(v) for v in args.input.split(",")] if args.input else list(init_info.get("input", [416, 736])),
         "init": args.init if not args.init.endswith(".onnx") else os.path.basename(args.init),
         "init_info": init_info,
         "data": [os.path.relpath(p) for p, _ in parse_data(args.data)],
@@ -156,7 +158,11 @@ def train(args) -> dict:
     chosen = os.path.join(args.out, "best.pt") if best else os.path.join(args.out, "last.pt")
     ck = torch.load(chosen, map_location="cpu")
     final_info = dict(ck["info"])
-    conf = final_info.get("conf") or {"photo": args.photo_conf, "video": args.video_conf or args.photo_conf}
+    # Without a tuning set, the thresholds of the model trained from (a fine-tune keeps the shipped model's), or --photo-conf.
+    inherited = init_info.get("conf") if isinstance(init_info, dict) else None
+    conf = final_info.get("conf") or (
+        {"photo": args.photo_conf, "video": args.video_conf or args.photo_conf} if args.photo_conf else inherited
+    ) or {"photo": 0.4, "video": 0.4}
     if args.video_conf:
         conf["video"] = args.video_conf
     final_info["conf"] = conf
@@ -199,7 +205,7 @@ def main(argv=None) -> None:
     ap.add_argument("--tiles", type=int, default=800, help="tiles per epoch")
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--size", type=int, default=416, help="training tile side (multiple of 32)")
-    ap.add_argument("--input", default="416,736", help="H,W of the exported model's input (multiples of 32)")
+    ap.add_argument("--input", default=None, help="H,W of the exported model's input (multiples of 32; default: the initial model's, else 416,736)")
     ap.add_argument("--lr", type=float, default=5e-4)
     ap.add_argument("--weight-decay", type=float, default=0.05)
     ap.add_argument("--warmup", type=int, default=150)
@@ -207,7 +213,7 @@ def main(argv=None) -> None:
     ap.add_argument("--max-fruit", type=float, default=160)
     ap.add_argument("--occlusion", type=float, default=0.5)
     ap.add_argument("--blur", type=float, default=0.4)
-    ap.add_argument("--photo-conf", type=float, default=0.4, help="threshold when there is no --tune set")
+    ap.add_argument("--photo-conf", type=float, default=None, help="threshold when there is no --tune set (default: the initial model's, else 0.4)")
     ap.add_argument("--video-conf", type=float, default=None)
     ap.add_argument("--workers", type=int, default=0)
     ap.add_argument("--threads", type=int, default=0)

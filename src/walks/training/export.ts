@@ -126,7 +126,7 @@ export async function labelWalk(
   if (walk.frames_removed_at) return { reason: `its frames were removed (retention) at ${walk.frames_removed_at}` };
   const result = JSON.parse(walk.result) as StoredResult;
   const boxes = await readFrameBoxes(framesDir(dataDir, walk.id));
-  if (!boxes) return { reason: 'scored before frame boxes were kept: score it again (POST /api/observations/{id}/rescore) and correct it' };
+  if (!boxes) return { reason: 'scored before the box kept each frame’s boxes, so its corrections cannot be placed on frames' };
   const corrected: Corrected = applyCorrections(result.fruit, rows.map(toCorrection));
   const ripenessOf = new Map<number, { ripeness: Ripeness; changed: boolean }>();
   for (const f of corrected.fruit)
