@@ -38,8 +38,8 @@ const BENCHES: Bench[] = [
   {
     name: 'scoring-accuracy',
     module: './scoring-accuracy.js',
-    fn: 'runPhotoAccuracy',
-    what: 'built-in detector on the labelled tomato photos',
+    fn: 'runPhotoBench',
+    what: 'built-in detector on the labelled tomato photos; the shipped model beside it on the validation photos',
   },
   {
     name: 'scoring-walk',
@@ -50,7 +50,7 @@ const BENCHES: Bench[] = [
   {
     name: 'scoring-photo-walk',
     module: './scoring-photo-walk.js',
-    fn: 'runPhotoWalkBench',
+    fn: 'runPhotoWalkComparison',
     what: 'walks past the labelled tomato photos (real fruit), count error after tracking vs the same photos scored one at a time',
   },
   {

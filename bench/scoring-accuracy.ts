@@ -4,6 +4,11 @@
  * clone, in which case this says so and reports nothing).
  *
  *   node --import tsx bench/scoring-accuracy.ts [--conf 0.35] [--json] [--display-p3] [--hand-weighted]
+ *   node --import tsx bench/scoring-accuracy.ts --validation | --model models/x.json [--json]
+ *
+ * --validation / --model: the trained model (the shipped one in models/, or the manifest named) beside
+ * the built-in detector on the validation photos of training/splits/tomato-photos.json, at IoU 0.5, each
+ * at its own photo threshold (`comparePhotos`); `npm run bench scoring-accuracy` prints both reports.
  *
  * --hand-weighted: close-up photos scored with the hand-weighted score on inscribed circles alone,
  * as before the fitted score (closeUpScore 'weighted'), to compare in one session.
@@ -29,6 +34,8 @@ import { decodeImage, requireFfmpeg } from '../src/vision/media/index.js';
 import { displayP3Profile, pngWithProfile } from '../test/helpers/icc.js';
 import { sharedPath } from '../test/helpers/shared-data.js';
 import type { Box, Detection, Detector, Ripeness } from '../src/vision/types.js';
+import { loadModelDetector } from '../src/vision/onnx/index.js';
+import { findAutoModel } from '../src/walks/jobs/detector-choice.js';
 
 /** The labelled photos in the shared data folder (CROPWALK_SHARED, default ../shared). */
 export const PHOTO_DIR = sharedPath('tomato-photos');
@@ -41,7 +48,8 @@ interface LabelledFruit {
 
 export interface PhotoResult {
   photo: string;
-  split: 'tune' | 'check';
+  /** 'tune' / 'check' (even / odd positions, the built-in detector's halves), or the training split's part (train, tune, validation). */
+  split: string;
   labels: { total: number; green: number; red: number; difficult: number };
   predicted: { total: number; green: number; turning: number; red: number };
   /** |predicted − labelled| / labelled, against all labelled fruit. */
@@ -162,11 +170,12 @@ const relErr = (pred: number, truth: number): number | null => (truth > 0 ? Math
 
 function scorePhoto(
   photo: string,
-  split: 'tune' | 'check',
+  split: string,
   dets: Detection[],
   fruit: LabelledFruit[],
   detectMs: number,
   decodeMs: number,
+  minIou = 0.3,
 ): PhotoResult {
   const count = (r: Ripeness) => dets.filter((d) => d.ripeness === r).length;
   const predicted = { total: dets.length, green: count('green'), turning: count('turning'), red: count('red') };
@@ -179,6 +188,7 @@ function scorePhoto(
   const pairs = matchGreedy(
     dets.map((d) => d.box),
     fruit.map((f) => f.box),
+    minIou,
   );
   let strict = 0;
   let lenient = 0;
@@ -235,7 +245,7 @@ const median = (xs: number[]) => {
 };
 const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
 
-function summarise(rs: PhotoResult[]): SplitSummary {
+export function summarise(rs: PhotoResult[]): SplitSummary {
   const matched = rs.reduce((a, r) => a + r.matched, 0);
   const dets = rs.reduce((a, r) => a + r.predicted.total, 0);
   const labels = rs.reduce((a, r) => a + r.labels.total, 0);
@@ -260,6 +270,10 @@ export interface AccuracyOptions {
   colour?: 'as-is' | 'p3' | 'p3-untagged';
   /** Built-in detector settings (without `detector`), e.g. { closeUpScore: 'weighted' }. */
   params?: Partial<BuiltinParams>;
+  /** Least IoU of a detection with a label to count as found (default 0.3; the trained model's goals are at 0.5). */
+  minIou?: number;
+  /** Which part of a split each photo is in (default: 'tune' for even positions, 'check' for odd). */
+  splitOf?: (photo: string, position: number) => string;
 }
 
 /** The photo's colours in Display P3 (zscale, lossless PNG), tagged with the profile or not. */
@@ -323,7 +337,8 @@ export async function runPhotoAccuracy(options: AccuracyOptions = {}): Promise<S
     const t1 = performance.now();
     const dets = await detector.detect(image, { conf });
     const t2 = performance.now();
-    photos.push(scorePhoto(name, k % 2 === 0 ? 'tune' : 'check', dets, labelled.fruit, t2 - t1, t1 - t0));
+    const split = options.splitOf ? options.splitOf(name, k) : k % 2 === 0 ? 'tune' : 'check';
+    photos.push(scorePhoto(name, split, dets, labelled.fruit, t2 - t1, t1 - t0, options.minIou));
     if (circles && builtinParams) {
       const boxes = circleEvidence(image, builtinParams).map((c) => c.box);
       for (const f of labelled.fruit) {
@@ -401,6 +416,112 @@ export function formatSummary(s: Summary): string {
   return lines.join('\n');
 }
 
+/** The fixed split of the photos for the trained model (training/splits/tomato-photos.json): photo stem → part. */
+export function trainingSplit(): Map<string, 'train' | 'tune' | 'validation'> {
+  const doc = JSON.parse(readFileSync(path.join(repoRoot, 'training', 'splits', 'tomato-photos.json'), 'utf8')) as Record<string, string[]>;
+  const out = new Map<string, 'train' | 'tune' | 'validation'>();
+  for (const part of ['train', 'tune', 'validation'] as const) for (const stem of doc[part] ?? []) out.set(`${stem}.jpg`, part);
+  return out;
+}
+
+export interface DetectorOnPhotos {
+  detector: string;
+  conf: number;
+  validation: SplitSummary;
+  /** Photos the model was trained or tuned on: shown, never a figure. */
+  trainedOn: SplitSummary;
+  photos: PhotoResult[];
+  walkFrameCpuMs: number;
+}
+
+export interface PhotoComparison {
+  available: boolean;
+  reason?: string;
+  minIou: number;
+  rows: DetectorOnPhotos[];
+  /** Model CPU ms per 1280-px frame / the built-in detector's, this run. */
+  msPerFrameVsBuiltin: number | null;
+}
+
+/**
+ * The trained model beside the built-in detector on the validation photos of the training split (never trained
+ * or tuned on), at IoU 0.5: the figures of issue 39. Each at its own photo threshold (the built-in detector's
+ * 0.35, the model's manifest `conf.photo`). Without a model, the built-in detector alone.
+ */
+export async function comparePhotos(manifest: string | null): Promise<PhotoComparison> {
+  const minIou = 0.5;
+  if (!existsSync(PHOTO_DIR))
+    return { available: false, reason: `labelled photos not found at ${PHOTO_DIR}`, minIou, rows: [], msPerFrameVsBuiltin: null };
+  const split = trainingSplit();
+  const splitOf = (name: string) => split.get(name) ?? 'validation';
+  const rows: DetectorOnPhotos[] = [];
+  const one = async (name: string, detector: Detector | undefined, conf: number) => {
+    const r = await runPhotoAccuracy({ detector, conf, minIou, splitOf });
+    rows.push({
+      detector: name,
+      conf,
+      validation: summarise(r.photos.filter((p) => p.split === 'validation')),
+      trainedOn: summarise(r.photos.filter((p) => p.split !== 'validation')),
+      photos: r.photos,
+      walkFrameCpuMs: r.walkFrameCpuMs,
+    });
+  };
+  await one('builtin-colour', undefined, DEFAULT_BENCH_CONF);
+  if (manifest) {
+    const model = await loadModelDetector(manifest);
+    try {
+      await one(model.info.name, model, model.manifest.conf?.photo ?? DEFAULT_BENCH_CONF);
+    } finally {
+      await model.close();
+    }
+  }
+  return {
+    available: true,
+    minIou,
+    rows,
+    msPerFrameVsBuiltin: rows.length > 1 ? rows[1]!.walkFrameCpuMs / rows[0]!.walkFrameCpuMs : null,
+  };
+}
+
+export function formatComparison(c: PhotoComparison): string {
+  if (!c.available) return `scoring-accuracy: skipped (${c.reason})`;
+  const val = c.rows[0]!.photos.filter((p) => p.split === 'validation');
+  const lines = [
+    `validation photos of training/splits/tomato-photos.json (${val.length} photos, ${val.reduce((n, p) => n + p.labels.total, 0)} fruit; never trained or tuned on), matched at IoU ≥ ${c.minIou}; goals: precision and recall ≥ 80 %, median count error ≤ 10 %, ripeness ≥ 90 %`,
+    'detector              conf  precision recall  median count error  ripeness (strict)  CPU ms per 1280-px frame',
+  ];
+  for (const r of c.rows) {
+    const v = r.validation;
+    lines.push(
+      `${r.detector.padEnd(21)} ${r.conf.toFixed(2)}  ${pct(v.precision).padStart(9)} ${pct(v.recall).padStart(6)}  ${pct(v.medianCountError).padStart(18)}  ${pct(v.ripenessStrict).padStart(17)}  ${r.walkFrameCpuMs.toFixed(0).padStart(6)}`,
+    );
+  }
+  if (c.msPerFrameVsBuiltin !== null) lines.push(`model CPU ms per frame / built-in: ${c.msPerFrameVsBuiltin.toFixed(2)}×`);
+  lines.push('per validation photo (labels; found by each detector; matched):');
+  for (const p of val) {
+    const cells = c.rows.map((r) => {
+      const q = r.photos.find((x) => x.photo === p.photo)!;
+      return `${String(q.predicted.total).padStart(3)} found ${String(q.matched).padStart(3)} matched (${pct(q.countError.total).trim()})`;
+    });
+    lines.push(`  ${p.photo} ${String(p.labels.total).padStart(3)} labels: ${cells.join('  |  ')}`);
+  }
+  for (const r of c.rows)
+    lines.push(
+      `(${r.detector} on the ${r.trainedOn.photos} photos it was trained or tuned on, not a figure: precision ${pct(r.trainedOn.precision)}, recall ${pct(r.trainedOn.recall)}, median count error ${pct(r.trainedOn.medianCountError)})`,
+    );
+  return lines.join('\n');
+}
+
+/** `npm run bench scoring-accuracy`: the photo figures, the shipped model (models/) beside the built-in detector when one is there. */
+export async function runPhotoBench(): Promise<PhotoComparison & { builtin: Summary }> {
+  const shipped = findAutoModel(path.join(repoRoot, 'models')).manifest;
+  const builtin = await runPhotoAccuracy();
+  console.log(formatSummary(builtin));
+  const c = await comparePhotos(shipped);
+  console.log(formatComparison(c));
+  return { ...c, builtin };
+}
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const args = process.argv.slice(2);
   const confAt = args.indexOf('--conf');
@@ -422,6 +543,13 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
         `photos ${what}: median |count error| ${pct(r.all.medianCountError)}, median |red error| ${pct(red)}, red+turning found ${predicted}, ripeness agreement strict ${pct(r.all.ripenessStrict)}`,
       );
     }
+  } else if (args.includes('--model') || args.includes('--validation')) {
+    // --model models/x.json: that model beside the built-in detector on the validation photos; --validation: the shipped one.
+    const at = args.indexOf('--model');
+    const manifest = at >= 0 ? path.resolve(args[at + 1]!) : findAutoModel(path.join(repoRoot, 'models')).manifest;
+    const c = await comparePhotos(manifest);
+    if (args.includes('--json')) console.log(JSON.stringify(c, null, 2));
+    else console.log(formatComparison(c));
   } else {
     // --hand-weighted: close-up frames scored as before the fitted score (docs/builtin-detector.md).
     const summary = await runPhotoAccuracy({ conf, params: args.includes('--hand-weighted') ? { closeUpScore: 'weighted' } : undefined });

@@ -13,10 +13,11 @@
  * summed: what tracking adds or takes away against counting every photo once. The oracle (the truth
  * with typical noise) through the same tracker checks that the walk itself is countable.
  *
- *   node --import tsx bench/scoring-photo-walk.ts [--sizes 96,64,48,24] [--conf 0.35] [--as-photographed] [--model models/x.json]
+ *   node --import tsx bench/scoring-photo-walk.ts [--sizes 96,64,48,24] [--conf 0.35] [--as-photographed] [--validation] [--model models/x.json]
  *
- * --model scores the walls and the photos with a model detector (a manifest as in models/README.md)
- * instead of the built-in one: a trained model is measured on real fruit the same way.
+ * --model scores walls of the validation photos (training/splits/tomato-photos.json: never trained or
+ * tuned on) with that model and with the built-in detector in the same run, each at its own thresholds
+ * (a model's manifest conf). --validation: walls of those photos only, built-in detector.
  *
  * Each photo is white-balanced on its own before it goes on the wall, so a frame showing several
  * photos is under one light as a real row is; --as-photographed leaves them as taken (daylight and
@@ -28,7 +29,8 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { PHOTO_DIR } from './scoring-accuracy.js';
+import { PHOTO_DIR, trainingSplit } from './scoring-accuracy.js';
+import { findAutoModel } from '../src/walks/jobs/detector-choice.js';
 import { decodeAtScale, labelledPhotos, renderPhotoPan, type PhotoPan, type PhotoPanTruth } from '../scripts/photo-pan/pan.js';
 import { createBuiltinDetector, type BuiltinParams } from '../src/vision/builtin/index.js';
 import { optionsFrom, walkOptionsFrom } from '../src/walks/jobs/options.js';
@@ -53,6 +55,7 @@ const PARAMS = process.env.BUILTIN_PARAMS ? { params: JSON.parse(process.env.BUI
 
 type Counts = { total: number; green: number; red: number };
 export interface PhotoWalkRow {
+  detector: string;
   fruitPx: number;
   frameSize: string;
   videoSeconds: number;
@@ -71,13 +74,13 @@ export interface PhotoWalkResult {
 
 // Each photo balanced on its own by default: a real row is under one light (see PhotoPanOptions.balanceEach).
 const BALANCE = !process.argv.includes('--as-photographed');
-async function cached(fruitPx: number): Promise<PhotoPan> {
-  const name = `pan-${fruitPx}${BALANCE ? '-balanced' : ''}`;
+async function cached(fruitPx: number, only?: string[]): Promise<PhotoPan> {
+  const name = `pan-${fruitPx}${BALANCE ? '-balanced' : ''}${only ? '-validation' : ''}`;
   const truthFile = path.join(OUT, `${name}.json`);
   const file = path.join(OUT, `${name}.mp4`);
   if (existsSync(truthFile) && existsSync(file))
     return { files: [file], truthFile, truth: JSON.parse(readFileSync(truthFile, 'utf8')) as PhotoPanTruth };
-  return renderPhotoPan({ photos: PHOTO_DIR, out: OUT, name, fruitPx, balanceEach: BALANCE });
+  return renderPhotoPan({ photos: PHOTO_DIR, out: OUT, name, fruitPx, balanceEach: BALANCE, ...(only ? { only } : {}) });
 }
 
 const countsOf = (fruit: readonly { ripeness: string }[]): Counts => ({
@@ -90,12 +93,18 @@ const countsOf = (fruit: readonly { ripeness: string }[]): Counts => ({
 type DetectorFactory = () => Promise<Detector>;
 const builtin: DetectorFactory = async () => createBuiltinDetector(PARAMS);
 
-async function stills(scale: number, make: DetectorFactory): Promise<Counts> {
+/** A model's own thresholds (its manifest's conf), else the box's defaults for the built-in detector. */
+function confOf(detector: Detector, kind: 'photo' | 'video'): number | undefined {
+  return 'manifest' in detector ? (detector as { manifest: { conf?: { photo: number; video: number } } }).manifest.conf?.[kind] : undefined;
+}
+
+async function stills(scale: number, make: DetectorFactory, only?: string[]): Promise<Counts> {
   const detector = await make();
   const found: Detection[] = [];
   for (const p of labelledPhotos(PHOTO_DIR)) {
+    if (only && !only.includes(p.photo)) continue;
     const image = await decodeAtScale(PHOTO_DIR, p, scale);
-    found.push(...(await detector.detect(image, { conf: PHOTO_CONF })).filter((d) => d.kind === 'fruit'));
+    found.push(...(await detector.detect(image, { conf: confOf(detector, 'photo') ?? PHOTO_CONF })).filter((d) => d.kind === 'fruit'));
   }
   await detector.close?.();
   // The photos are labelled green or red: a turning answer is counted with red, as the photo bench does.
@@ -103,17 +112,22 @@ async function stills(scale: number, make: DetectorFactory): Promise<Counts> {
 }
 
 export async function runPhotoWalkBench(
-  options: { sizes?: number[]; conf?: number; detector?: DetectorFactory } = {},
+  options: { sizes?: number[]; conf?: number; detector?: DetectorFactory; validationOnly?: boolean } = {},
 ): Promise<PhotoWalkResult> {
   const make = options.detector ?? builtin;
-  const video: WalkOptions = options.conf === undefined ? VIDEO : { ...VIDEO, conf: options.conf };
+  // The trained model is measured on walls of the photos it was never trained or tuned on only.
+  const only = options.validationOnly
+    ? [...trainingSplit()].filter(([, part]) => part === 'validation').map(([photo]) => photo)
+    : undefined;
   if (!existsSync(PHOTO_DIR)) return { available: false, reason: `labelled photos not found at ${PHOTO_DIR}: nothing to film`, rows: [] };
   const rows: PhotoWalkRow[] = [];
   for (const fruitPx of options.sizes ?? [96, 64, 48, 24]) {
-    const pan = await cached(fruitPx);
+    const pan = await cached(fruitPx, only);
     const t = pan.truth;
     const real = createOracle(t, pan.files, decodeFrames as WalkDecoder, NO_NOISE);
     const detector = await make();
+    const conf = options.conf ?? confOf(detector, 'video');
+    const video: WalkOptions = conf === undefined ? VIDEO : { ...VIDEO, conf };
     const walk = await scoreWalk({ clips: pan.files, detector, decode: real.decode, options: video });
     await detector.close?.();
     const expected = real.expected('fruit', 2, false, walk.frames);
@@ -123,8 +137,9 @@ export async function runPhotoWalkBench(
     const noisy = createOracle(t, pan.files, decodeFrames as WalkDecoder, TYPICAL_NOISE);
     const o = await scoreWalk({ clips: pan.files, detector: noisy.detector, decode: noisy.decode, options: video });
     const ot = noisy.expected('fruit', 2, false, o.frames).total;
-    const s = await stills(t.scale, make);
+    const s = await stills(t.scale, make, only);
     rows.push({
+      detector: detector.info.name,
       fruitPx,
       frameSize: `${t.width}×${t.height}`,
       videoSeconds: t.clips[0]!.seconds,
@@ -138,18 +153,39 @@ export async function runPhotoWalkBench(
   return { available: true, rows };
 }
 
+/**
+ * `npm run bench scoring-photo-walk`: the walls of all the photos with the built-in detector (the published
+ * figures), then, when a model ships in models/, walls of the validation photos only (never trained or tuned
+ * on) scored by the built-in detector and by the model in the same run.
+ */
+export async function runPhotoWalkComparison(): Promise<{
+  all: PhotoWalkResult;
+  validation?: { builtin: PhotoWalkResult; model: PhotoWalkResult };
+}> {
+  const all = await runPhotoWalkBench();
+  console.log(formatPhotoWalk(all));
+  const shipped = findAutoModel(path.join(ROOT, 'models')).manifest;
+  if (!shipped || !all.available) return { all };
+  const b = await runPhotoWalkBench({ validationOnly: true });
+  const m = await runPhotoWalkBench({ validationOnly: true, detector: () => loadModelDetector(shipped) });
+  console.log('walls of the validation photos only:');
+  console.log(formatPhotoWalk({ available: true, rows: [...b.rows, ...m.rows] }));
+  return { all, validation: { builtin: b, model: m } };
+}
+
 const pct = (x: number) => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)} %`;
 const missedShare = (s: { truth: number; missed: number }) =>
   `${s.missed} of ${s.truth} (${((s.missed / Math.max(1, s.truth)) * 100).toFixed(0)} %)`;
 export function formatPhotoWalk(r: PhotoWalkResult): string {
   if (!r.available) return `skipped: ${r.reason}`;
   const lines = [
-    'fruit px | frame | video s | scored | truth (green/red) | walk counted (green/red) | error | stills summed | error | oracle error | walk: duplicates, no fruit, outside, missed (hidden/partly/whole) | missed green, red',
+    'detector | fruit px | frame | video s | scored | truth (green/red) | walk counted (green/red) | error | stills summed | error | oracle error | walk: duplicates, no fruit, outside, missed (hidden/partly/whole) | missed green, red',
   ];
   for (const x of r.rows) {
     const b = x.walk.breakdown;
     lines.push(
       [
+        x.detector,
         x.fruitPx,
         x.frameSize,
         x.videoSeconds.toFixed(1),
@@ -175,14 +211,19 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const c = process.argv.indexOf('--conf');
   const m = process.argv.indexOf('--model');
   const model = m > 0 ? process.argv[m + 1]! : null;
+  const validationOnly = process.argv.includes('--validation');
   if (model) console.log(`detector: the model of ${model}`);
-  console.log(
-    formatPhotoWalk(
-      await runPhotoWalkBench({
-        ...(sizes ? { sizes } : {}),
-        ...(c > 0 ? { conf: Number(process.argv[c + 1]) } : {}),
-        ...(model ? { detector: () => loadModelDetector(path.resolve(model)) } : {}),
-      }),
-    ),
-  );
+  const run = (detector?: DetectorFactory) =>
+    runPhotoWalkBench({
+      ...(sizes ? { sizes } : {}),
+      ...(c > 0 ? { conf: Number(process.argv[c + 1]) } : {}),
+      ...(detector ? { detector } : {}),
+      validationOnly: validationOnly || model !== null,
+    });
+  if (model) {
+    // The model beside the built-in detector, on the walls of the validation photos, in one run.
+    const b = await run();
+    const r = await run(() => loadModelDetector(path.resolve(model)));
+    console.log(formatPhotoWalk({ available: r.available, reason: r.reason, rows: [...b.rows, ...r.rows] }));
+  } else console.log(formatPhotoWalk(await run()));
 }

@@ -33,6 +33,9 @@
  * (bench/scoring-model.ts builds YOLOv8-sized ones to time). --lighting greenhouse renders the
  * accuracy walks' fruit each under its own softer light, shaded like the labelled photos' fruit
  * (the published figures are 'studio', the default; docs/tracking.md, "Synthetic walks").
+ * Without --model, the model that ships in models/ (when there is one) is measured beside the built-in
+ * detector, on the accuracy walks (at its manifest's video threshold) and the speed walk; --builtin-only
+ * leaves it out.
  * BUILTIN_PARAMS='{...}' in the environment scores with other built-in detector settings, to measure
  * a setting against the default on the same renders.
  */
@@ -50,6 +53,7 @@ import { decodeFrames, resolveFfmpeg } from '../src/vision/media/index.js';
 import { loadModelDetector } from '../src/vision/onnx/index.js';
 import type { Detector, ReadAheadStats } from '../src/vision/types.js';
 import { DEFAULTS } from '../src/config.js';
+import { findAutoModel } from '../src/walks/jobs/detector-choice.js';
 import { optionsFrom, walkOptionsFrom } from '../src/walks/jobs/options.js';
 import { decodePlan, scoreWalk, type WalkDecoder, type WalkOptions } from '../src/vision/walk.js';
 import { clipPaths, createOracle, NO_NOISE, TYPICAL_NOISE, type CountBreakdown } from '../test/helpers/walk-oracle.js';
@@ -90,6 +94,11 @@ const OPTIONS: WalkOptions = {
   ...walkOptionsFrom(optionsFrom(FIXED ? { sample_seconds: 0.5 } : {}, { video: true })),
   ...(process.argv.includes('--no-merge') ? { merge: false as const } : {}),
 };
+/** A detector's video options: a model reads at the video threshold its manifest names, as the box runs it. */
+function optionsFor(det: Detector): WalkOptions {
+  const conf = 'manifest' in det ? (det as { manifest: { conf?: { video: number } } }).manifest.conf?.video : undefined;
+  return conf !== undefined && !process.argv.includes('--conf-as-builtin') ? { ...OPTIONS, conf } : OPTIONS;
+}
 /** How the walk's decoder reads a clip: the decode-only baseline reads it the same way. */
 const DECODE = decodePlan(OPTIONS);
 /** Scored frames on the regular grid (every sampleSeconds): the truth of fixed sampling, to compare. */
@@ -185,19 +194,28 @@ export interface WalkBenchResult {
   speed?: SpeedResult;
 }
 
-async function accuracy(quick: boolean, seedList?: number[]): Promise<AccuracyRow[]> {
+async function accuracy(quick: boolean, seedList?: number[], models: readonly string[] = []): Promise<AccuracyRow[]> {
   const rows: AccuracyRow[] = [];
   const builtin = await builtinDetector();
+  const loaded: Detector[] = [];
   // Its detection threads would keep the process alive after the last walk.
   try {
-    await accuracyWith(builtin, rows, seedList ?? (quick ? [1] : [1, 2, 3]), quick ? [0.3] : [0.3, 0.6]);
+    for (const m of models) loaded.push(await loadModelDetector(m));
+    await accuracyWith(builtin, rows, seedList ?? (quick ? [1] : [1, 2, 3]), quick ? [0.3] : [0.3, 0.6], loaded);
   } finally {
     await builtin?.close?.();
+    for (const m of loaded) await m.close?.();
   }
   return rows;
 }
 
-async function accuracyWith(builtin: Detector | null, rows: AccuracyRow[], seeds: number[], speeds: number[]): Promise<void> {
+async function accuracyWith(
+  builtin: Detector | null,
+  rows: AccuracyRow[],
+  seeds: number[],
+  speeds: number[],
+  models: readonly Detector[] = [],
+): Promise<void> {
   for (const seed of seeds)
     for (const speed of speeds) {
       const r = await cachedWalk(`acc-${seed}-${speed}`, {
@@ -228,15 +246,15 @@ async function accuracyWith(builtin: Detector | null, rows: AccuracyRow[], seeds
         trackerError: (res.counts.total - detected.total) / detected.total,
         byClass: { counted: [res.counts.green, res.counts.turning, res.counts.red], truth: [truth.green, truth.turning, truth.red] },
       });
-      if (builtin) {
+      for (const det of [...(builtin ? [builtin] : []), ...models]) {
         // The same sampled frames, so the same truth.
         const o2 = createOracle(r.truth, files, decode, NO_NOISE);
-        const b = await scoreWalk({ clips: files, detector: builtin, decode: o2.decode, options: OPTIONS });
+        const b = await scoreWalk({ clips: files, detector: det, decode: o2.decode, options: optionsFor(det) });
         const bt = o2.expected('fruit', 2, false, b.frames);
         rows.push({
           seed,
           speed,
-          detector: builtin.info.name,
+          detector: det.info.name,
           counted: b.counts.total,
           truth: bt.total,
           error: (b.counts.total - bt.total) / bt.total,
@@ -313,7 +331,7 @@ async function phase(kind: PhaseKind, file: string, model?: string): Promise<Pha
     const det = model ? await loadModelDetector(model) : await builtinDetector(threads);
     if (!det) throw new Error('no detector to time: src/vision/builtin is missing');
     detector = det.info.name;
-    const res = await scoreWalk({ clips: [file], detector: det, decode, options: OPTIONS });
+    const res = await scoreWalk({ clips: [file], detector: det, decode, options: optionsFor(det) });
     const ahead = det.aheadStats;
     await det.close?.();
     frames = res.frames.length;
@@ -436,12 +454,14 @@ async function phoneHlg(sdr: string): Promise<string> {
 }
 
 export async function runWalkBench(
-  options: { quick?: boolean; seeds?: number[]; accuracyOnly?: boolean; speedOnly?: boolean; model?: string } = {},
+  options: { quick?: boolean; seeds?: number[]; accuracyOnly?: boolean; speedOnly?: boolean; model?: string | null } = {},
 ): Promise<WalkBenchResult> {
   const quick = options.quick ?? false;
-  const models = options.model ? [options.model] : [];
+  // With no model named, the one that ships in models/ (what a box runs under DETECTOR=auto), beside the built-in detector.
+  const shipped = findAutoModel(path.join(ROOT, 'models')).manifest;
+  const models = options.model ? [options.model] : options.model === null || !shipped ? [] : [shipped];
   if (options.speedOnly) return { accuracy: [], speed: await speed(quick, models) };
-  const acc = await accuracy(quick, options.seeds);
+  const acc = await accuracy(quick, options.seeds, models);
   if (options.accuracyOnly) return { accuracy: acc };
   return { accuracy: acc, boundary: await boundary(), speed: await speed(quick, models) };
 }
@@ -472,31 +492,34 @@ function print(r: WalkBenchResult): void {
   console.log(
     `oracle+noise: mean |error| vs truth ${(meanAbs(orc.map((a) => a.error)) * 100).toFixed(1)}%, tracker's own ${(meanAbs(orc.map((a) => a.trackerError!)) * 100).toFixed(1)}%`,
   );
-  const bi = r.accuracy.filter((a) => a.detector !== 'oracle+noise');
-  if (bi.length)
-    console.log(
-      `${bi[0]!.detector}: mean |error| vs truth ${(meanAbs(bi.map((a) => a.error)) * 100).toFixed(1)}%, ${bi.filter((a) => Math.abs(a.error) <= 0.05).length} of ${bi.length} walks within 5%`,
-    );
-  else console.log('built-in detector: src/vision/builtin not present, not measured');
-  const parts = bi.flatMap((a) => (a.breakdown ? [a.breakdown] : []));
-  if (parts.length) {
-    // The error is a difference of two larger numbers: the walks' spread follows their sum.
-    const truth = bi.reduce((s, a) => s + a.truth, 0);
-    const sum = (k: 'duplicates' | 'outside' | 'unmatched' | 'missed') => parts.reduce((s, p) => s + p[k], 0);
-    const share = (n: number) => `${n} (${((n / truth) * 100).toFixed(1)}%)`;
-    const hidden = parts.reduce((s, p) => s + p.missedByVisibility.hidden, 0);
-    const partly = parts.reduce((s, p) => s + p.missedByVisibility.partly, 0);
-    const whole = parts.reduce((s, p) => s + p.missedByVisibility.whole, 0);
-    console.log(
-      `  of ${truth} truth fruit: too many = second tracks of one fruit ${share(sum('duplicates'))} + tracks where no fruit is ${share(sum('unmatched'))} + ` +
-        `fruit not seen well twice ${share(sum('outside'))}; too few = missed ${share(sum('missed'))}, of which at best under half visible ${hidden}, half to 90% ${partly}, whole ${whole}`,
-    );
-    const byClass = (k: 'counted' | 'truth') => [0, 1, 2].map((i) => bi.reduce((s, a) => s + a.byClass[k][i]!, 0));
-    const [cg, ct, cr] = byClass('counted');
-    const [tg, tt, tr] = byClass('truth');
-    console.log(
-      `  by class, all walks: green ${cg} for ${tg} (${pct(cg! / tg! - 1)}), turning ${ct} for ${tt} (${pct(ct! / tt! - 1)}), red ${cr} for ${tr} (${pct(cr! / tr! - 1)})`,
-    );
+  const names = [...new Set(r.accuracy.filter((a) => a.detector !== 'oracle+noise').map((a) => a.detector))];
+  if (!names.length) console.log('built-in detector: src/vision/builtin not present, not measured');
+  for (const name of names) {
+    const bi = r.accuracy.filter((a) => a.detector === name);
+    if (bi.length)
+      console.log(
+        `${bi[0]!.detector}: mean |error| vs truth ${(meanAbs(bi.map((a) => a.error)) * 100).toFixed(1)}%, ${bi.filter((a) => Math.abs(a.error) <= 0.05).length} of ${bi.length} walks within 5%`,
+      );
+    const parts = bi.flatMap((a) => (a.breakdown ? [a.breakdown] : []));
+    if (parts.length) {
+      // The error is a difference of two larger numbers: the walks' spread follows their sum.
+      const truth = bi.reduce((s, a) => s + a.truth, 0);
+      const sum = (k: 'duplicates' | 'outside' | 'unmatched' | 'missed') => parts.reduce((s, p) => s + p[k], 0);
+      const share = (n: number) => `${n} (${((n / truth) * 100).toFixed(1)}%)`;
+      const hidden = parts.reduce((s, p) => s + p.missedByVisibility.hidden, 0);
+      const partly = parts.reduce((s, p) => s + p.missedByVisibility.partly, 0);
+      const whole = parts.reduce((s, p) => s + p.missedByVisibility.whole, 0);
+      console.log(
+        `  of ${truth} truth fruit: too many = second tracks of one fruit ${share(sum('duplicates'))} + tracks where no fruit is ${share(sum('unmatched'))} + ` +
+          `fruit not seen well twice ${share(sum('outside'))}; too few = missed ${share(sum('missed'))}, of which at best under half visible ${hidden}, half to 90% ${partly}, whole ${whole}`,
+      );
+      const byClass = (k: 'counted' | 'truth') => [0, 1, 2].map((i) => bi.reduce((s, a) => s + a.byClass[k][i]!, 0));
+      const [cg, ct, cr] = byClass('counted');
+      const [tg, tt, tr] = byClass('truth');
+      console.log(
+        `  by class, all walks: green ${cg} for ${tg} (${pct(cg! / tg! - 1)}), turning ${ct} for ${tt} (${pct(ct! / tt! - 1)}), red ${cr} for ${tr} (${pct(cr! / tr! - 1)})`,
+      );
+    }
     // Which fruit the detector loses, by the colour stage the renderer drew them in.
     const stages = USDA_STAGES.map((s) => {
       const t = parts.reduce((n, p) => n + p.byStage[s].truth, 0);
@@ -580,7 +603,7 @@ if (self) {
     const k = process.argv.indexOf('--seeds');
     const seeds = k > 0 ? parseSeeds(process.argv[k + 1] ?? '') : undefined;
     const m = process.argv.indexOf('--model');
-    const model = m > 0 ? path.resolve(process.argv[m + 1]!) : undefined;
+    const model = m > 0 ? path.resolve(process.argv[m + 1]!) : process.argv.includes('--builtin-only') ? null : undefined;
     print(
       await runWalkBench({
         quick: process.argv.includes('--quick'),
