@@ -1,8 +1,9 @@
 import { defineRoute, type RouteSpec } from '../../http/route.js';
-import { dateSchema, idSchema, pathParams } from '../../http/schemas.js';
+import { pathParams } from '../../http/schemas.js';
+import { trainingQuery } from './schemas.js';
 import { ORG } from '../../registry/paths.js';
-import { TRAINING_CLASSES, trainingExport } from './export.js';
-import { trainingZip } from './zip.js';
+import { TRAINING_CLASSES, trainingExport } from './queries.js';
+import { trainingZip } from './presenters.js';
 
 type Params = { organization_id: string };
 type Query = { greenhouse_id?: string; from?: string; to?: string };
@@ -24,19 +25,7 @@ export const trainingRoutes: RouteSpec[] = [
     auth: 'admin',
     scope: 'organization',
     params: pathParams('organization_id'),
-    query: {
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        greenhouse_id: idSchema("Only walks saved to this greenhouse's crop cycles. Another organization's greenhouse is a 404."),
-        from: {
-          ...dateSchema,
-          description:
-            "First day (YYYY-MM-DD, inclusive) a walk was recorded on, in its greenhouse's time zone (UTC for walks in no crop cycle).",
-        },
-        to: { ...dateSchema, description: 'Last day (YYYY-MM-DD, inclusive), read the same way. Before from is a 422.' },
-      },
-    },
+    query: trainingQuery,
     responses: {
       200: {
         description:

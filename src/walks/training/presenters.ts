@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import yazl from 'yazl';
-import type { TrainingExport } from './export.js';
+import type { TrainingExport } from './queries.js';
 
 export interface ExportMeta {
   organization_id: string;
