@@ -96,7 +96,9 @@ const OPTIONS: WalkOptions = {
 };
 /** A detector's video options: a model reads at the video threshold its manifest names, as the box runs it. */
 function optionsFor(det: Detector): WalkOptions {
-  const conf = 'manifest' in det ? (det as { manifest: { conf?: { video: number } } }).manifest.conf?.video : undefined;
+  // MODEL_VIDEO_CONF=0.4 in the environment: the model at another video threshold, to choose one on tuning walks.
+  const trial = process.env.MODEL_VIDEO_CONF ? Number(process.env.MODEL_VIDEO_CONF) : undefined;
+  const conf = 'manifest' in det ? (trial ?? (det as { manifest: { conf?: { video: number } } }).manifest.conf?.video) : undefined;
   return conf !== undefined && !process.argv.includes('--conf-as-builtin') ? { ...OPTIONS, conf } : OPTIONS;
 }
 /** How the walk's decoder reads a clip: the decode-only baseline reads it the same way. */

@@ -89,11 +89,19 @@ def main() -> None:
     ap.add_argument("--out", required=True, help="path without extension: writes .onnx and .json")
     ap.add_argument("--input", default=None, help="H,W (multiples of 32; default: the checkpoint's)")
     ap.add_argument("--name", default=None)
+    ap.add_argument("--photo-conf", type=float, default=None, help="the photo threshold to write (default: the checkpoint's)")
+    ap.add_argument("--video-conf", type=float, default=None, help="the video threshold to write, e.g. chosen on tuning walks")
     args = ap.parse_args()
     ck = torch.load(args.model, map_location="cpu")
     model = Detector(ck["classes"])
     model.load_state_dict(ck["state"])
-    info = ck.get("info", {})
+    info = dict(ck.get("info", {}))
+    conf = dict(info.get("conf") or {"photo": 0.4, "video": 0.4})
+    if args.photo_conf is not None:
+        conf["photo"] = args.photo_conf
+    if args.video_conf is not None:
+        conf["video"] = args.video_conf
+    info["conf"] = conf
     h, w = (int(v) for v in args.input.split(",")) if args.input else tuple(info.get("input", [416, 736]))
     print(export(model, args.out, h, w, info, args.name))
 
