@@ -4,11 +4,13 @@
  * clone, in which case this says so and reports nothing).
  *
  *   node --import tsx bench/scoring-accuracy.ts [--conf 0.35] [--json] [--display-p3] [--hand-weighted]
- *   node --import tsx bench/scoring-accuracy.ts --validation | --model models/x.json [--json]
+ *   node --import tsx bench/scoring-accuracy.ts --validation | --model models/x.json [--json] [--overlays bench/out/overlays]
  *
  * --validation / --model: the trained model (the shipped one in models/, or the manifest named) beside
  * the built-in detector on the validation photos of training/splits/tomato-photos.json, at IoU 0.5, each
  * at its own photo threshold (`comparePhotos`); `npm run bench scoring-accuracy` prints both reports.
+ * --overlays DIR writes each validation photo with each detector's fruit on it (ok / extra) and the labels
+ * it missed, as <photo>-<detector>.jpg.
  *
  * --hand-weighted: close-up photos scored with the hand-weighted score on inscribed circles alone,
  * as before the fitted score (closeUpScore 'weighted'), to compare in one session.
@@ -25,7 +27,7 @@
  * same photos measured in the same run.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -33,7 +35,9 @@ import { circleEvidence, createBuiltinDetector, DEFAULT_PARAMS, type BuiltinPara
 import { decodeImage, requireFfmpeg } from '../src/vision/media/index.js';
 import { displayP3Profile, pngWithProfile } from '../test/helpers/icc.js';
 import { sharedPath } from '../test/helpers/shared-data.js';
-import type { Box, Detection, Detector, Ripeness } from '../src/vision/types.js';
+import type { Box, Detection, Detector, RgbImage, Ripeness } from '../src/vision/types.js';
+import { drawOverlay, type OverlayBox } from '../src/vision/overlay.js';
+import { encodeJpeg } from '../src/vision/media/index.js';
 import { loadModelDetector } from '../src/vision/onnx/index.js';
 import { findAutoModel } from '../src/walks/jobs/detector-choice.js';
 
@@ -274,6 +278,8 @@ export interface AccuracyOptions {
   minIou?: number;
   /** Which part of a split each photo is in (default: 'tune' for even positions, 'check' for odd). */
   splitOf?: (photo: string, position: number) => string;
+  /** Called with each photo as decoded, its detections and its labels (overlays). */
+  onPhoto?: (photo: string, image: RgbImage, dets: Detection[], labels: LabelledFruit[]) => Promise<void>;
 }
 
 /** The photo's colours in Display P3 (zscale, lossless PNG), tagged with the profile or not. */
@@ -338,6 +344,7 @@ export async function runPhotoAccuracy(options: AccuracyOptions = {}): Promise<S
     const dets = await detector.detect(image, { conf });
     const t2 = performance.now();
     const split = options.splitOf ? options.splitOf(name, k) : k % 2 === 0 ? 'tune' : 'check';
+    await options.onPhoto?.(name, image, dets, labelled.fruit);
     photos.push(scorePhoto(name, split, dets, labelled.fruit, t2 - t1, t1 - t0, options.minIou));
     if (circles && builtinParams) {
       const boxes = circleEvidence(image, builtinParams).map((c) => c.box);
@@ -448,7 +455,7 @@ export interface PhotoComparison {
  * or tuned on), at IoU 0.5: the figures of issue 39. Each at its own photo threshold (the built-in detector's
  * 0.35, the model's manifest `conf.photo`). Without a model, the built-in detector alone.
  */
-export async function comparePhotos(manifest: string | null): Promise<PhotoComparison> {
+export async function comparePhotos(manifest: string | null, overlaysDir: string | null = null): Promise<PhotoComparison> {
   const minIou = 0.5;
   if (!existsSync(PHOTO_DIR))
     return { available: false, reason: `labelled photos not found at ${PHOTO_DIR}`, minIou, rows: [], msPerFrameVsBuiltin: null };
@@ -456,7 +463,13 @@ export async function comparePhotos(manifest: string | null): Promise<PhotoCompa
   const splitOf = (name: string) => split.get(name) ?? 'validation';
   const rows: DetectorOnPhotos[] = [];
   const one = async (name: string, detector: Detector | undefined, conf: number) => {
-    const r = await runPhotoAccuracy({ detector, conf, minIou, splitOf });
+    const onPhoto = overlaysDir
+      ? async (photo: string, image: RgbImage, dets: Detection[], labels: LabelledFruit[]) => {
+          if (splitOf(photo) !== 'validation') return;
+          await writeOverlay(path.join(overlaysDir, `${photo.replace(/\.jpg$/, '')}-${name}.jpg`), image, dets, labels, minIou);
+        }
+      : undefined;
+    const r = await runPhotoAccuracy({ detector, conf, minIou, splitOf, onPhoto });
     rows.push({
       detector: name,
       conf,
@@ -481,6 +494,28 @@ export async function comparePhotos(manifest: string | null): Promise<PhotoCompa
     rows,
     msPerFrameVsBuiltin: rows.length > 1 ? rows[1]!.walkFrameCpuMs / rows[0]!.walkFrameCpuMs : null,
   };
+}
+
+/**
+ * A photo with a detector's fruit in their ripeness colours, labelled "ok" when matched to a label at
+ * minIou or "extra" when not, and the labels it missed in white, labelled "missed".
+ */
+async function writeOverlay(file: string, image: RgbImage, dets: Detection[], labels: LabelledFruit[], minIou: number): Promise<void> {
+  const pairs = matchGreedy(
+    dets.map((d) => d.box),
+    labels.map((l) => l.box),
+    minIou,
+  );
+  const matchedDet = new Set(pairs.map(([i]) => i));
+  const matchedLabel = new Set(pairs.map(([, j]) => j));
+  const boxes: OverlayBox[] = [
+    ...labels.flatMap((l, j): OverlayBox[] =>
+      matchedLabel.has(j) ? [] : [{ box: l.box, kind: 'fruit', trackId: `missed ${l.ripeness}` }],
+    ),
+    ...dets.map((d, i): OverlayBox => ({ box: d.box, kind: 'fruit', ripeness: d.ripeness, trackId: matchedDet.has(i) ? 'ok' : 'extra' })),
+  ];
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, await encodeJpeg(drawOverlay(image, boxes), 80));
 }
 
 export function formatComparison(c: PhotoComparison): string {
@@ -547,7 +582,8 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     // --model models/x.json: that model beside the built-in detector on the validation photos; --validation: the shipped one.
     const at = args.indexOf('--model');
     const manifest = at >= 0 ? path.resolve(args[at + 1]!) : findAutoModel(path.join(repoRoot, 'models')).manifest;
-    const c = await comparePhotos(manifest);
+    const o = args.indexOf('--overlays');
+    const c = await comparePhotos(manifest, o >= 0 ? path.resolve(args[o + 1]!) : null);
     if (args.includes('--json')) console.log(JSON.stringify(c, null, 2));
     else console.log(formatComparison(c));
   } else {

@@ -42,7 +42,7 @@ def detect(model, image: np.ndarray, height: int, width: int, conf: float, devic
     score, cls = probs.max(0)
     mask = score >= conf
     boxes, score, cls = boxes[mask].cpu(), score[mask].cpu(), cls[mask].cpu()
-    keep = nms(boxes, score)
+    keep = nms(boxes, score, NMS_IOU)
     out = []
     h, w = image.shape[:2]
     for k in keep:
