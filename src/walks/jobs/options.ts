@@ -65,10 +65,10 @@ export const LIMITS = {
 export const KIND_OF_MODE: Partial<Record<ScoringMode, 'image' | 'video'>> = { photo: 'image', video: 'video' };
 
 export const MODE_TEXT: Record<ScoringMode, string> = {
-  auto: 'the model detector when one is configured (DETECTOR names a manifest in MODELS_DIR) and loads, else the built-in colour detector',
+  auto: 'the model detector when there is one (DETECTOR=auto found a usable model in MODELS_DIR at start, or DETECTOR names a manifest) and it loads, else the built-in colour detector',
   builtin: 'the built-in colour detector, whatever is configured',
   model:
-    'the configured model detector; 422 when none is configured or its manifest is missing, and the walk fails if the model then cannot load',
+    'the model detector; 422 when there is none (DETECTOR=builtin, or auto found no usable model) or its manifest is missing, and the walk fails if the model then cannot load',
   photo: 'like auto, and every upload must be a photo (422 for a video); a check, never needed',
   video: 'like auto, and every upload must be a video clip (422 for a photo)',
 };
