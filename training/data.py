@@ -66,25 +66,31 @@ def image_size(path: str) -> tuple[int, int]:
 
 
 def open_dataset(path: str) -> str:
-    """A dataset folder, or a zip of one (the box's training export) unpacked beside training/work/. Entries are
-    confined to the folder they are unpacked into."""
+    """A dataset folder, or a zip of one (the box's training export) unpacked once into `<zip>.d/` beside it.
+    Entries are confined to that folder."""
     if not path.lower().endswith(".zip"):
         return path
-    import hashlib
     import zipfile
 
-    digest = hashlib.sha256(open(path, "rb").read()).hexdigest()[:16]
-    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "work", "unpacked", digest)
-    if os.path.isdir(out):
+    out = path + ".d"
+    if os.path.isdir(out) and os.path.getmtime(out) >= os.path.getmtime(path):
         return out
     tmp = out + ".tmp"
-    os.makedirs(tmp, exist_ok=True)
+    if os.path.isdir(tmp):
+        import shutil
+
+        shutil.rmtree(tmp)
+    os.makedirs(tmp)
     with zipfile.ZipFile(path) as z:
         for info in z.infolist():
             target = os.path.realpath(os.path.join(tmp, info.filename))
             if not target.startswith(os.path.realpath(tmp) + os.sep):
                 raise ValueError(f"{path}: entry {info.filename!r} would be written outside the dataset folder")
         z.extractall(tmp)
+    if os.path.isdir(out):
+        import shutil
+
+        shutil.rmtree(out)
     os.replace(tmp, out)
     return out
 

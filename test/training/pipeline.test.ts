@@ -19,6 +19,12 @@ if (missing) {
   const shipped = shippedManifest();
   const shippedOnnx = path.join(path.dirname(shipped), (await readManifest(shipped)).file);
 
+  t.test("the dataset reader's own tests: hostile labels and zips (training/test_data.py)", async (t) => {
+    const out = await runPython(['-m', 'unittest', '-v', 'training/test_data.py'], 120_000);
+    t.match(out, /Ran \d+ tests/);
+    t.match(out, /\nOK\s*$/, 'every one passes');
+  });
+
   t.test('one short epoch from the shipped model, exported, loaded by the box and scoring a frame', async (t) => {
     const out = path.join(dir, 'smoke');
     const log = await runPython(
