@@ -9,7 +9,7 @@
  * --validation / --model: the trained model (the shipped one in models/, or the manifest named) beside
  * the built-in detector on the validation photos of training/splits/tomato-photos.json, at IoU 0.5, each
  * at its own photo threshold (`comparePhotos`); `npm run bench scoring-accuracy` prints both reports.
- * --overlays DIR writes each validation photo with each detector's fruit on it (ok / extra) and the labels
+ * --overlays DIR writes each validation photo with each detector's fruit on it (those matched to no label marked -) and the labels
  * it missed, as <photo>-<detector>.jpg.
  *
  * --hand-weighted: close-up photos scored with the hand-weighted score on inscribed circles alone,
@@ -497,8 +497,9 @@ export async function comparePhotos(manifest: string | null, overlaysDir: string
 }
 
 /**
- * A photo with a detector's fruit in their ripeness colours, labelled "ok" when matched to a label at
- * minIou or "extra" when not, and the labels it missed in white, labelled "missed".
+ * A photo with a detector's fruit in their ripeness colours (green, orange, red), those matched to no label
+ * at minIou marked "-", and the labels it missed in white, marked with their class ("G" or "R"). The
+ * overlay font has digits and a few letters only (src/vision/image/font.ts).
  */
 async function writeOverlay(file: string, image: RgbImage, dets: Detection[], labels: LabelledFruit[], minIou: number): Promise<void> {
   const pairs = matchGreedy(
