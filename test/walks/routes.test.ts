@@ -176,7 +176,12 @@ t.test('a clip: 202 at once, progress moves while the worker scores, then the re
     t.same([...overlay.subarray(0, 3)], [0xff, 0xd8, 0xff]);
     t.not(overlay.equals(imageBytes), 'the overlay is not the bare image');
     const onDisk = readdirSync(path.join(s.dataDir, 'walks', id, 'frames'));
-    t.equal(onDisk.length, 32, 'an image and an overlay per frame, nothing else');
+    t.equal(onDisk.filter((f) => f.endsWith('.jpg')).length, 32, 'an image and an overlay per frame');
+    t.same(
+      onDisk.filter((f) => !f.endsWith('.jpg')),
+      ['boxes.json'],
+      "and the frames' fruit boxes (the training export's labels), nothing else",
+    );
 
     t.equal((await s.request('GET', `/api/observations/${id}/frames/16/image.jpg`, { key: KEY })).status, 404, 'a frame past the end');
     t.equal((await s.request('GET', `/api/observations/${id}/frames/0/thumb.jpg`, { key: KEY })).status, 422, 'a name outside the enum');
