@@ -30,7 +30,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { circleEvidence, createBuiltinDetector, DEFAULT_PARAMS, type BuiltinParams } from '../src/vision/builtin/index.js';
 import { decodeImage, requireFfmpeg } from '../src/vision/media/index.js';
 import { displayP3Profile, pngWithProfile } from '../test/helpers/icc.js';
@@ -43,6 +43,7 @@ import { findAutoModel } from '../src/walks/jobs/detector-choice.js';
 
 /** The labelled photos in the shared data folder (CROPWALK_SHARED, default ../shared). */
 export const PHOTO_DIR = sharedPath('tomato-photos');
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 interface LabelledFruit {
   ripeness: 'green' | 'red';
