@@ -14,7 +14,7 @@ import './tables.js';
  */
 
 export interface ManifestEntry {
-  /** `frames/00012-image.jpg`, `frames/00012-overlay.jpg`, or `clips/<file name>` (SYNC_CLIPS). */
+  /** `frames/00012-image.jpg`, `frames/00012-overlay.jpg`, `frames/boxes.json`, or `clips/<file name>` (SYNC_CLIPS). */
   name: string;
   sha256: string;
   size: number;
@@ -22,7 +22,9 @@ export interface ManifestEntry {
 
 export const SHA256 = /^[0-9a-f]{64}$/;
 type Q = Kysely<Database> | Transaction<Database>;
-const FRAME_FILE = /^\d{5}-(image|overlay)\.jpg$/;
+// boxes.json: each frame's fruit boxes (src/walks/jobs/frame-boxes.ts), the training export's labels, so an
+// upstream exports a box's corrected walks as the box would.
+const FRAME_FILE = /^(\d{5}-(image|overlay)\.jpg|boxes\.json)$/;
 const CLIP_FILE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,100}$/;
 
 /** The file a manifest name stands for in a walk's folder, or null for a name that is none of a walk's files. */

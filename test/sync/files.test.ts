@@ -10,6 +10,7 @@ import path from 'node:path';
 import { renderStill } from '../../scripts/render/walk.js';
 import { createTree, type TestServer } from '../helpers/server.js';
 import { upload, poll } from '../helpers/walks.js';
+import { unzip } from '../helpers/unzip.js';
 import { FaultProxy, seeded, type FaultPlan } from '../helpers/fault-proxy.js';
 import { call, digest, digestDiff, startBox, startUpstream, syncOnce, syncUntilQuiet } from './helpers.js';
 
@@ -66,6 +67,7 @@ t.test('walk files travel by content, resume after cuts, and are never sent twic
     Object.keys(onB1).some((n) => n.startsWith('clips/')),
     'and its clip',
   );
+  t.ok('frames/boxes.json' in onB1, "and its frames' fruit boxes (the training export's labels)");
 
   // Every upload is cut mid-body (each time at another byte); everything else goes through.
   p1.chaos(CUT_EVERYTHING);
@@ -142,5 +144,17 @@ t.test('walk files travel by content, resume after cuts, and are never sent twic
     const c1 = (await call(b1, 'GET', `/api/organizations/${tree.orgId}/walks/${walkId}/corrections`, key)).corrected_counts;
     const c2 = (await call(b2, 'GET', `/api/organizations/${tree.orgId}/walks/${walkId}/corrections`, key)).corrected_counts;
     t.same(c1, c2, 'the corrected counts agree');
+
+    // A reviewed walk is the same training data wherever it is exported: its frames' boxes travel with its frames.
+    const labels = async (s: TestServer) => {
+      const res = await fetch(`${s.base}/api/organizations/${tree.orgId}/training-data`, { headers: { 'x-api-key': key } });
+      t.equal(res.status, 200, `the training export answers on ${s.base}`);
+      const files = unzip(Buffer.from(await res.arrayBuffer()));
+      return [...files].filter(([n]) => n.startsWith('labels/')).map(([n, b]) => [n, b.toString()]);
+    };
+    const onBox = await labels(b1);
+    t.ok(onBox.length > 0, "box 1 exports the corrected walk's frames");
+    t.same(await labels(up), onBox, 'the upstream exports the same labels');
+    t.same(await labels(b2), onBox, 'and so does box 2, where it was corrected');
   }
 });
