@@ -82,6 +82,7 @@ t.test('a walk left running by a crash is queued again at start and scored once'
     readdirSync(frames).sort(),
     done.result.frames
       .flatMap((f: any) => [`${String(f.index).padStart(5, '0')}-image.jpg`, `${String(f.index).padStart(5, '0')}-overlay.jpg`])
+      .concat(['boxes.json'])
       .sort(),
     "the crashed attempt's frames are gone",
   );

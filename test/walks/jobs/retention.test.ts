@@ -111,8 +111,8 @@ t.test('clips after WALK_CLIP_KEEP_DAYS, frames after WALK_FRAME_KEEP_DAYS; coun
   s.app.services.sqlite.prepare('update walks set finished_at = ? where id = ?').run(new Date(finished + DAY).toISOString(), b.job_id);
   const frameUrl = a.result.frames[0].image_url;
   t.ok(
-    files(dirOf(s, a.job_id, 'clips')).length === 1 && files(dirOf(s, a.job_id, 'frames')).length === 2,
-    'one photo, one frame and its overlay',
+    files(dirOf(s, a.job_id, 'clips')).length === 1 && files(dirOf(s, a.job_id, 'frames')).length === 3,
+    'one photo, one frame, its overlay and its boxes',
   );
 
   t.same(await sweepAt(s, Date.now()), { clips: [], frames: [], clipsForSpace: [], framesForSpace: [] }, 'nothing is due today');
@@ -145,7 +145,7 @@ t.test('clips after WALK_CLIP_KEEP_DAYS, frames after WALK_FRAME_KEEP_DAYS; coun
   );
   t.same(files(dirOf(s, a.job_id, 'clips')), [], 'the clip is gone from the disk');
   t.equal(files(dirOf(s, b.job_id, 'clips')).length, 1);
-  t.equal(files(dirOf(s, a.job_id, 'frames')).length, 2, 'frames stay');
+  t.equal(files(dirOf(s, a.job_id, 'frames')).length, 3, 'frames stay (image, overlay, boxes.json)');
   t.match(
     await health(),
     { clips_kept: { walks: 1, bytes: b.clips[0].size_bytes }, last_sweep: { clips: 1, frames: 0 } },
@@ -293,7 +293,7 @@ t.test('below DISK_RESERVE free: the oldest scored walks lose their clips, then 
   t.same((await sweepAt(s, Date.now())).clipsForSpace, [a], "the oldest walk's clips");
   t.notOk(existsSync(dirOf(s, a, 'clips')), 'its folder is gone');
   t.ok(existsSync(dirOf(s, b, 'clips')) && existsSync(dirOf(s, c, 'clips')), 'the younger walks keep theirs');
-  t.equal(files(dirOf(s, a, 'frames')).length, 2, 'frames are not taken for room');
+  t.equal(files(dirOf(s, a, 'frames')).length, 3, 'frames are not taken for room');
   t.match(warns().at(-1), { msg: 'walk clips removed', walks: 1, reserve_bytes: RESERVE, why: /DISK_RESERVE/ });
   const got = await s.request('GET', `/api/observations/${a}`, { key: tree.adminKey });
   t.match(got.body, { counts: walks[0].counts, media: { clips: { kept_until: null, removed_at: /^\d{4}-/ } } });
@@ -311,7 +311,7 @@ t.test('below DISK_RESERVE free: the oldest scored walks lose their clips, then 
   t.same([second.clipsForSpace, second.framesForSpace], [[b], [a]], "b's clips, then a's frames; c is being scored");
   t.ok(existsSync(dirOf(s, c, 'clips')), 'the walk being scored keeps its clips');
   t.notOk(existsSync(dirOf(s, a, 'frames')), "a's frames are gone");
-  t.equal(files(dirOf(s, b, 'frames')).length, 2, "b's frames were not needed");
+  t.equal(files(dirOf(s, b, 'frames')).length, 3, "b's frames were not needed");
   t.match(warns().at(-1), { msg: 'walk frames removed', walks: 1, reserve_bytes: RESERVE });
   t.match(await s.request('GET', walks[0].result.frames[0].image_url, { key: tree.adminKey }), {
     status: 410,
