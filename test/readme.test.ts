@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { resolveFfmpeg } from '../src/vision/media/index.js';
 import { ADMIN_TOKEN, startServer } from './helpers/server.js';
 import { startFakeWeather } from './helpers/open-meteo.js';
+import { unzip } from './helpers/unzip.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const README = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
@@ -105,4 +106,14 @@ t.test('every command block of the README runs against a server, in order, witho
   t.equal(json('import.json').status, 'done', 'the climate file was imported');
   t.equal(json('walk.json').status, 'done', 'the walk was followed until it was scored');
   t.match(json('correction.json'), { kind: 'ripeness', corrected_counts: { total: Number } }, 'and corrected');
+  const training = unzip(readFileSync(path.join(work, 'training.zip')));
+  const index = JSON.parse(training.get('index.json')!.toString()) as {
+    counts: { walks: number };
+    images: { label: string; boxes: { ripeness: string; source: string }[] }[];
+  };
+  t.equal(index.counts.walks, 1, 'the training export holds the corrected walk');
+  t.ok(
+    index.images.some((i) => i.boxes.some((b) => b.ripeness === 'turning' && b.source === 'model, ripeness corrected')),
+    'with the corrected ripeness as its label',
+  );
 });
