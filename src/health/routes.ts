@@ -16,7 +16,7 @@ const healthSchema = {
       type: 'object',
       additionalProperties: { type: 'object', required: ['ok'], properties: { ok: { type: 'boolean' } } },
       description:
-        'One entry per part: `database`, `storage` (free and total bytes under DATA_DIR; not ok below `low_below_bytes`, 1 GiB), `scoring` (ffmpeg found, a detector available), `schedules` (the last run of each; not ok when one failed), `backups` (the last good backup and its age in seconds, `age_s`; not ok past two days), `scales` (each scale on SCALE_PORT). A part that needs attention has `ok: false` and a `warning` in plain words.',
+        'One entry per part: `database`, `storage` (free and total bytes under DATA_DIR; not ok below `low_below_bytes`, 1 GiB), `scoring` (ffmpeg found; `detector`: the `DETECTOR` setting, the detector that runs (`runs`, `kind` builtin or onnx; for a model its manifest, sha256, created, input and thresholds `conf`), the reason when no model runs and the manifests `passed_over` with why; the queue, the runner, media retention), `schedules` (the last run of each; not ok when one failed), `backups` (the last good backup and its age in seconds, `age_s`; not ok past two days), `scales` (each scale on SCALE_PORT). A part that needs attention has `ok: false` and a `warning` in plain words.',
     },
     version: { type: 'string' },
     uptime_s: { type: 'number' },
