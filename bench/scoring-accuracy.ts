@@ -512,9 +512,14 @@ async function writeOverlay(file: string, image: RgbImage, dets: Detection[], la
   const matchedLabel = new Set(pairs.map(([, j]) => j));
   const boxes: OverlayBox[] = [
     ...labels.flatMap((l, j): OverlayBox[] =>
-      matchedLabel.has(j) ? [] : [{ box: l.box, kind: 'fruit', trackId: `missed ${l.ripeness}` }],
+      matchedLabel.has(j) ? [] : [{ box: l.box, kind: 'fruit', trackId: l.ripeness === 'green' ? 'G' : 'R' }],
     ),
-    ...dets.map((d, i): OverlayBox => ({ box: d.box, kind: 'fruit', ripeness: d.ripeness, trackId: matchedDet.has(i) ? 'ok' : 'extra' })),
+    ...dets.map((d, i): OverlayBox => ({
+      box: d.box,
+      kind: 'fruit',
+      ripeness: d.ripeness,
+      ...(matchedDet.has(i) ? {} : { trackId: '-' }),
+    })),
   ];
   mkdirSync(path.dirname(file), { recursive: true });
   writeFileSync(file, await encodeJpeg(drawOverlay(image, boxes), 80));
