@@ -5,7 +5,7 @@ import t from 'tap';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { renderWalk } from '../../../scripts/render/walk.js';
-import { startServer, createOrg, createTree, type TestServer } from '../../helpers/server.js';
+import { startServer, createOrg, createTree, dbRows, type TestServer } from '../../helpers/server.js';
 
 const media = t.testdir();
 const rendered = await renderWalk({ out: media, seconds: 4, fps: 10, width: 480, height: 270, seed: 11 });
@@ -207,9 +207,11 @@ t.test('DELETE a walk: gone from the cycle with its files, a walk being scored s
   t.match(bad.headers.get('content-type'), /^application\/problem\+json/);
   t.equal((await s.request('DELETE', `/api/observations/${kept.body.job_id}`)).status, 401, 'no key: 401');
   t.ok(existsSync(path.join(walkFolder(kept.body.job_id), 'clips', '00.mp4')), 'and nothing was removed');
-  const log = await s.app.services.sqlite
-    .prepare("select op, actor_key_id from change_log where entity = 'walks' and entity_id = ? and op = 'delete'")
-    .all(done.body.job_id);
+  const log = await dbRows(
+    s,
+    "select op, actor_key_id from change_log where entity = 'walks' and entity_id = ? and op = 'delete'",
+    done.body.job_id,
+  );
   t.equal(log.length, 1, 'the delete is in the change log once');
   t.ok((log[0] as { actor_key_id: string | null } | undefined)?.actor_key_id, 'with the key that made it');
 
@@ -244,8 +246,8 @@ t.test('a walk whose row goes while its worker runs, unseen by the runner, leave
   const id = r.body.job_id;
   await poll(s, id, tree.adminKey, (w) => w.status === 'running' && w.clips[0].frames >= 1);
   // What a delete racing the claim looks like to the runner: the rows are gone, nobody told it.
-  s.app.services.sqlite.prepare('delete from walk_clips where walk_id = ?').run(id);
-  s.app.services.sqlite.prepare('delete from walks where id = ?').run(id);
+  await dbRows(s, 'delete from walk_clips where walk_id = ?', id);
+  await dbRows(s, 'delete from walks where id = ?', id);
   const folder = path.join(dataDir, 'walks', id);
   const deadline = Date.now() + 120_000;
   while (existsSync(folder) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
