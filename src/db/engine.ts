@@ -1,7 +1,7 @@
 import type SQLite from 'better-sqlite3';
 import type pg from 'pg';
 import { PostgresAdapter, type Kysely } from 'kysely';
-import type { ProcessLink } from './postgres.js';
+import { exclusively, type ProcessLink } from './postgres.js';
 
 /**
  * The two databases the service runs on, and the one place that says what differs between
@@ -62,4 +62,13 @@ export function pgOnlyOrganization(engine: Engine | TransactionEngine, organizat
 /** The engine a Kysely instance talks to, from its dialect's adapter (migrations, tests). */
 export function engineKindOf(db: Kysely<any>): EngineKind {
   return db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite';
+}
+
+/**
+ * A scheduled job (a sweep each hour): on SQLite one process runs it; on PostgreSQL, where
+ * several processes share the database, the one that takes the job's advisory lock runs this
+ * round and the others skip it (undefined).
+ */
+export function scheduled<R>(engine: Engine, name: string, fn: () => Promise<R>): Promise<R | undefined> {
+  return engine.kind === 'postgres' ? exclusively(engine.pool, name, fn) : fn();
 }

@@ -236,3 +236,28 @@ export async function copyInto(client: pg.PoolClient, table: string, columns: re
   const stream = client.query(copyFrom(`COPY ${pg.escapeIdentifier(table)} (${names}) FROM STDIN`));
   await pipeline(Readable.from([text]), stream);
 }
+
+/**
+ * Runs `fn` in this process only if no other process sharing the database runs the job of that
+ * name now; otherwise skips it and answers undefined (the process that holds it does this round).
+ * A session advisory lock on a pooled connection held for the run: released when it ends, or by
+ * the server when the process dies.
+ */
+export async function exclusively<R>(pool: pg.Pool, name: string, fn: () => Promise<R>): Promise<R | undefined> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    const got = await client.query<{ got: boolean }>('select pg_try_advisory_lock($1, hashtext($2)) as got', [LOCK_SPACE.schedule, name]);
+    if (!got.rows[0]!.got) return undefined;
+    try {
+      return await fn();
+    } finally {
+      await client.query('select pg_advisory_unlock($1, hashtext($2))', [LOCK_SPACE.schedule, name]).catch((err: Error) => {
+        // A lock that cannot be let go must not stay with a pooled connection.
+        broken = err;
+      });
+    }
+  } finally {
+    client.release(broken);
+  }
+}

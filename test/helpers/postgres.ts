@@ -91,7 +91,7 @@ export async function createDatabase(prefix = 'cw'): Promise<{ url: string; name
  * A database for one test, dropped at its end; null (and the test skipped with the reason)
  * where no PostgreSQL can be had.
  */
-export async function testDatabase(t: { skip(msg: string): void; teardown(fn: () => unknown): void }): Promise<string | null> {
+export async function testDatabase(t: { skip(...args: any[]): unknown; teardown(fn: () => unknown): void }): Promise<string | null> {
   const missing = await postgresMissing();
   if (missing) {
     t.skip(missing);
@@ -115,4 +115,14 @@ export function apiOnPostgres(): boolean {
 export function sqliteOf(x: { engine: Engine }): SQLite.Database {
   if (x.engine.kind !== 'sqlite' || !x.engine.sqlite) throw new Error('this test reads SQLite itself and runs on SQLite only');
   return x.engine.sqlite;
+}
+
+/**
+ * A test only PostgreSQL can run skips in the SQLite pass of `npm test` (scripts/test.mjs runs it
+ * in the PostgreSQL pass); run on its own (`npx tap file`) it starts the server it needs.
+ */
+export function sqlitePassSkip(t: { skip(...args: any[]): unknown }): boolean {
+  if (process.env.CROPWALK_TEST_PASS !== 'sqlite') return false;
+  t.skip('PostgreSQL only: runs in the PostgreSQL pass of npm test');
+  return true;
 }
