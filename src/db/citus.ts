@@ -10,7 +10,7 @@ import { sql, type Kysely } from 'kysely';
  *    every foreign key it has includes it on both sides (a row and its parent on one server),
  *    unless the key points at a reference table.
  * 2. Every other table is named here: a reference table (the same few rows on every server) or
- *    a coordinator-local one. A reference table has no foreign key to a distributed table.
+ *    a coordinator-local one. Neither has a foreign key to a distributed table.
  * 3. Text columns are COLLATE "C": versions (HLC), ids and instants compare byte by byte, as on SQLite.
  */
 
@@ -20,10 +20,12 @@ export const REFERENCE_TABLES: Record<string, string> = {
   climate_metric_codes: 'metric names and their small numbers, the same for every organization',
 };
 
-/** On the coordinator only: Kysely's migration bookkeeping. */
+/** On the coordinator only: bookkeeping of the service itself, read and written through the coordinator. */
 export const LOCAL_TABLES: Record<string, string> = {
   kysely_migration: 'which migrations ran (Kysely)',
   kysely_migration_lock: "Kysely's migration lock row",
+  schedule_state: 'what each schedule last did, one row per schedule and target, shared by the processes',
+  scale_assignments: "a box's serial scales and the crop cycle each records into (an upstream has none)",
 };
 
 interface ColumnRow {
@@ -121,9 +123,9 @@ export async function citusViolations(db: Kysely<any>): Promise<string[]> {
       }
     } else if (!isReference(table) && !(table in LOCAL_TABLES)) {
       out.push(`${table} has no organization_id and is not listed as a reference or local table (src/db/citus.ts)`);
-    } else if (isReference(table)) {
-      for (const fk of foreignKeys.filter((f) => f.table_name === table && !isReference(f.ref_table)))
-        out.push(`${table} is a reference table with a foreign key (${fk.name}) to ${fk.ref_table}, which is distributed`);
+    } else {
+      for (const fk of foreignKeys.filter((f) => f.table_name === table && hasOrg.has(f.ref_table)))
+        out.push(`${table} is not distributed but has a foreign key (${fk.name}) to ${fk.ref_table}, which is`);
     }
   }
   for (const c of columns) {

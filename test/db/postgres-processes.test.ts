@@ -13,6 +13,11 @@ import { createOrganization } from '../../src/keys/commands.js';
 import { claimNextWalk, recoverInterrupted } from '../../src/walks/jobs/commands.js';
 import type { WalkTable } from '../../src/walks/jobs/tables.js';
 import { sqlitePassSkip, testDatabase } from '../helpers/postgres.js';
+import { startServer } from '../helpers/server.js';
+import { SettableClock } from '../../src/clock.js';
+import { FEATURES } from '../../src/features.js';
+import type { Feature } from '../../src/feature.js';
+import { schedulerOf } from '../../src/schedules/scheduler.js';
 
 /**
  * Several service processes on one PostgreSQL database: the walk queue hands each walk to one
@@ -253,4 +258,60 @@ t.test('two service processes on one database', async (t) => {
 
   t.equal(await p1.stop(), 0, 'stops cleanly');
   t.equal((await call(p2, 'GET', `${cyclePath}/harvests?limit=1`, { key })).status, 200, 'the other serves on');
+});
+
+t.test('a schedule due in two processes runs in one', async (t) => {
+  if (sqlitePassSkip(t)) return;
+  const url = await testDatabase(t);
+  if (!url) return;
+  const calls: string[] = [];
+  let release!: () => void;
+  let gate: Promise<void> | null = null;
+  const probe: Feature = {
+    name: 'probe',
+    routes: [],
+    schedules: [
+      {
+        name: 'hourly_probe',
+        summary: 'A test job on the hour',
+        when: '0 * * * *',
+        async run(ctx) {
+          calls.push(new Date(ctx.dueAt).toISOString());
+          if (gate) await gate;
+          return { n: calls.length };
+        },
+      },
+    ],
+  };
+  const boot = async () => {
+    const clock = new SettableClock('2026-05-04T10:30:00Z');
+    const s = await startServer(t, { databaseUrl: url }, { clock, features: [...FEATURES, probe] });
+    return { s, clock, scheduler: schedulerOf(s.app.services) };
+  };
+  const a = await boot();
+  const b = await boot();
+
+  // Due in both at once, the first run still going while the other looks.
+  gate = new Promise<void>((r) => (release = r));
+  a.clock.set('2026-05-04T11:00:00Z');
+  b.clock.set('2026-05-04T11:00:00Z');
+  const first = a.scheduler.tick();
+  await sleep(200);
+  const second = b.scheduler.tick();
+  await sleep(200);
+  release();
+  await Promise.all([first, second]);
+  t.same(calls, ['2026-05-04T11:00:00.000Z'], 'one run for the due time');
+
+  // One after the other: the second finds the run made and leaves it.
+  gate = null;
+  a.clock.set('2026-05-04T12:00:00Z');
+  b.clock.set('2026-05-04T12:00:00Z');
+  await b.scheduler.tick();
+  await a.scheduler.tick();
+  t.same(calls, ['2026-05-04T11:00:00.000Z', '2026-05-04T12:00:00.000Z'], 'one run again');
+  const seen = await a.s.request('GET', '/api/schedules', { admin: true });
+  const item = seen.body.items.find((i: { name: string }) => i.name === 'hourly_probe');
+  t.equal(item.last_run.started_at, '2026-05-04T12:00:00.000Z', "the process that left it shows the other's run");
+  t.equal(item.next_run_at, '2026-05-04T13:00:00.000Z');
 });
