@@ -54,6 +54,8 @@ export const POSTGRES_PASS = [
   'test/climate/imports/real-files.test.ts',
   'test/climate/readings/routes.test.ts',
   'test/climate/watch/watcher.test.ts',
+  'test/schedules/scheduler.test.ts',
+  'test/scales/routes.test.ts',
   'test/walks/routes.test.ts',
   'test/walks/corrections/routes.test.ts',
   'test/walks/jobs/restart.test.ts',

@@ -182,10 +182,29 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   // mid-body): worth a line, not Koa's default stack trace on stderr.
   koa.on('error', (err: Error) => log.warn('connection closed early', { error: err.message }));
 
+  const stopAll = async () => {
+    // Stop background work first (it may re-queue a job), then the database; one failing step must not keep the rest open.
+    for (const fn of [...services.onClose].reverse()) {
+      try {
+        await fn();
+      } catch (err) {
+        log.error('error while closing', { error: err as Error });
+      }
+    }
+    await opened.close();
+  };
   if (options.startBackground ?? true) {
-    for (const f of features) await f.start?.(services);
-    // After every feature has started: a job made up at start may use what a feature started.
-    await startScheduler(services);
+    try {
+      for (const f of features) await f.start?.(services);
+      // After every feature has started: a job made up at start may use what a feature started.
+      await startScheduler(services);
+    } catch (err) {
+      // A start that fails (a bad setting a feature reads) leaves nothing open: PostgreSQL's pool
+      // and the process's link connection would keep the process alive.
+      await stopAll();
+      await removePidFile(config.dataDir);
+      throw err;
+    }
   }
 
   let server: Server | undefined;
@@ -202,15 +221,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     },
     async close() {
       if (server) await new Promise<void>((resolve) => server!.close(() => resolve()));
-      // Stop background work first (it may re-queue a job), then the database; one failing step must not keep the rest open.
-      for (const fn of [...services.onClose].reverse()) {
-        try {
-          await fn();
-        } catch (err) {
-          log.error('error while closing', { error: err as Error });
-        }
-      }
-      await opened.close();
+      await stopAll();
       await removePidFile(config.dataDir);
     },
   };

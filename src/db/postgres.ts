@@ -227,14 +227,23 @@ export class ProcessLink {
 
 /**
  * Rows into a table by COPY ... FROM STDIN on the transaction's own connection: the bulk path
- * (climate imports). `text` is COPY's text format: tab between values, a newline after each
- * row, `\N` for null; the caller writes only numbers and plain ids, which need no escaping.
+ * (climate imports). `data` is COPY's text format (tab between values, a newline after each row,
+ * `\N` for null; the caller writes only numbers and plain ids, which need no escaping) or, with
+ * `format` 'binary', its binary format, header and trailer included.
  */
-export async function copyInto(client: pg.PoolClient, table: string, columns: readonly string[], text: string): Promise<void> {
-  if (!text) return;
+export async function copyInto(
+  client: pg.PoolClient,
+  table: string,
+  columns: readonly string[],
+  data: string | Buffer,
+  format: 'text' | 'binary' = 'text',
+): Promise<void> {
+  if (!data.length) return;
   const names = columns.map((c) => pg.escapeIdentifier(c)).join(', ');
-  const stream = client.query(copyFrom(`COPY ${pg.escapeIdentifier(table)} (${names}) FROM STDIN`));
-  await pipeline(Readable.from([text]), stream);
+  const stream = client.query(
+    copyFrom(`COPY ${pg.escapeIdentifier(table)} (${names}) FROM STDIN${format === 'binary' ? ' (FORMAT binary)' : ''}`),
+  );
+  await pipeline(Readable.from([data]), stream);
 }
 
 /**

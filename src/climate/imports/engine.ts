@@ -177,7 +177,7 @@ export async function storeImport(
     if (hi > toMs) toMs = hi;
     // What the batch's time span already holds, in one query; a batch that spans
     // more than that (an export not in time order) looks readings up one by one.
-    if (points.prepare) await points.prepare(cols.metric);
+    if (points.prepare) await points.prepare(cols.metric, n);
     const inRange = points.inRange(lo, hi, prefetchMax);
     const existing = inRange instanceof Promise ? await inRange : inRange;
 

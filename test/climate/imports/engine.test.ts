@@ -190,6 +190,38 @@ t.test('import bookkeeping and undo', async (t) => {
     }
   });
 
+  t.test('a large import written in chunks as it reads: every reading once, a late repeat of an early one wins', async (t) => {
+    const other = await createTree(s);
+    const c4 = await db.selectFrom('cycles').selectAll().where('id', '=', other.cycleId).executeTakeFirstOrThrow();
+    const t0 = Date.UTC(2025, 0, 1);
+    const batch = (from: number, n: number, bump = 0): IncomingReading[] =>
+      Array.from({ length: n }, (_, i) => ({ at: t0 + (from + i) * 60_000, metric: 'big', value: ((from + i) % 1000) + bump }));
+    // 30,000 readings: more than one chunk is written (COPY on PostgreSQL) before the repeats come.
+    const r = await store.write(SYSTEM_ACTOR, (w) =>
+      storeImport(w, c4, meta('big.csv'), [batch(0, 15_000), batch(15_000, 15_000), batch(0, 100, 0.5)]),
+    );
+    t.same([r.readings_added, r.duplicates], [30_000, 100]);
+    t.equal(await dbCount(s, 'SELECT count(*) AS n FROM climate_readings WHERE cycle_id = ?', other.cycleId), 30_000);
+    const early = await dbRows<{ value: number }>(
+      s,
+      'SELECT value FROM climate_readings WHERE cycle_id = ? ORDER BY at_utc LIMIT 3',
+      other.cycleId,
+    );
+    t.same(
+      early.map((e) => e.value),
+      [0.5, 1.5, 2.5],
+      'the repeats, written after the first chunks, replaced them',
+    );
+    const again = await store.write(SYSTEM_ACTOR, (w) => storeImport(w, c4, meta('big2.csv'), [batch(14_990, 20)]));
+    t.same(
+      [again.readings_added, again.readings_updated, again.readings_skipped],
+      [0, 0, 20],
+      'a re-import across the chunk boundary finds them all',
+    );
+    await undo(r.id, true);
+    t.equal(await dbCount(s, 'SELECT count(*) AS n FROM climate_readings WHERE cycle_id = ?', other.cycleId), 0, 'undo removes them all');
+  });
+
   t.test('a failure half way leaves nothing: no readings, no record, no effects, no log', async (t) => {
     const before = {
       readings: await count('climate_readings'),

@@ -2,7 +2,7 @@
 // (once, as the same walk) on the next start, and a shutdown re-queues the
 // walk it interrupts.
 import t from 'tap';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { renderWalk } from '../../../scripts/render/walk.js';
 import { startServer, createOrg, createTree, dbRows, type TestServer } from '../../helpers/server.js';
@@ -65,10 +65,18 @@ t.test('a walk left running by a crash is queued again at start and scored once'
   const orphan = path.join(dataDir, 'walks', '01900000-0000-7000-8000-00000000abcd');
   mkdirSync(path.join(orphan, 'clips'), { recursive: true });
   writeFileSync(path.join(orphan, 'clips', '00.mp4'), 'orphaned');
+  const hoursAgo = new Date(Date.now() - 2 * 3600_000);
+  utimesSync(orphan, hoursAgo, hoursAgo);
+  // One from a minute ago: on PostgreSQL another process sharing DATA_DIR may be uploading it now.
+  const fresh = path.join(dataDir, 'walks', '01900000-0000-7000-8000-00000000abce');
+  mkdirSync(path.join(fresh, 'clips'), { recursive: true });
+  const postgres = first.app.services.engine.kind === 'postgres';
   await first.close();
 
   const second = await startServer(t, { dataDir, scoringConcurrency: 1 });
   t.notOk(existsSync(orphan), 'files without a walk are swept at start');
+  if (postgres) t.ok(existsSync(fresh), 'on PostgreSQL, not those of the last hour');
+  else t.notOk(existsSync(fresh), 'of any age on SQLite (one process)');
   const done = await poll(second, id, tree.adminKey, (w) => w.status === 'done' || w.status === 'failed');
   t.equal(done.status, 'done', done.error ?? '');
   t.equal(done.attempts, 2, 'scored by a second attempt');

@@ -31,7 +31,7 @@ export async function up(db: Kysely<any>): Promise<void> {
        last_used_at text COLLATE "C",
        PRIMARY KEY (id, organization_id),
        CONSTRAINT api_keys_lookup UNIQUE (lookup, organization_id),
-       CONSTRAINT api_keys_org_fk FOREIGN KEY (organization_id) REFERENCES organizations (organization_id)
+       CONSTRAINT api_keys_org_fk FOREIGN KEY (organization_id) REFERENCES organizations (organization_id) DEFERRABLE INITIALLY IMMEDIATE
      )`,
     // A presented key is found by its lookup part alone (src/auth/principal.ts).
     `CREATE INDEX api_keys_by_lookup ON api_keys (lookup)`,
@@ -41,7 +41,7 @@ export async function up(db: Kysely<any>): Promise<void> {
        location text COLLATE "C",
        notes text COLLATE "C",
        PRIMARY KEY (id, organization_id),
-       CONSTRAINT farms_org_fk FOREIGN KEY (organization_id) REFERENCES organizations (organization_id)
+       CONSTRAINT farms_org_fk FOREIGN KEY (organization_id) REFERENCES organizations (organization_id) DEFERRABLE INITIALLY IMMEDIATE
      )`,
     `CREATE INDEX farms_org ON farms (organization_id)`,
     `CREATE TABLE greenhouses (${SYNCED_PG},
@@ -53,7 +53,7 @@ export async function up(db: Kysely<any>): Promise<void> {
        area_m2 double precision,
        notes text COLLATE "C",
        PRIMARY KEY (id, organization_id),
-       CONSTRAINT greenhouses_farm_fk FOREIGN KEY (farm_id, organization_id) REFERENCES farms (id, organization_id)
+       CONSTRAINT greenhouses_farm_fk FOREIGN KEY (farm_id, organization_id) REFERENCES farms (id, organization_id) DEFERRABLE INITIALLY IMMEDIATE
      )`,
     `CREATE INDEX greenhouses_farm ON greenhouses (farm_id)`,
     `CREATE INDEX greenhouses_org ON greenhouses (organization_id)`,
@@ -65,7 +65,7 @@ export async function up(db: Kysely<any>): Promise<void> {
        plant_count integer,
        notes text COLLATE "C",
        PRIMARY KEY (id, organization_id),
-       CONSTRAINT rows_greenhouse_fk FOREIGN KEY (greenhouse_id, organization_id) REFERENCES greenhouses (id, organization_id)
+       CONSTRAINT rows_greenhouse_fk FOREIGN KEY (greenhouse_id, organization_id) REFERENCES greenhouses (id, organization_id) DEFERRABLE INITIALLY IMMEDIATE
      )`,
     `CREATE INDEX rows_greenhouse ON rows (greenhouse_id)`,
     `CREATE INDEX rows_org ON rows (organization_id)`,
@@ -82,7 +82,7 @@ export async function up(db: Kysely<any>): Promise<void> {
        stems_per_m2 double precision,
        notes text COLLATE "C",
        PRIMARY KEY (id, organization_id),
-       CONSTRAINT cycles_row_fk FOREIGN KEY (row_id, organization_id) REFERENCES rows (id, organization_id)
+       CONSTRAINT cycles_row_fk FOREIGN KEY (row_id, organization_id) REFERENCES rows (id, organization_id) DEFERRABLE INITIALLY IMMEDIATE
      )`,
     `CREATE INDEX cycles_row ON cycles (row_id)`,
     `CREATE INDEX cycles_org ON cycles (organization_id)`,

@@ -11,7 +11,7 @@ const UNDER_CYCLE = `${SYNCED_PG},
   row_id text COLLATE "C" NOT NULL,
   cycle_id text COLLATE "C" NOT NULL`;
 const cycleFk = (table: string) =>
-  `CONSTRAINT ${table}_cycle_fk FOREIGN KEY (cycle_id, organization_id) REFERENCES cycles (id, organization_id)`;
+  `CONSTRAINT ${table}_cycle_fk FOREIGN KEY (cycle_id, organization_id) REFERENCES cycles (id, organization_id) DEFERRABLE INITIALLY IMMEDIATE`;
 
 export async function up(db: Kysely<any>): Promise<void> {
   await statements(
@@ -66,7 +66,7 @@ export async function up(db: Kysely<any>): Promise<void> {
        flowers integer,
        PRIMARY KEY (id, organization_id),
        ${cycleFk('truss_count_rows')},
-       CONSTRAINT truss_count_rows_count_fk FOREIGN KEY (count_id, organization_id) REFERENCES truss_counts (id, organization_id),
+       CONSTRAINT truss_count_rows_count_fk FOREIGN KEY (count_id, organization_id) REFERENCES truss_counts (id, organization_id) DEFERRABLE INITIALLY IMMEDIATE,
        CONSTRAINT truss_count_rows_unique UNIQUE (count_id, plant, truss, organization_id)
      )`,
     `CREATE INDEX truss_count_rows_cycle ON truss_count_rows (cycle_id)`,

@@ -30,7 +30,7 @@ export async function up(db: Kysely<any>): Promise<void> {
        warnings text COLLATE "C" NOT NULL,
        undone_at text COLLATE "C",
        PRIMARY KEY (id, organization_id),
-       CONSTRAINT climate_imports_cycle_fk FOREIGN KEY (cycle_id, organization_id) REFERENCES cycles (id, organization_id)
+       CONSTRAINT climate_imports_cycle_fk FOREIGN KEY (cycle_id, organization_id) REFERENCES cycles (id, organization_id) DEFERRABLE INITIALLY IMMEDIATE
      )`,
     `CREATE INDEX climate_imports_cycle ON climate_imports (cycle_id, created_at)`,
     // The watcher asks "was this content already imported here?" for every file it sees.
@@ -41,7 +41,7 @@ export async function up(db: Kysely<any>): Promise<void> {
        source_file_name text COLLATE "C" NOT NULL,
        PRIMARY KEY (id, organization_id),
        CONSTRAINT climate_file_mappings_greenhouse UNIQUE (greenhouse_id, organization_id),
-       CONSTRAINT climate_file_mappings_greenhouse_fk FOREIGN KEY (greenhouse_id, organization_id) REFERENCES greenhouses (id, organization_id)
+       CONSTRAINT climate_file_mappings_greenhouse_fk FOREIGN KEY (greenhouse_id, organization_id) REFERENCES greenhouses (id, organization_id) DEFERRABLE INITIALLY IMMEDIATE
      )`,
   );
 }

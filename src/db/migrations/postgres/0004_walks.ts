@@ -33,7 +33,7 @@ export async function up(db: Kysely<any>): Promise<void> {
        count_total integer,
        result text COLLATE "C",
        PRIMARY KEY (id, organization_id),
-       CONSTRAINT walks_org_fk FOREIGN KEY (organization_id) REFERENCES organizations (organization_id)
+       CONSTRAINT walks_org_fk FOREIGN KEY (organization_id) REFERENCES organizations (organization_id) DEFERRABLE INITIALLY IMMEDIATE
      )`,
     `CREATE INDEX walks_org ON walks (organization_id, id)`,
     `CREATE INDEX walks_cycle_week ON walks (cycle_id, week)`,
@@ -59,7 +59,7 @@ export async function up(db: Kysely<any>): Promise<void> {
        frames integer NOT NULL DEFAULT 0,
        error text COLLATE "C",
        PRIMARY KEY (id, organization_id),
-       CONSTRAINT walk_clips_walk_fk FOREIGN KEY (walk_id, organization_id) REFERENCES walks (id, organization_id)
+       CONSTRAINT walk_clips_walk_fk FOREIGN KEY (walk_id, organization_id) REFERENCES walks (id, organization_id) DEFERRABLE INITIALLY IMMEDIATE
      )`,
     `CREATE UNIQUE INDEX walk_clips_walk ON walk_clips (walk_id, position, organization_id)`,
     `CREATE INDEX walk_clips_cycle ON walk_clips (cycle_id)`,

@@ -18,7 +18,7 @@ export async function up(db: Kysely<any>): Promise<void> {
        organization_id text COLLATE "C" NOT NULL,
        PRIMARY KEY (key, organization_id),
        CONSTRAINT climate_cycle_keys_cycle UNIQUE (cycle_id, organization_id),
-       CONSTRAINT climate_cycle_keys_cycle_fk FOREIGN KEY (cycle_id, organization_id) REFERENCES cycles (id, organization_id)
+       CONSTRAINT climate_cycle_keys_cycle_fk FOREIGN KEY (cycle_id, organization_id) REFERENCES cycles (id, organization_id) DEFERRABLE INITIALLY IMMEDIATE
      )`,
     `ALTER TABLE climate_imports ADD COLUMN seq bigint`,
     `CREATE SEQUENCE climate_imports_seq_seq OWNED BY climate_imports.seq`,

@@ -18,8 +18,8 @@ export async function up(db: Kysely<any>): Promise<void> {
        note text COLLATE "C",
        created_by_key_id text COLLATE "C",
        PRIMARY KEY (id, organization_id),
-       CONSTRAINT walk_corrections_org_fk FOREIGN KEY (organization_id) REFERENCES organizations (organization_id),
-       CONSTRAINT walk_corrections_walk_fk FOREIGN KEY (walk_id, organization_id) REFERENCES walks (id, organization_id)
+       CONSTRAINT walk_corrections_org_fk FOREIGN KEY (organization_id) REFERENCES organizations (organization_id) DEFERRABLE INITIALLY IMMEDIATE,
+       CONSTRAINT walk_corrections_walk_fk FOREIGN KEY (walk_id, organization_id) REFERENCES walks (id, organization_id) DEFERRABLE INITIALLY IMMEDIATE
      )`,
     `CREATE INDEX walk_corrections_walk ON walk_corrections (walk_id, id)`,
     `CREATE INDEX walk_corrections_cycle ON walk_corrections (cycle_id)`,

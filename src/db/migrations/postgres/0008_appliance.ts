@@ -5,9 +5,9 @@ import { statements } from '../../ddl.js';
 //
 // PostgreSQL's form of ../0008_appliance.ts: the appliance's own state. Both tables are local to
 // the database's coordinator on Citus (src/db/citus.ts LOCAL_TABLES). scale_assignments has no
-// foreign key to cycles here: cycles are keyed by (id, organization_id) on PostgreSQL, and a
-// scale is a box's serial port, which an upstream on PostgreSQL does not have; a scale whose
-// crop cycle is gone finds none when it weighs (src/scales/weighing.ts reads it in its transaction).
+// foreign key to cycles here (cycles are keyed by (id, organization_id) on PostgreSQL, and a
+// local table may not refer to a distributed one); what SQLite's ON DELETE SET NULL does, a
+// trigger on cycles does: a deleted crop cycle leaves no scale recording into it.
 export async function up(db: Kysely<any>): Promise<void> {
   await statements(
     db,
@@ -28,5 +28,12 @@ export async function up(db: Kysely<any>): Promise<void> {
        cycle_id text COLLATE "C",
        assigned_at text COLLATE "C" NOT NULL
      )`,
+    `CREATE FUNCTION scale_assignments_cycle_gone() RETURNS trigger LANGUAGE plpgsql AS $$
+     BEGIN
+       UPDATE scale_assignments SET cycle_id = NULL WHERE cycle_id = OLD.id;
+       RETURN NULL;
+     END $$`,
+    `CREATE TRIGGER scale_assignments_cycle_gone AFTER DELETE ON cycles
+       FOR EACH ROW EXECUTE FUNCTION scale_assignments_cycle_gone()`,
   );
 }
