@@ -37,7 +37,8 @@ export interface TestResponse {
  * In the PostgreSQL pass of `npm test` (CROPWALK_TEST_ENGINE=postgres, scripts/test-postgres.mjs)
  * the same server stores in a PostgreSQL database of its own instead, made for it and dropped
  * when it closes; a server started again on the same DATA_DIR (a restart) gets the same database.
- * A test that sets `databaseUrl` itself keeps it.
+ * A test that sets `databaseUrl` itself keeps it; `databaseUrl: ''` keeps a server on SQLite in
+ * that pass too (a box beside an upstream on PostgreSQL).
  */
 export async function startServer(
   t: { teardown(fn: () => unknown): void },
