@@ -68,14 +68,17 @@ export async function applyChanges(services: Services, opts: ApplyOptions): Prom
   const upcoming = new Set(changes.filter((c) => c?.op === 'upsert').map((c) => `${c.kind}:${c.eid}`));
   const afterCommit: ApplyContext['afterCommit'] = [];
   const results = await services.store.write(opts.actor, async (w) => {
+    // Not yet on PostgreSQL (docs/postgres.md, "The upstream role on PostgreSQL").
+    if (w.engine.kind !== 'sqlite' || !w.engine.sqlite) throw new Error('sync applies received changes on SQLite only');
+    const sqlite = w.engine.sqlite;
     await sql`PRAGMA defer_foreign_keys = ON`.execute(w.trx);
-    indexLocalTombstones(services.sqlite);
-    const ctx: ApplyContext = { w, trx: w.trx, sqlite: services.sqlite, services, org, upcoming, afterCommit };
-    const seen = services.sqlite.prepare('SELECT outcome, status, code, detail, errors FROM sync_received WHERE change_id = ?');
-    const record = services.sqlite.prepare(
+    indexLocalTombstones(sqlite);
+    const ctx: ApplyContext = { w, trx: w.trx, sqlite, services, org, upcoming, afterCommit };
+    const seen = sqlite.prepare('SELECT outcome, status, code, detail, errors FROM sync_received WHERE change_id = ?');
+    const record = sqlite.prepare(
       'INSERT INTO sync_received (change_id, organization_id, origin, outcome, status, code, detail, errors, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
-    const lastSeq = services.sqlite.prepare(
+    const lastSeq = sqlite.prepare(
       'INSERT INTO sync_origins (origin, last_seq) VALUES (?, ?) ON CONFLICT (origin) DO UPDATE SET last_seq = excluded.last_seq WHERE excluded.last_seq > sync_origins.last_seq',
     );
     const out: ChangeResult[] = [];

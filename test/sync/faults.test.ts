@@ -15,6 +15,7 @@ import { FaultProxy, seeded } from '../helpers/fault-proxy.js';
 import { call, digest, digestDiff, keepTime, skew, startBox, startUpstream, syncOnce, syncUntilQuiet } from './helpers.js';
 import { checkOracle, Workload, type Instance } from './workload.js';
 import { waitFor } from '../helpers/wait.js';
+import { sqliteOf } from '../helpers/postgres.js';
 
 const NIGHTLY = process.env.CROPWALK_NIGHTLY === '1';
 const RUNS = Number(process.env.SYNC_FUZZ_RUNS ?? (NIGHTLY ? 200 : 20));
@@ -31,7 +32,7 @@ t.test(`randomized faults, ${RUNS} runs from seed ${SEED0}`, async (t) => {
   // Referential integrity inside every batch applied anywhere, just before it commits.
   const broken: string[] = [];
   const onBatch = (services: Services) => {
-    const v = services.sqlite.prepare('PRAGMA foreign_key_check').all();
+    const v = sqliteOf(services).prepare('PRAGMA foreign_key_check').all();
     if (v.length) broken.push(JSON.stringify(v.slice(0, 3)));
   };
   applyEvents.on('batch', onBatch);

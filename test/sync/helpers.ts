@@ -2,6 +2,7 @@ import { startServer, type TestServer } from '../helpers/server.js';
 import type { Config } from '../../src/config.js';
 import type { AppOptions } from '../../src/app.js';
 import { SettableClock } from '../../src/clock.js';
+import { sqliteOf } from '../helpers/postgres.js';
 
 /** Two or more real instances on loopback: an upstream, and boxes pointed at it (or at a proxy in front of it). */
 
@@ -91,7 +92,7 @@ export function digestDiff(
 
 /** Rows that break a foreign key (PRAGMA foreign_key_check): none, always. */
 export function fkViolations(s: TestServer): unknown[] {
-  return s.app.services.sqlite.prepare('PRAGMA foreign_key_check').all();
+  return sqliteOf(s.app.services).prepare('PRAGMA foreign_key_check').all();
 }
 
 /** A request that must answer `status`; answers the body. */

@@ -13,6 +13,7 @@ import { FaultProxy, seeded } from '../helpers/fault-proxy.js';
 import { SYSTEM_ACTOR } from '../../src/db/store.js';
 import { call, startBox, startUpstream, syncOnce, syncUntilQuiet } from './helpers.js';
 import { waitFor } from '../helpers/wait.js';
+import { sqliteOf } from '../helpers/postgres.js';
 
 t.test('status, sync now, digest: who may call them', async (t) => {
   const up = await startUpstream(t);
@@ -166,7 +167,7 @@ t.test('uploads: offsets, hashes and contents nobody lists', async (t) => {
       frames_removed_at: null,
     } as never),
   );
-  up.app.services.sqlite
+  sqliteOf(up.app.services)
     .prepare('INSERT INTO sync_walk_files (walk_id, name, organization_id, sha256, size, present) VALUES (?, ?, ?, ?, ?, 0)')
     .run(walkId, 'frames/00000-image.jpg', tree.orgId, sha, content.length);
   const patch = (offset: number, body: Buffer, name = sha) =>
@@ -259,7 +260,7 @@ t.test('an upstream restored from an old backup: what it lost is sent again, its
   // The backup: a copy of the upstream's data taken now.
   const backup = mkdtempSync(path.join(tmpdir(), 'cropwalk-backup-'));
   t.teardown(() => rmSync(backup, { recursive: true, force: true }));
-  up.app.services.sqlite.exec(`VACUUM INTO '${path.join(backup, 'cropwalk.sqlite')}'`);
+  sqliteOf(up.app.services).exec(`VACUUM INTO '${path.join(backup, 'cropwalk.sqlite')}'`);
   // After it, the box sends a harvest and the upstream makes another; then the upstream is lost.
   await call(box, 'POST', `${tree.cyclePath}/harvests`, key, { week: '2026-W10', kg: 2 });
   await call(up, 'POST', `${tree.cyclePath}/harvests`, key, { week: '2026-W10', kg: 3 });
@@ -291,7 +292,7 @@ t.test('a box restored from an old backup stops rather than reuse change ids', a
   for (let i = 0; i < 3; i++) await call(box, 'POST', `${tree.cyclePath}/harvests`, key, { week: '2026-W10', kg: i + 1 });
   await syncUntilQuiet([box]);
   // The backup: the box's changes after the first harvest are gone, as in a file from before them.
-  const sqlite = box.app.services.sqlite;
+  const sqlite = sqliteOf(box.app.services);
   sqlite.exec('PRAGMA foreign_keys = OFF');
   const last = (sqlite.prepare("SELECT max(seq) AS s FROM change_log WHERE entity = 'harvests'").get() as { s: number }).s;
   sqlite.prepare('DELETE FROM change_log WHERE seq >= ?').run(last - 1);

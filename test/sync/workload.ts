@@ -1,6 +1,7 @@
 import type { TestServer } from '../helpers/server.js';
 import type { Tree } from '../helpers/server.js';
 import { climateCsv, form } from '../climate/imports/helpers.js';
+import { sqliteOf } from '../helpers/postgres.js';
 
 /**
  * A seeded random workload over three instances of one organization (an upstream and two
@@ -156,7 +157,7 @@ export class Workload {
         const r = await this.send(i, 'DELETE', `${C}/climate/${p.point_id}`);
         if (r.status !== 200) return;
         // The answer has no version for a delete: the change log has it.
-        const logged = i.server.app.services.sqlite
+        const logged = sqliteOf(i.server.app.services)
           .prepare(
             "SELECT version FROM change_log WHERE entity = 'climate_readings' AND entity_id = ? AND op = 'delete' AND origin IS NULL ORDER BY seq DESC LIMIT 1",
           )

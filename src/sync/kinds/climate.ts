@@ -151,7 +151,7 @@ export function indexLocalTombstones(sqlite: SQLite.Database): void {
 }
 
 async function cycleRef(ctx: ApplyContext, cycleId: string): Promise<CycleRef> {
-  return { id: cycleId, key: await ensureCycleKey(ctx.trx, cycleId) };
+  return { id: cycleId, key: await ensureCycleKey(ctx.w, { id: cycleId, organization_id: ctx.org }) };
 }
 
 // ---- Readings typed or edited by hand: one change each.

@@ -48,7 +48,7 @@ export interface WalkTable extends SyncedColumns {
   result: string | null;
   /**
    * The process that claimed the walk (its instance number on PostgreSQL, where several share the
-   * queue; null on SQLite and before the first claim). Migration 0009.
+   * queue; null on SQLite and before the first claim). Migration 0011.
    */
   claimed_by?: number | null;
   /** When the uploaded clips were removed by the retention setting (null while kept). */
