@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import Koa from 'koa';
 import Router from '@koa/router';
 import { randomUUID } from 'node:crypto';
@@ -127,6 +128,8 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     },
     clock,
   );
+  // On PostgreSQL nothing has made DATA_DIR yet (SQLite's file lives in it): clips and frames go there.
+  mkdirSync(config.dataDir, { recursive: true });
   // `cropwalk restore` refuses while this mark names a live process (src/backup/restore.ts).
   await writePidFile(config.dataDir);
   const leftover = await clearIncoming(config.dataDir);
