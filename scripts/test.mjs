@@ -26,6 +26,10 @@ const say = (msg) => process.stderr.write(`[test] ${msg}\n`);
  * - test/walks/jobs/retention.test.ts and commands.test.ts: set walk rows straight in SQLite.
  * - test/walks/{batch,hdr,heic}.test.ts, examples, detector-choice: media decoding and scoring, where
  *   the database does what test/walks/routes.test.ts already has it do.
+ * - test/sync/readme.test.ts: the README's walkthrough, instances started by `npm start` on SQLite as
+ *   written; the upstream role on PostgreSQL is the rest of test/sync, listed below.
+ * - test/forecast, test/weeks, test/climate/weather: not yet run on PostgreSQL as a whole (the week
+ *   read is, inside test/sync/faults.test.ts); two of their queries were fixed for it there.
  * - test/vision, test/time, test/units, test/scripts, test/climate/exports-reader, test/auth,
  *   test/log, test/http/problem, test/http/web-app, test/web: no database, or the browser app.
  */
@@ -59,6 +63,17 @@ export const POSTGRES_PASS = [
   'test/walks/routes.test.ts',
   'test/walks/corrections/routes.test.ts',
   'test/walks/jobs/restart.test.ts',
+  // The upstream role: the upstream on PostgreSQL, the boxes on SQLite (test/sync/helpers.ts
+  // startBox), two boxes pushing at once in faults.test.ts (5 seeds here, the 20 in the SQLite pass).
+  'test/sync/conflicts.test.ts',
+  'test/sync/faults.test.ts',
+  'test/sync/files.test.ts',
+  'test/sync/kill.test.ts',
+  'test/sync/kinds.test.ts',
+  'test/sync/refusal.test.ts',
+  'test/sync/routes.test.ts',
+  'test/sync/schedule.test.ts',
+  'test/sync/security.test.ts',
 ];
 
 function tap(files, env) {

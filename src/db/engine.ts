@@ -72,3 +72,12 @@ export function engineKindOf(db: Kysely<any>): EngineKind {
 export function scheduled<R>(engine: Engine, name: string, fn: () => Promise<R>): Promise<R | undefined> {
   return engine.kind === 'postgres' ? exclusively(engine.pool, name, fn) : fn();
 }
+
+/**
+ * The columns of a key as a table has it on this engine: PostgreSQL's tables carry
+ * organization_id in every key (Citus, docs/citus.md) where SQLite's were made without it
+ * (sync's tables, migration 0010). For `ON CONFLICT (...)`, which names the key exactly.
+ */
+export function orgKey<C extends string>(db: Kysely<any>, columns: C[]): C[] {
+  return engineKindOf(db) === 'postgres' ? [...columns, 'organization_id' as C] : columns;
+}

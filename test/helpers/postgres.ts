@@ -126,3 +126,39 @@ export function sqlitePassSkip(t: { skip(...args: any[]): unknown }): boolean {
   t.skip('PostgreSQL only: runs in the PostgreSQL pass of npm test');
   return true;
 }
+
+/**
+ * Child rows without their parent, for every foreign key in PostgreSQL's catalog (which refuses
+ * such a commit; a key dropped or never made would let one through). `query` runs one statement.
+ */
+export async function pgForeignKeyViolations(query: (text: string) => Promise<Record<string, unknown>[]>): Promise<unknown[]> {
+  const fks = (await query(
+    `SELECT c.conrelid::regclass::text AS child, c.confrelid::regclass::text AS parent,
+            array(SELECT a.attname::text FROM unnest(c.conkey) WITH ORDINALITY k(n, i) JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.n ORDER BY k.i) AS cols,
+            array(SELECT a.attname::text FROM unnest(c.confkey) WITH ORDINALITY k(n, i) JOIN pg_attribute a ON a.attrelid = c.confrelid AND a.attnum = k.n ORDER BY k.i) AS refs
+       FROM pg_constraint c WHERE c.contype = 'f' AND c.connamespace = current_schema()::regnamespace`,
+  )) as { child: string; parent: string; cols: string[]; refs: string[] }[];
+  if (fks.length === 0) throw new Error('no foreign key found in the PostgreSQL catalog');
+  const out: unknown[] = [];
+  for (const fk of fks) {
+    const notNull = fk.cols.map((c) => `c.${c} IS NOT NULL`).join(' AND ');
+    const join = fk.cols.map((c, i) => `p.${fk.refs[i]} = c.${c}`).join(' AND ');
+    const cols = fk.cols.map((c) => `c.${c}`).join(', ');
+    const rows = await query(
+      `SELECT ${cols} FROM ${fk.child} c WHERE ${notNull} AND NOT EXISTS (SELECT 1 FROM ${fk.parent} p WHERE ${join}) LIMIT 3`,
+    );
+    for (const r of rows) out.push({ table: fk.child, parent: fk.parent, row: r });
+  }
+  return out;
+}
+
+/** Rows of one statement on a database by its URL (a test's look at a server it runs as a child process). */
+export async function pgQuery(url: string, text: string): Promise<Record<string, unknown>[]> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return (await c.query(text)).rows;
+  } finally {
+    await c.end();
+  }
+}
