@@ -83,28 +83,56 @@ export async function applyChanges(services: Services, opts: ApplyOptions): Prom
       await (pg ? sql`SET CONSTRAINTS ALL DEFERRED` : sql`PRAGMA defer_foreign_keys = ON`).execute(w.trx);
       await indexLocalTombstones(db, org);
       const ctx: ApplyContext = { w, trx: w.trx, db, services, org, upcoming, afterCommit };
-      const seen = (id: string) =>
-        db.get<{ outcome: Outcome; status: number | null; code: string | null; detail: string | null; errors: string | null }>(
-          pg
-            ? 'SELECT outcome, status, code, detail, errors FROM sync_received WHERE change_id = ? AND organization_id = ?'
-            : 'SELECT outcome, status, code, detail, errors FROM sync_received WHERE change_id = ?',
-          ...(pg ? [id, org] : [id]),
+      type Prior = { outcome: Outcome; status: number | null; code: string | null; detail: string | null; errors: string | null };
+      // What became of each change before: on SQLite asked change by change (a prepared statement
+      // in process); on PostgreSQL asked for the whole batch at once, and what this batch does
+      // written at its end in one statement (round trips are what a batch costs there).
+      const earlier = new Map<string, Prior>();
+      if (pg) {
+        const ids = changes.map((c) => String(c?.id));
+        for (const r of await db.all<Prior & { change_id: string }>(
+          'SELECT change_id, outcome, status, code, detail, errors FROM sync_received WHERE organization_id = ? AND change_id = ANY(?::text[])',
+          org,
+          ids,
+        ))
+          earlier.set(r.change_id, r);
+      }
+      const seen = async (id: string): Promise<Prior | undefined> =>
+        pg ? earlier.get(id) : db.get<Prior>('SELECT outcome, status, code, detail, errors FROM sync_received WHERE change_id = ?', id);
+      const received: unknown[][] = [[], [], [], [], [], [], [], [], []];
+      const record = async (...values: unknown[]) => {
+        if (!pg)
+          return db.run(
+            'INSERT INTO sync_received (change_id, organization_id, origin, outcome, status, code, detail, errors, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+            ...values,
+          );
+        values.forEach((v, i) => received[i]!.push(v));
+        const [id, , , outcome, status, code, detail, errors] = values as [
+          string,
+          string,
+          string,
+          Outcome,
+          number | null,
+          string | null,
+          string | null,
+          string | null,
+        ];
+        earlier.set(id, { outcome, status, code, detail, errors });
+      };
+      const recordAll = async () => {
+        if (!pg || !received[0]!.length) return;
+        await db.run(
+          `INSERT INTO sync_received (change_id, organization_id, origin, outcome, status, code, detail, errors, at)
+           SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::int[], ?::text[], ?::text[], ?::text[], ?::text[])`,
+          ...received,
         );
-      const record = (...values: unknown[]) =>
-        db.run(
-          'INSERT INTO sync_received (change_id, organization_id, origin, outcome, status, code, detail, errors, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-          ...values,
-        );
+      };
       // The highest number received from each node (per organization on PostgreSQL, whose
       // tables all carry one; src/sync/upstream.ts reads the highest of them).
-      const lastSeq = (origin: string, seq: number) =>
+      const highest = new Map<string, number>();
+      const lastSeq = async (origin: string, seq: number) =>
         pg
-          ? db.run(
-              'INSERT INTO sync_origins (origin, organization_id, last_seq) VALUES (?, ?, ?) ON CONFLICT (origin, organization_id) DO UPDATE SET last_seq = excluded.last_seq WHERE excluded.last_seq > sync_origins.last_seq',
-              origin,
-              org,
-              seq,
-            )
+          ? void highest.set(origin, Math.max(seq, highest.get(origin) ?? 0))
           : db.run(
               'INSERT INTO sync_origins (origin, last_seq) VALUES (?, ?) ON CONFLICT (origin) DO UPDATE SET last_seq = excluded.last_seq WHERE excluded.last_seq > sync_origins.last_seq',
               origin,
@@ -161,6 +189,14 @@ export async function applyChanges(services: Services, opts: ApplyOptions): Prom
         if (seq !== null) await lastSeq(change.origin, seq);
         out.push(result);
       }
+      await recordAll();
+      for (const [origin, seq] of highest)
+        await db.run(
+          'INSERT INTO sync_origins (origin, organization_id, last_seq) VALUES (?, ?, ?) ON CONFLICT (origin, organization_id) DO UPDATE SET last_seq = excluded.last_seq WHERE excluded.last_seq > sync_origins.last_seq',
+          origin,
+          org,
+          seq,
+        );
       await opts.alsoInTransaction?.(ctx, out);
       // Listeners may be async (a check that asks PostgreSQL): each is awaited, inside the transaction.
       for (const listener of applyEvents.listeners('batch')) await (listener as BatchListener)(services, w);

@@ -359,5 +359,14 @@ t.test('a burst of writes starts a round by itself, once it is over', async (t) 
     { timeoutMs: 30_000, intervalMs: 200 },
   );
   t.equal(upstreamHas, 5, 'every harvest of the burst is upstream');
-  t.equal((await call(box, 'GET', '/api/sync', key)).pending.changes, 0, 'nothing pending on the box');
+  // The box marks them sent when the acknowledgement arrives, a moment after the upstream committed.
+  const pending = await waitFor(
+    'the box to take the acknowledgement',
+    async () => {
+      const n = (await call(box, 'GET', '/api/sync', key)).pending.changes;
+      return n === 0 ? 'none' : undefined;
+    },
+    { timeoutMs: 30_000, intervalMs: 100 },
+  );
+  t.equal(pending, 'none', 'nothing pending on the box');
 });

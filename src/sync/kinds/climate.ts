@@ -86,16 +86,15 @@ class ReadingState {
     );
   }
 
-  /** One metric's points from `from` to `to` (ms) in one query, by instant. */
-  async range(cycle: CycleRef, code: number, from: number, to: number): Promise<Map<number, HeldPoint>> {
-    const rows = await this.db.all<HeldPoint & { at_ms: number }>(
-      'SELECT at_ms, value, import_seq, version, fixed_id FROM climate_points WHERE cycle_key = ? AND metric_code = ? AND at_ms >= ? AND at_ms <= ?',
+  /** Every metric's points from `from` to `to` (ms) in one query, by `code:instant`. */
+  async rangeAll(cycle: CycleRef, from: number, to: number): Promise<Map<string, HeldPoint>> {
+    const rows = await this.db.all<HeldPoint & { at_ms: number; metric_code: number }>(
+      'SELECT metric_code, at_ms, value, import_seq, version, fixed_id FROM climate_points WHERE cycle_key = ? AND at_ms >= ? AND at_ms <= ?',
       cycle.key,
-      code,
       from,
       to,
     );
-    return new Map(rows.map((r) => [Number(r.at_ms), r]));
+    return new Map(rows.map((r) => [`${r.metric_code}:${Number(r.at_ms)}`, r]));
   }
 
   /** The version a point holds: its own, or the import's that set it. */
@@ -444,32 +443,61 @@ async function importReadings(db: Kysely<Database>, imp: Row): Promise<PackedRea
 }
 
 /** Appends what applying a unit did to the import's undo record here, so an undo made here undoes it. */
-async function recordUndo(db: RawSql, org: string, seq: number, metric: string, added: number[], updated: number[]): Promise<void> {
-  if (!added.length && !updated.length) return;
-  const held = await db.get<{ added: Buffer; updated: Buffer }>(
-    'SELECT added, updated FROM climate_import_undo WHERE import_seq = ? AND metric = ?',
-    seq,
-    metric,
+async function recordUndo(
+  db: RawSql,
+  org: string,
+  seq: number,
+  metrics: { metric: string; added: number[]; updated: number[] }[],
+): Promise<void> {
+  const touched = metrics.filter((m) => m.added.length || m.updated.length);
+  if (!touched.length) return;
+  const held = new Map(
+    (
+      await db.all<{ metric: string; added: Buffer; updated: Buffer }>(
+        'SELECT metric, added, updated FROM climate_import_undo WHERE import_seq = ?',
+        seq,
+      )
+    ).map((r) => [r.metric, r]),
   );
-  const a = held ? [...unpackFloats(held.added), ...added] : added;
-  const u = held ? [...unpackFloats(held.updated), ...updated] : updated;
-  if (db.kind === 'postgres')
+  const rows = touched.map((m) => {
+    const h = held.get(m.metric);
+    return {
+      metric: m.metric,
+      added: packFloats(h ? [...unpackFloats(h.added), ...m.added] : m.added),
+      updated: packFloats(h ? [...unpackFloats(h.updated), ...m.updated] : m.updated),
+    };
+  });
+  if (db.kind === 'postgres') {
     await db.run(
-      'INSERT INTO climate_import_undo (import_seq, metric, added, updated, organization_id) VALUES (?, ?, ?, ?, ?) ON CONFLICT (import_seq, metric, organization_id) DO UPDATE SET added = excluded.added, updated = excluded.updated',
+      `INSERT INTO climate_import_undo (import_seq, metric, added, updated, organization_id)
+       SELECT ?, u.metric, u.added, u.updated, ? FROM unnest(?::text[], ?::bytea[], ?::bytea[]) AS u(metric, added, updated)
+       ON CONFLICT (import_seq, metric, organization_id) DO UPDATE SET added = excluded.added, updated = excluded.updated`,
       seq,
-      metric,
-      packFloats(a),
-      packFloats(u),
       org,
+      rows.map((r) => r.metric),
+      rows.map((r) => r.added),
+      rows.map((r) => r.updated),
     );
-  else
+    return;
+  }
+  for (const r of rows)
     await db.run(
       'INSERT INTO climate_import_undo (import_seq, metric, added, updated) VALUES (?, ?, ?, ?) ON CONFLICT (import_seq, metric) DO UPDATE SET added = excluded.added, updated = excluded.updated',
       seq,
-      metric,
-      packFloats(a),
-      packFloats(u),
+      r.metric,
+      r.added,
+      r.updated,
     );
+}
+
+/** The small numbers of these metrics' names, made for those that have none yet. */
+async function metricCodes(ctx: ApplyContext, metrics: string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  if (!metrics.length) return out;
+  const rows = await ctx.trx.selectFrom('climate_metric_codes').select(['metric', 'code']).where('metric', 'in', metrics).execute();
+  for (const r of rows) out.set(r.metric, Number(r.code));
+  for (const m of metrics) if (!out.has(m)) out.set(m, await ensureMetricCode(ctx.trx, m));
+  return out;
 }
 
 /**
@@ -640,20 +668,45 @@ async function applyImport(ctx: ApplyContext, change: WireChange): Promise<'appl
   const created = Date.parse(row.created_at as string);
   const changed = Date.parse(row.updated_at as string);
   const points = new PointWriter(ctx.db, ctx.org, cycle.key);
-  for (const p of packed) {
-    const code = await ensureMetricCode(ctx.trx, p.metric);
+  // What the cycle holds over the unit's span and the tombstones of its instants, read once for
+  // the whole unit (a handful of statements, not a few per metric: PostgreSQL's round trips).
+  const codes = await metricCodes(ctx, [...new Set(packed.map((p) => p.metric))]);
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const p of packed)
+    for (const ms of p.at) {
+      lo = Math.min(lo, ms);
+      hi = Math.max(hi, ms);
+    }
+  const load = async (metrics: PackedReadings[]) => {
+    const span = lo <= hi ? await state.rangeAll(cycle, lo, hi) : new Map<string, HeldPoint>();
+    const ids = metrics.map((p) => p.at.map((ms) => span.get(`${codes.get(p.metric)}:${ms}`)?.fixed_id ?? pointId(cycle.id, p.metric, ms)));
+    return { span, ids, tombs: await state.tombstones(ids.flat()) };
+  };
+  let held0 = await load(packed);
+  const undo: { metric: string; added: number[]; updated: number[] }[] = [];
+  const seen = new Set<string>();
+  for (let k = 0; k < packed.length; k++) {
+    const p = packed[k]!;
+    const code = codes.get(p.metric)!;
+    let ids = held0.ids[k]!;
+    if (seen.has(p.metric)) {
+      // The same metric twice in one unit: what the first wrote is read back before the second.
+      await points.flush();
+      const again = await load([p]);
+      held0 = { span: again.span, ids: held0.ids, tombs: again.tombs };
+      ids = again.ids[0]!;
+    }
+    seen.add(p.metric);
+    const { span, tombs } = held0;
     const added: number[] = [];
     const updatedEffects: number[] = [];
-    // What the metric holds over the unit's span, and the tombstones of its instants: read once.
-    const span = p.at.length ? await state.range(cycle, code, Math.min(...p.at), Math.max(...p.at)) : new Map<number, HeldPoint>();
-    const ids = p.at.map((ms) => span.get(ms)?.fixed_id ?? pointId(cycle.id, p.metric, ms));
-    const tombs = await state.tombstones(ids);
     for (let j = 0; j < p.at.length; j++) {
       const ms = p.at[j]!;
       const value = p.value[j]!;
       const ver = p.ver?.[j] ?? change.v;
       const src = p.src ? p.src[j]! : value === null ? null : change.eid;
-      const held = span.get(ms);
+      const held = span.get(`${code}:${ms}`);
       const id = ids[j]!;
       const local = [held ? await state.effective(held) : '', tombs.get(id) ?? ''].reduce((a, b) => (a > b ? a : b));
       if (!newer(ver, local)) continue;
@@ -674,9 +727,10 @@ async function applyImport(ctx: ApplyContext, change: WireChange): Promise<'appl
         if (own) added.push(ms);
       }
     }
-    await points.flush();
-    await recordUndo(ctx.db, ctx.org, seq, p.metric, added, updatedEffects);
+    undo.push({ metric: p.metric, added, updated: updatedEffects });
   }
+  await points.flush();
+  await recordUndo(ctx.db, ctx.org, seq, undo);
   return 'applied';
 }
 
