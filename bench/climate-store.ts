@@ -127,7 +127,7 @@ async function cycleDb(dir: string) {
     .execute();
   await opened.db.insertInto('cycles').values(cycle).execute();
   const scope = { cycle, greenhouse, zone: ZONE } as CycleScope;
-  const deps = { db: opened.db, store: new Store(opened.db, opened.hlc), sqlite: opened.sqlite, clock: systemClock };
+  const deps = { db: opened.db, store: new Store(opened.db, opened.hlc, systemClock, opened.engine), clock: systemClock };
   return { opened, scope, deps };
 }
 

@@ -160,7 +160,9 @@ export async function runForecastSpeedBench(options: { runs?: number } = {}) {
     });
 
     // The baseline: the same rows, one prepared SQL query each.
-    const db = services.sqlite;
+    // The bench runs on SQLite (a box): its own connection, for the prepared baseline.
+    if (services.engine.kind !== 'sqlite' || !services.engine.sqlite) throw new Error('bench forecast-speed runs on SQLite');
+    const db = services.engine.sqlite;
     const id = cycle.cycle_id;
     const key0 = (db.prepare('select key from climate_cycle_keys where cycle_id = ?').get(id) as { key: number }).key;
     const codes = (

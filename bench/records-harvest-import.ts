@@ -26,12 +26,13 @@ import type { CycleScope } from '../src/registry/scope.js';
 const lines = Number(process.argv[2] ?? 100_000);
 const dir = mkdtempSync(path.join(tmpdir(), 'cropwalk-bench-'));
 const opened = await openDatabase(dir);
-const store = new Store(opened.db, opened.hlc);
+const store = new Store(opened.db, opened.hlc, undefined, opened.engine);
+const sqlite = opened.engine.kind === 'sqlite' ? opened.engine.sqlite! : (undefined as never);
 
 const stamp = { created_at: new Date().toISOString(), updated_at: new Date().toISOString(), version: 'v' };
 const ids = { organization_id: newId(), farm_id: newId(), greenhouse_id: newId(), row_id: newId(), cycle_id: newId() };
 // Registry rows straight into SQLite: the bench measures records, not the registry.
-opened.sqlite.pragma('foreign_keys = OFF');
+sqlite.pragma('foreign_keys = OFF');
 const { cycle_id: _c, ...parents } = ids;
 const cycle = {
   id: ids.cycle_id,
@@ -66,11 +67,11 @@ const [parsed, parseMs] = await time(() => parseHarvestCsv(Buffer.from(csv)));
 const [rows, storeMs] = await time(() => store.write(SYSTEM_ACTOR, (w) => importHarvests(w, scope, parsed)));
 const [, presentMs] = await time(() => JSON.stringify({ items: rows.map(presentHarvest), count: rows.length }));
 
-const insert = opened.sqlite.prepare(
+const insert = sqlite.prepare(
   'insert into harvests (id, organization_id, created_at, updated_at, version, farm_id, greenhouse_id, row_id, cycle_id, week, kg, note, harvested_on) values (?,?,?,?,?,?,?,?,?,?,?,?,null)',
 );
 const [, baselineMs] = await time(() =>
-  opened.sqlite.transaction(() => {
+  sqlite.transaction(() => {
     for (const l of parsed)
       insert.run(
         newId(),

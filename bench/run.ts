@@ -1,7 +1,7 @@
 // `npm run bench [name ...]`: every benchmark, each printing its figures as
 // ratios against a baseline measured in the same run. Names: registry,
 // records, climate-import, climate-store, scoring-accuracy, scoring-walk,
-// scoring-photo-walk, scoring-model, scoring-service, web, sync, media-photo, forecast-agc2, forecast-speed. Figures are written to bench/out/results.json as well.
+// scoring-photo-walk, scoring-model, scoring-service, web, sync, postgres, upstream, media-photo, forecast-agc2, forecast-speed. Figures are written to bench/out/results.json as well.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
@@ -76,6 +76,18 @@ const BENCHES: Bench[] = [
     module: './sync.js',
     fn: 'runSyncBench',
     what: "a busy box's week offline (50 walks with frames, 2,000 harvest and irrigation entries, 7 daily climate imports) synced to its upstream on loopback vs copying the same files; peak RSS; an idle round's CPU",
+  },
+  {
+    name: 'postgres',
+    module: './postgres.js',
+    fn: 'runPostgresBench',
+    what: 'bulk paths on PostgreSQL (COPY, multi-row statements) vs the same on SQLite: a year of climate imported hourly, a 100,000-line harvest CSV',
+  },
+  {
+    name: 'upstream',
+    module: './upstream.js',
+    fn: 'runUpstreamBench',
+    what: "fifty simulated boxes pushing the sync issue's busy week at once to an upstream on PostgreSQL (one and two processes) vs one on SQLite: changes applied per second, p99 of a push batch, a puller's digest",
   },
   {
     name: 'media-photo',

@@ -170,7 +170,7 @@ class Relay {
 }
 
 /** A scored walk as the runner leaves it: its row done with a result, its clip row, its frames and overlays on disk. */
-async function writeWalks(
+export async function writeWalks(
   dataDir: string,
   tree: { orgId: string; farmId: string; greenhouseId: string; rowId: string; cycleId: string },
   walks: number,
@@ -278,7 +278,7 @@ async function writeWalks(
   return bytes;
 }
 
-function climateDay(day: number): string {
+export function climateDay(day: number): string {
   const metrics = CLIMATE_METRICS.map((m) => m.name);
   const lines = [['time', ...metrics].join(',')];
   for (let h = 0; h < 24; h++) {

@@ -33,6 +33,9 @@ const positionals = parseArgs(cli).positionals;
 const config = loadConfig(process.env);
 const dir = args.dir ? path.resolve(args.dir) : backupDirOf(config);
 const dbFile = path.join(config.dataDir, DATABASE_FILE);
+// These commands copy the box's SQLite file; an upstream on PostgreSQL is backed up by its server's tools.
+if (config.databaseUrl && command !== undefined && ['backup', 'backups', 'restore'].includes(command))
+  fail('DATABASE_URL names a PostgreSQL database: back it up with pg_dump or continuous archiving (docs/postgres.md), not with cropwalk');
 
 function fail(message: string, code = 1): never {
   console.error(`cropwalk ${command ?? ''}: ${message}`);

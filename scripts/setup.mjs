@@ -159,4 +159,21 @@ if (purpose === 'test' && !hasTrainingStack()) {
   }
 }
 
+// 9. For the tests only: PostgreSQL, which the second pass of `npm test` runs the API tests on
+// (scripts/test.mjs starts a throwaway server of its own; nothing is configured system-wide).
+// Debian's package brings initdb and pg_ctl; without it that pass skips and says so.
+if (purpose === 'test' && !process.env.CROPWALK_TEST_POSTGRES) {
+  const { findPgBin } = await import('./pg-cluster.mjs');
+  if (!findPgBin()) {
+    const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+    if (isRoot && spawnSync('apt-get', ['--version'], { stdio: 'ignore' }).status === 0) {
+      say('PostgreSQL for the second test pass is missing: installing the Debian package postgresql');
+      run('apt-get', ['update', '-qq']);
+      run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'postgresql'], { DEBIAN_FRONTEND: 'noninteractive' });
+    } else {
+      say('PostgreSQL is missing (apt-get install postgresql): the PostgreSQL pass of the tests will skip.');
+    }
+  }
+}
+
 say(`ready for ${purpose}`);

@@ -1,14 +1,16 @@
+import { mkdirSync } from 'node:fs';
 import Koa from 'koa';
 import Router from '@koa/router';
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import { loadConfig, type Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
-import { openDatabase } from './db/database.js';
-import { Store, outsideWriteGuard } from './db/store.js';
+import { openStorage, type OpenedDatabase } from './db/database.js';
+import { KEYS_CHANNEL, Store, outsideWriteGuard } from './db/store.js';
 import { loadAdminToken } from './auth/admin-token.js';
 import { FailureLimiter } from './auth/failures.js';
-import { KeyCache } from './auth/principal.js';
+import { KeyCache, type KeyLoader } from './auth/principal.js';
+import type { ApiKeyTable } from './db/schema.js';
 import { internalError, methodNotAllowed, notFound, problemOf } from './http/problem.js';
 import { clearIncoming } from './http/uploads.js';
 import { mountRoutes, dispatch, type Routers } from './http/pipeline.js';
@@ -54,6 +56,16 @@ const API_DESCRIPTION = `cropwalk: the greenhouse appliance's API. Registry (org
 Errors are application/problem+json with a stable \`code\`; a 422 lists one entry per failing field. Ids are UUIDv7 strings. Weeks are ISO weeks, accepted as a label (2026-W07) or any date of the week, answered as labels. Instants are ISO 8601 with offset; one without an offset is read in the greenhouse's time zone.
 
 Canonical units: kg, g, L, m³, m², °C, % (relative humidity, vent opening), ppm (CO₂), W/m² (global radiation), µmol/m²/s (PAR), J/cm² (radiation sums), kPa (VPD), mS/cm (EC), mm (fruit diameter).`;
+
+/** How the key cache reads a key it does not hold: a prepared statement on SQLite's one connection, a query on PostgreSQL. */
+function keyLoader(opened: OpenedDatabase): KeyLoader {
+  if (opened.engine.kind === 'sqlite') {
+    const stmt = opened.engine.sqlite!.prepare<[string], ApiKeyTable>('select * from api_keys where lookup = ?');
+    return (lookup) => stmt.get(lookup);
+  }
+  const db = opened.db;
+  return (lookup) => db.selectFrom('api_keys').selectAll().where('lookup', '=', lookup).executeTakeFirst();
+}
 
 const END: Koa.Next = () => Promise.resolve();
 
@@ -107,22 +119,39 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     features.flatMap((f) => f.schedules ?? []),
     config.schedules,
   );
-  const opened = await openDatabase(config.dataDir, undefined, clock);
+  const opened = await openStorage(
+    config.dataDir,
+    {
+      databaseUrl: config.databaseUrl,
+      poolMax: config.pgPoolMax,
+      onLinkError: (err) => log.warn('the process lost its own database connection; reconnecting', { error: err.message }),
+    },
+    clock,
+  );
+  // On PostgreSQL nothing has made DATA_DIR yet (SQLite's file lives in it): clips and frames go there.
+  mkdirSync(config.dataDir, { recursive: true });
   // `cropwalk restore` refuses while this mark names a live process (src/backup/restore.ts).
   await writePidFile(config.dataDir);
   const leftover = await clearIncoming(config.dataDir);
   if (leftover.files) log.info('interrupted uploads removed', { ...leftover, why: 'received when the box last stopped without finishing' });
 
-  const store = new Store(opened.db, opened.hlc, clock);
-  const keys = new KeyCache(opened.sqlite);
+  const store = new Store(opened.db, opened.hlc, clock, opened.engine);
+  const keys = new KeyCache(keyLoader(opened));
   store.afterWrite((tables) => {
     if (tables.has('api_keys')) keys.clear();
   });
+  if (opened.engine.kind === 'postgres') {
+    // Keys written by another process sharing the database: it says so on commit. While this
+    // process cannot hear it, no key is kept in memory.
+    opened.engine.link.subscribe(KEYS_CHANNEL, () => keys.clear());
+    opened.engine.link.onState((up) => keys.setTrusted(up));
+  }
   const services: Services = {
     config,
     log,
-    db: opened.db.withPlugin(outsideWriteGuard),
-    sqlite: opened.sqlite,
+    // The guard turns SQLite's one-connection deadlock into an error; PostgreSQL's pool has none to guard.
+    db: opened.engine.kind === 'sqlite' ? opened.db.withPlugin(outsideWriteGuard) : opened.db,
+    engine: opened.engine,
     clock,
     hlc: opened.hlc,
     store,
@@ -156,10 +185,29 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
   // mid-body): worth a line, not Koa's default stack trace on stderr.
   koa.on('error', (err: Error) => log.warn('connection closed early', { error: err.message }));
 
+  const stopAll = async () => {
+    // Stop background work first (it may re-queue a job), then the database; one failing step must not keep the rest open.
+    for (const fn of [...services.onClose].reverse()) {
+      try {
+        await fn();
+      } catch (err) {
+        log.error('error while closing', { error: err as Error });
+      }
+    }
+    await opened.close();
+  };
   if (options.startBackground ?? true) {
-    for (const f of features) await f.start?.(services);
-    // After every feature has started: a job made up at start may use what a feature started.
-    await startScheduler(services);
+    try {
+      for (const f of features) await f.start?.(services);
+      // After every feature has started: a job made up at start may use what a feature started.
+      await startScheduler(services);
+    } catch (err) {
+      // A start that fails (a bad setting a feature reads) leaves nothing open: PostgreSQL's pool
+      // and the process's link connection would keep the process alive.
+      await stopAll();
+      await removePidFile(config.dataDir);
+      throw err;
+    }
   }
 
   let server: Server | undefined;
@@ -176,15 +224,7 @@ export async function createApp(options: AppOptions = {}): Promise<App> {
     },
     async close() {
       if (server) await new Promise<void>((resolve) => server!.close(() => resolve()));
-      // Stop background work first (it may re-queue a job), then the database; one failing step must not keep the rest open.
-      for (const fn of [...services.onClose].reverse()) {
-        try {
-          await fn();
-        } catch (err) {
-          log.error('error while closing', { error: err as Error });
-        }
-      }
-      await opened.close();
+      await stopAll();
       await removePidFile(config.dataDir);
     },
   };

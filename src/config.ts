@@ -12,6 +12,14 @@ export interface Config {
   port: number;
   host: string;
   dataDir: string;
+  /**
+   * postgres://user:password@host:port/database to store in PostgreSQL (an upstream that outgrows
+   * one file, docs/postgres.md); absent, the service stores in SQLite under dataDir. Files (walk
+   * clips, frames) stay under dataDir either way.
+   */
+  databaseUrl: string | undefined;
+  /** PostgreSQL connections this process keeps at most. */
+  pgPoolMax: number;
   adminToken: string | undefined;
   upstreamUrl: string | undefined;
   upstreamKey: string | undefined;
@@ -90,6 +98,8 @@ const ENV_KEYS: Record<keyof Config, string> = {
   port: 'PORT',
   host: 'HOST',
   dataDir: 'DATA_DIR',
+  databaseUrl: 'DATABASE_URL',
+  pgPoolMax: 'PG_POOL_MAX',
   adminToken: 'ADMIN_TOKEN',
   upstreamUrl: 'UPSTREAM_URL',
   upstreamKey: 'UPSTREAM_KEY',
@@ -132,6 +142,8 @@ export const DEFAULTS: Config = {
   port: 8080,
   host: '0.0.0.0',
   dataDir: './data',
+  databaseUrl: undefined,
+  pgPoolMax: 10,
   adminToken: undefined,
   upstreamUrl: undefined,
   upstreamKey: undefined,

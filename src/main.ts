@@ -8,6 +8,8 @@ const address = server.address();
 log.info('cropwalk listening', {
   address: typeof address === 'object' && address ? `${address.address}:${address.port}` : address,
   data_dir: config.dataDir,
+  // Where the records are: SQLite under DATA_DIR, or the PostgreSQL database (without its password).
+  database: app.services.engine.kind === 'postgres' ? app.services.engine.where : 'sqlite',
   docs: '/api/docs',
 });
 

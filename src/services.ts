@@ -1,8 +1,8 @@
-import type SQLite from 'better-sqlite3';
 import type { Config } from './config.js';
 import type { Logger } from './log.js';
 import type { Db } from './db/database.js';
 import type { Store } from './db/store.js';
+import type { Engine } from './db/engine.js';
 import type { HybridLogicalClock } from './db/hlc.js';
 import type { Clock } from './clock.js';
 import type { AdminToken } from './auth/admin-token.js';
@@ -19,7 +19,8 @@ export interface Services {
   config: Config;
   log: Logger;
   db: Db;
-  sqlite: SQLite.Database;
+  /** SQLite or PostgreSQL, and what only one of them has (src/db/engine.ts). */
+  engine: Engine;
   store: Store;
   /** The wall clock: the only one the service reads (src/clock.ts). Tests set and move it. */
   clock: Clock;

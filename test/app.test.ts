@@ -1,4 +1,5 @@
 import t from 'tap';
+import { sqliteOf } from './helpers/postgres.js';
 import { mkdtempSync, statSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -77,7 +78,7 @@ t.test('health: database and scoring; 503 when the database does not answer', as
   t.equal(ok.status, 200);
   t.equal(ok.body.checks.database.ok, true);
   t.ok(['ok', 'degraded'].includes(ok.body.status));
-  s.app.services.sqlite.close();
+  sqliteOf(s.app.services).close();
   const down = await s.request('GET', '/api/health');
   t.equal(down.status, 503);
   t.equal(down.body.status, 'unavailable');

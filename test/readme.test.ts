@@ -42,6 +42,8 @@ const COVERED: [RegExp, string][] = [
   [/\/api\/scales\/\w+/, 'test/scales/routes.test.ts'],
   // The upstream sync walkthrough starts instances of its own on fixed ports.
   [/\$(UP|BOX|SOLO)\b/, 'test/sync/readme.test.ts'],
+  // The service started on PostgreSQL, as real processes (createuser and createdb are PostgreSQL's own).
+  [/^DATABASE_URL=postgres:\/\/\S+ .*npm start$/m, 'test/db/postgres-processes.test.ts'],
 ];
 
 t.test("the box's own commands before the API session each have a test that runs them", async (t) => {

@@ -23,9 +23,18 @@ export const backupSchedule: Schedule = {
   summary: 'Backs up the database (SQLite online backup, checked with integrity_check) into BACKUP_DIR, keeping BACKUP_KEEP',
   // 03:15: after the hour the clocks change in Europe and North America, so it runs every night once.
   when: '15 3 * * *',
+  // A file copy is SQLite's backup; a PostgreSQL database is backed up by its server's own tools.
+  enabledByDefault: (services) =>
+    services.engine.kind === 'sqlite'
+      ? true
+      : {
+          off: 'the database is PostgreSQL (DATABASE_URL): back it up with its own tools, pg_dump or continuous archiving (docs/postgres.md)',
+        },
   async run({ services, startedAt, signal }) {
+    if (services.engine.kind !== 'sqlite' || !services.engine.sqlite)
+      throw new Error('backups copy the SQLite file; on PostgreSQL use pg_dump or continuous archiving (docs/postgres.md)');
     const dir = backupDirOf(services.config);
-    const m = await backupDatabase(services.sqlite, {
+    const m = await backupDatabase(services.engine.sqlite, {
       dir,
       keep: services.config.backupKeep,
       now: startedAt,
@@ -87,6 +96,7 @@ export const backupFeature: Feature = {
   routes: [],
   schedules: [backupSchedule],
   start(services) {
-    services.healthChecks.push(backupsCheck(services));
+    // On PostgreSQL there is no backup of the box's own to report on.
+    if (services.engine.kind === 'sqlite') services.healthChecks.push(backupsCheck(services));
   },
 };

@@ -46,10 +46,10 @@ export const climateFeature: Feature = {
     const dir = services.config.climateWatchDir;
     if (!dir) return;
     mkdirSync(dir, { recursive: true });
-    const { db, store, sqlite, clock } = services;
+    const { db, store, clock } = services;
     const watcher = startClimateWatcher({
       dir,
-      deps: { db, store, sqlite, clock },
+      deps: { db, store, clock },
       log: services.log,
       limitBytes: services.config.climateUploadLimit,
     });

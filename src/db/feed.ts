@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { engineKindOf } from './engine.js';
 
 /**
  * Each organization's changes are numbered by a counter of its own (`sync_counters`), taken in
@@ -42,6 +43,13 @@ export function remoteIds(remote: RemoteOrigin | undefined): { origin: string | 
  * far as an older migration (a migration's own test) is written without feed numbers.
  */
 export async function hasFeed(db: Kysely<any>): Promise<boolean> {
-  const r = await sql<{ n: number }>`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'sync_counters'`.execute(db);
+  const r =
+    engineKindOf(db) === 'postgres'
+      ? await sql<{
+          n: number;
+        }>`SELECT count(*) AS n FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'sync_counters'`.execute(
+          db,
+        )
+      : await sql<{ n: number }>`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'sync_counters'`.execute(db);
   return Number(r.rows[0]?.n ?? 0) > 0;
 }

@@ -43,6 +43,11 @@ export class HybridLogicalClock {
     return `${String(ms).padStart(13, '0')}.${String(counter).padStart(6, '0')}.${node}`;
   }
 
+  /** Whether a stored version is a stamp of this clock (rows written by hand or by old tests may hold anything). */
+  static isStamp(stamp: unknown): stamp is string {
+    return typeof stamp === 'string' && /^\d{13}\.\d{6}\..+$/.test(stamp);
+  }
+
   static parse(stamp: string): { ms: number; counter: number; node: string } {
     const m = /^(\d{13})\.(\d{6})\.(.+)$/.exec(stamp);
     if (!m) throw new Error(`not an HLC stamp: ${stamp}`);

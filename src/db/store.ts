@@ -1,10 +1,15 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Kysely, KyselyPlugin, Transaction } from 'kysely';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { sql, type Kysely, type KyselyPlugin, type Transaction } from 'kysely';
 import type { Database, SyncedColumns } from './schema.js';
-import type { HybridLogicalClock } from './hlc.js';
+import { HybridLogicalClock } from './hlc.js';
 import { systemClock, type Clock } from '../clock.js';
 import { newId } from './ids.js';
 import { hasFeed, remoteIds, takeOrgSeqs, type RemoteOrigin } from './feed.js';
+import type { Engine, PostgresEngine, TransactionEngine } from './engine.js';
+import { isRetryable, kyselyOn, LOCK_SPACE } from './postgres.js';
+import { Unavailable } from '../errors.js';
 
 /** Who made a change: a key, the appliance admin token, or the box itself (watcher, jobs). */
 export interface Actor {
@@ -25,6 +30,8 @@ type Synced = SyncedColumns;
  */
 export interface Writer {
   readonly trx: Transaction<Database>;
+  /** The engine under the transaction: SQLite's one connection, or this transaction's own PostgreSQL connection (COPY). */
+  readonly engine: TransactionEngine;
   readonly actor: Actor;
   /** The instant of this transaction, ISO 8601 UTC. */
   readonly now: string;
@@ -62,6 +69,30 @@ export interface Writer {
   /** Sync only: set while a change received from another site is applied (src/db/feed.ts). */
   remote?: RemoteOrigin;
 }
+
+/** How a write transaction is run. */
+export interface WriteOptions {
+  /**
+   * The organization the transaction writes under. On PostgreSQL its writers queue on a lock
+   * taken before anything is read, so what the transaction checks (a name taken, the last admin
+   * key) cannot change under it: one organization's writes are serial, as every write is on
+   * SQLite, while other organizations' run beside them. A Writer that writes a row of an
+   * organization not named here takes that organization's lock at its first write.
+   */
+  organization?: string;
+  /**
+   * Whether `fn` may be run again when PostgreSQL gives up on the transaction (a deadlock, a
+   * serialization failure, a check overtaken by a concurrent commit); default true. False for
+   * work that cannot be run twice (an import consuming a file as it reads): such a transaction
+   * answers 503 `database_busy` instead.
+   */
+  retry?: boolean;
+}
+
+/** Runs of a transaction on PostgreSQL before it answers 503 `database_busy`. */
+export const MAX_ATTEMPTS = 8;
+/** PostgreSQL's channel that tells every process sharing the database that keys changed (src/auth/principal.ts). */
+export const KEYS_CHANNEL = 'cropwalk_api_keys';
 
 const CHUNK = 500;
 /** SQLite allows 32,766 bound values per statement; multi-row inserts stay under it. */
@@ -102,6 +133,7 @@ export class Store {
     readonly hlc: HybridLogicalClock,
     /** The service clock: a transaction's `now` (created_at, updated_at, the change log's `at`). */
     readonly clock: Clock = systemClock,
+    readonly engine: Engine = { kind: 'sqlite', sqlite: undefined },
   ) {}
 
   private readonly listeners: ((tables: ReadonlySet<string>) => void)[] = [];
@@ -118,13 +150,17 @@ export class Store {
   }
 
   /** Runs `fn` in one transaction with a Writer bound to it. */
-  async write<R>(actor: Actor, fn: (w: Writer) => Promise<R>): Promise<R> {
+  async write<R>(actor: Actor, fn: (w: Writer) => Promise<R>, options: WriteOptions = {}): Promise<R> {
+    if (this.engine.kind === 'postgres') return this.writePostgres(this.engine, actor, fn, options);
     const touched = new Set<string>();
     const committed: (() => Promise<void> | void)[] = [];
+    const engine = this.engine;
     openWrites++;
     let result: R;
     try {
-      result = await insideWrite.run(true, () => this.db.transaction().execute((trx) => fn(this.writer(trx, actor, touched, committed))));
+      result = await insideWrite.run(true, () =>
+        this.db.transaction().execute((trx) => fn(this.writer(trx, engine, actor, touched, committed, null))),
+      );
     } finally {
       if (--openWrites === 0) insideWrite.disable();
       if (touched.size) for (const l of this.listeners) l(touched);
@@ -133,13 +169,84 @@ export class Store {
     return result;
   }
 
-  private writer(trx: Transaction<Database>, actor: Actor, touched: Set<string>, committed: (() => Promise<void> | void)[]): Writer {
+  /**
+   * PostgreSQL: the transaction takes a pooled connection of its own, at READ COMMITTED, with
+   * the organization's lock (WriteOptions.organization) before anything else. What the database
+   * gives up on (deadlock, serialization failure, a unique or foreign key check overtaken by a
+   * concurrent commit) is run again from the start, a few times, after a short random pause;
+   * past that, 503 `database_busy`, never a 500. Nothing of an attempt that rolled back is kept:
+   * its afterCommit work is dropped with it.
+   */
+  private async writePostgres<R>(engine: PostgresEngine, actor: Actor, fn: (w: Writer) => Promise<R>, options: WriteOptions): Promise<R> {
+    const attempts = options.retry === false ? 1 : MAX_ATTEMPTS;
+    for (let attempt = 1; ; attempt++) {
+      const touched = new Set<string>();
+      const committed: (() => Promise<void> | void)[] = [];
+      const locked = new Set<string>();
+      const client = await engine.pool.connect().catch((err: Error) => {
+        throw new Unavailable('database_unavailable', `The database cannot be reached (${err.message}); nothing was stored. Try again.`);
+      });
+      let result: R | undefined;
+      let failure: unknown = null;
+      try {
+        result = await kyselyOn(client)
+          .transaction()
+          .execute(async (trx) => {
+            if (options.organization) await lockOrganization(trx, options.organization, locked);
+            const r = await fn(this.writer(trx, { ...engine, client }, actor, touched, committed, locked));
+            // Other processes keep keys in memory too: this tells them, once it commits.
+            if (touched.has('api_keys')) await sql`select pg_notify(${KEYS_CHANNEL}, '')`.execute(trx);
+            return r;
+          });
+      } catch (err) {
+        failure = err;
+      } finally {
+        client.release(failure !== null && connectionBroken(failure) ? (failure as Error) : undefined);
+        if (touched.size) for (const l of this.listeners) l(touched);
+      }
+      if (failure === null) {
+        for (const f of committed) await f();
+        return result as R;
+      }
+      if (!isRetryable(failure)) throw failure;
+      if (attempt >= attempts) {
+        throw new Unavailable(
+          'database_busy',
+          'The database could not fit this write in beside the others at the same time; nothing was stored. Try again.',
+        );
+      }
+      // Apart, so that the transactions that collided do not collide again at once.
+      await sleep(Math.random() * 10 * attempt);
+    }
+  }
+
+  private writer(
+    trx: Transaction<Database>,
+    engine: TransactionEngine,
+    actor: Actor,
+    touched: Set<string>,
+    committed: (() => Promise<void> | void)[],
+    /** PostgreSQL: the organizations whose lock this transaction holds; null on SQLite (one writer). */
+    locked: Set<string> | null,
+  ): Writer {
     const db = trx as unknown as Kysely<any>;
     const now = this.clock.iso();
     const clock = this.hlc;
     // Sync (src/db/feed.ts): whether the feed's counters exist, asked once per store.
     const feed = async () => (this.feed ??= await hasFeed(db));
+    const lock = async (org: string | null | undefined): Promise<void> => {
+      if (locked && org && !locked.has(org)) await lockOrganization(trx, org, locked);
+    };
+    /** The row as it is before a change; on PostgreSQL locked, so a writer outside this organization's lock waits for it. */
+    const current = (table: string, id: string) =>
+      db
+        .selectFrom(table)
+        .selectAll()
+        .where('id', '=', id)
+        .$if(locked !== null, (q) => q.forUpdate())
+        .executeTakeFirst() as Promise<AnyRow | undefined>;
     const log: Writer['log'] = async (e) => {
+      await lock(e.organization_id);
       touched.add(e.entity);
       await db
         .insertInto('change_log')
@@ -164,12 +271,14 @@ export class Store {
 
     const writer: Writer = {
       trx,
+      engine,
       actor,
       now,
       log,
       stamp: () => clock.now(),
       afterCommit: (fn) => void committed.push(fn),
       async insert(table, values) {
+        await lock(values.organization_id);
         const version = clock.now();
         const row = { ...values, id: values.id ?? newId(), created_at: now, updated_at: now, version } as AnyRow;
         await db.insertInto(table).values(row).execute();
@@ -178,6 +287,7 @@ export class Store {
       },
       async insertMany(table, values) {
         if (!values.length) return [];
+        for (const org of new Set(values.map((v) => v.organization_id))) await lock(org);
         touched.add(table);
         const rows = values.map((v) => ({ ...v, id: v.id ?? newId(), created_at: now, updated_at: now, version: clock.now() }) as AnyRow);
         const width = Object.keys(rows[0]!).length;
@@ -219,12 +329,19 @@ export class Store {
         return rows as any[];
       },
       async update(table, id, patch) {
-        const before = (await db.selectFrom(table).selectAll().where('id', '=', id).executeTakeFirst()) as AnyRow | undefined;
+        const before = await current(table, id);
         if (!before) throw new Error(`${table} ${id} vanished inside its transaction`);
+        await lock(before.organization_id);
         const clean = Object.fromEntries(
           Object.entries(patch).filter(([k, v]) => v !== undefined && !['id', 'organization_id', 'created_at', 'version'].includes(k)),
         );
-        const after = { ...before, ...clean, updated_at: now, version: clock.now() } as AnyRow;
+        // Past the version it replaces, whichever process or site stamped that one.
+        const after = {
+          ...before,
+          ...clean,
+          updated_at: now,
+          version: HybridLogicalClock.isStamp(before.version) ? clock.receive(before.version) : clock.now(),
+        } as AnyRow;
         await db
           .updateTable(table)
           .set({ ...clean, updated_at: after.updated_at, version: after.version })
@@ -234,8 +351,9 @@ export class Store {
         return { before: before as any, after: after as any };
       },
       async remove(table, id) {
-        const before = (await db.selectFrom(table).selectAll().where('id', '=', id).executeTakeFirst()) as AnyRow | undefined;
+        const before = await current(table, id);
         if (!before) return undefined;
+        await lock(before.organization_id);
         await db.deleteFrom(table).where('id', '=', id).execute();
         await log({ organization_id: before.organization_id, entity: table, entity_id: id, op: 'delete', before });
         return before as any;
@@ -244,8 +362,14 @@ export class Store {
         let removed = 0;
         for (let i = 0; i < values.length; i += CHUNK) {
           const part = values.slice(i, i + CHUNK);
-          const rows = (await db.selectFrom(table).selectAll().where(column, 'in', part).execute()) as AnyRow[];
+          const rows = (await db
+            .selectFrom(table)
+            .selectAll()
+            .where(column, 'in', part)
+            .$if(locked !== null, (q) => q.forUpdate())
+            .execute()) as AnyRow[];
           if (!rows.length) continue;
+          for (const org of new Set(rows.map((r) => r.organization_id))) await lock(org);
           for (const before of rows) {
             await log({ organization_id: before.organization_id, entity: table, entity_id: before.id, op: 'delete', before });
           }
@@ -257,4 +381,23 @@ export class Store {
     };
     return writer;
   }
+}
+
+/**
+ * The lock an organization's writers queue on (PostgreSQL, until the transaction ends). Keyed by
+ * a 32-bit hash of the id: two organizations that share a hash only wait for each other.
+ */
+async function lockOrganization(trx: Transaction<Database>, org: string, locked: Set<string>): Promise<void> {
+  await sql`select pg_advisory_xact_lock(${LOCK_SPACE.organization}, hashtext(${org}))`.execute(trx);
+  locked.add(org);
+}
+
+/** An error after which the connection cannot be handed to the next transaction. */
+function connectionBroken(err: unknown): boolean {
+  if (err instanceof pg.DatabaseError) {
+    const code = err.code ?? '';
+    return code.startsWith('08') || code.startsWith('57P');
+  }
+  const message = (err as Error | null)?.message ?? '';
+  return /Connection terminated|not queryable|ECONNRESET|EPIPE/i.test(message);
 }

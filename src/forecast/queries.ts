@@ -67,7 +67,7 @@ export async function loadCycleHistory(db: Db, ctx: CycleContext, lastDay: numbe
       'count_id',
       sql<number>`max(truss)`.as('top'),
       sql<number>`sum(CASE WHEN fruits > 0 THEN fruits ELSE 0 END)`.as('fruits'),
-      sql<number>`sum(fruits > 0)`.as('set_trusses'),
+      sql<number>`sum(CASE WHEN fruits > 0 THEN 1 ELSE 0 END)`.as('set_trusses'),
     ])
     .where('cycle_id', '=', cycle.id)
     .groupBy(['count_id', 'plant'])
@@ -183,8 +183,8 @@ export async function dailyTemperatures(db: Db, cycleId: string, zone: string, f
   const rows = await db
     .selectFrom('climate_points')
     .select([
-      // Bound numbers may arrive as reals: the cast makes the day a whole number.
-      sql<number>`CAST((at_ms + ${offset}) / 86400000 AS INTEGER)`.as('day'),
+      // Bound numbers may arrive as reals: the cast makes the day a whole number (and PostgreSQL reads the offset as a number).
+      sql<number>`CAST((at_ms + CAST(${offset} AS BIGINT)) / 86400000 AS INTEGER)`.as('day'),
       'metric_code',
       sql<number>`avg(value)`.as('mean'),
       sql<number>`count(DISTINCT at_ms / 3600000)`.as('hours'),

@@ -16,7 +16,8 @@ import {
 } from './route.js';
 import type { ScopeName, ScopeResolver, ScopeResolvers } from './scope.js';
 import { receiveMultipart, receiveRawBody, cleanupUploads } from './uploads.js';
-import { adminTokenPresented, findActiveKey, isSameOrigin, presentedKey, type Principal } from '../auth/principal.js';
+import { adminTokenPresented, findActiveKey, isSameOrigin, presentedKey, type PresentedKey, type Principal } from '../auth/principal.js';
+import type { ApiKeyTable } from '../db/schema.js';
 import { secretMatches } from '../auth/keys.js';
 import { ADMIN_TOKEN_ACTOR, type Actor } from '../db/store.js';
 
@@ -63,9 +64,9 @@ export function refuseCredentials(ctx: Context, detail: string): never {
 }
 const refuse = refuseCredentials;
 
-// Synchronous on purpose: nothing here waits, and an await per request costs a turn of the
-// microtask queue on the busiest path of the service.
-function authenticate(ctx: Context, route: CompiledRoute, params: Record<string, string>): Principal | undefined {
+// Synchronous unless a key has to be read from PostgreSQL: nothing else here waits, and an
+// await per request costs a turn of the microtask queue on the busiest path of the service.
+function authenticate(ctx: Context, route: CompiledRoute, params: Record<string, string>): Principal | undefined | Promise<Principal> {
   if (route.auth === 'none') return undefined;
   if (route.auth === 'admin-token') {
     const token = adminTokenPresented(ctx);
@@ -87,6 +88,18 @@ function authenticate(ctx: Context, route: CompiledRoute, params: Record<string,
     );
   }
   const key = findActiveKey(ctx.services.keys, presented!.value);
+  return key instanceof Promise
+    ? key.then((k) => keyPrincipal(ctx, route, params, presented!, k))
+    : keyPrincipal(ctx, route, params, presented!, key);
+}
+
+function keyPrincipal(
+  ctx: Context,
+  route: CompiledRoute,
+  params: Record<string, string>,
+  presented: PresentedKey,
+  key: ApiKeyTable | null,
+): Principal {
   if (!key) refuse(ctx, 'The API key is unknown or revoked.');
   const principal: Principal = {
     kind: 'key',
@@ -94,7 +107,7 @@ function authenticate(ctx: Context, route: CompiledRoute, params: Record<string,
     organizationId: key!.organization_id,
     role: key!.role,
     name: key!.name,
-    source: presented!.source,
+    source: presented.source,
   };
   if (principal.source === 'cookie' && !SAFE_METHODS.has(ctx.method) && !isSameOrigin(ctx)) {
     throw forbidden('A request authenticated by the session cookie alone must come from this origin.');
@@ -121,7 +134,8 @@ function run(route: CompiledRoute, scopes: ScopeResolvers) {
   return async (ctx: Context) => {
     const params: Record<string, string> = ctx.params ? { ...(ctx.params as Record<string, string>) } : {};
     try {
-      const principal = authenticate(ctx, route, params);
+      const authenticated = authenticate(ctx, route, params);
+      const principal = authenticated instanceof Promise ? await authenticated : authenticated;
       ctx.state.principal = principal;
 
       const query = { ...ctx.query } as Record<string, unknown>;
@@ -182,12 +196,18 @@ function run(route: CompiledRoute, scopes: ScopeResolvers) {
       let result: unknown;
       if (route.write) {
         // The scope is read inside the transaction: what the handler writes under cannot go in between.
-        result = await services.store.write(call.actor, async (w) => {
-          call.w = w;
-          call.db = w.trx;
-          if (resolve) call.scope = await resolve(w.trx, params, principal);
-          return route.handler(call);
-        });
+        // On PostgreSQL the organization's writers queue from here on (src/db/store.ts).
+        const organization = params.organization_id ?? (principal?.kind === 'key' ? principal.organizationId : undefined);
+        result = await services.store.write(
+          call.actor,
+          async (w) => {
+            call.w = w;
+            call.db = w.trx;
+            if (resolve) call.scope = await resolve(w.trx, params, principal);
+            return route.handler(call);
+          },
+          { organization },
+        );
       } else {
         if (resolve) call.scope = await resolve(services.db, params, principal);
         // Most read handlers answer synchronously (a read from SQLite): only a promise is awaited.

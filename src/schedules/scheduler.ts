@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { Services } from '../services.js';
+import { scheduled } from '../db/engine.js';
 import { nextDue, parseSetting, settingName, type Schedule, type ScheduleSetting, type ScheduleTarget } from './schedule.js';
 import './tables.js';
 
@@ -266,7 +267,7 @@ export class Scheduler {
     const t0 = performance.now();
     const log = this.services.log.child({ schedule: s.name, ...(slot.target ? { target: slot.target.key } : {}) });
     slot.last = { started_at: iso(startedAt)!, finished_at: null, duration_ms: null, outcome: 'running', error: null, result: null };
-    const run = (async () => {
+    const body = async () => {
       await this.services.db
         .insertInto('schedule_state')
         .values({
@@ -313,7 +314,8 @@ export class Scheduler {
         .where('schedule', '=', s.name)
         .where('target', '=', slot.target?.key ?? '')
         .execute();
-    })()
+    };
+    const run = this.once(slot, dueAt, log, body)
       .catch((err: unknown) => log.error('schedule state not saved', { error: err as Error }))
       .finally(() => {
         slot.running = null;
@@ -321,6 +323,41 @@ export class Scheduler {
       });
     slot.running = run;
     return run;
+  }
+
+  /**
+   * Runs `body` for one due time of a slot, once across the processes that share a PostgreSQL
+   * database (on SQLite there is one process, and this is `body()`). Each process has a scheduler
+   * and finds the same runs due; the slot's advisory lock lets one at a time in, and the one let
+   * in after another has started this due time (schedule_state.last_started_at at or after it)
+   * leaves it, as does one that finds the lock held: that run is another process's.
+   */
+  private async once(slot: Slot, dueAt: number, log: ReturnType<Services['log']['child']>, body: () => Promise<void>): Promise<void> {
+    const target = slot.target?.key ?? '';
+    const ran = await scheduled(this.services.engine, `schedule:${slot.schedule.name}:${target}`, async () => {
+      if (this.services.engine.kind === 'postgres') {
+        const state = await this.services.db
+          .selectFrom('schedule_state')
+          .select(['last_started_at', 'last_finished_at', 'last_outcome', 'last_duration_ms', 'last_error', 'last_result'])
+          .where('schedule', '=', slot.schedule.name)
+          .where('target', '=', target)
+          .executeTakeFirst();
+        if (state?.last_started_at && Date.parse(state.last_started_at) >= dueAt) {
+          slot.last = {
+            started_at: state.last_started_at,
+            finished_at: state.last_finished_at,
+            duration_ms: state.last_duration_ms,
+            outcome: (state.last_outcome as RunRecord['outcome'] | null) ?? 'running',
+            error: state.last_error,
+            result: state.last_result ? (JSON.parse(state.last_result) as Record<string, unknown>) : null,
+          };
+          return false;
+        }
+      }
+      await body();
+      return true;
+    });
+    if (ran !== true) log.info('schedule run left to another process', { due_at: iso(dueAt) });
   }
 
   /** Sleeps until the next due time (at most a minute), then checks again. */

@@ -56,9 +56,9 @@ export const sessionRoutes: RouteSpec[] = [
     },
     errors: [401, 429],
     // Signing in is HTTP itself (a cookie, a client address to slow down): this route reads Koa's context.
-    handler: ({ http: ctx, services, body }) => {
+    handler: async ({ http: ctx, services, body }) => {
       // A valid key signs in whatever this address failed before; a wrong one counts as a failure (pipeline.ts).
-      const key = findActiveKey(services.keys, body.api_key);
+      const key = await findActiveKey(services.keys, body.api_key);
       if (!key) refuseCredentials(ctx, 'The API key is unknown or revoked.');
       ctx.cookies.set(SESSION_COOKIE, body.api_key, { httpOnly: true, sameSite: 'strict', secure: ctx.secure, path: '/', overwrite: true });
       return { key_id: key.id, organization_id: key.organization_id, role: key.role, name: key.name, via: 'cookie' };

@@ -1,3 +1,4 @@
+import { orgKey } from '../db/engine.js';
 import { existsSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { sql, type Transaction } from 'kysely';
@@ -367,7 +368,7 @@ export class SyncAgent {
                   outcome: null,
                   bytes_sent: 0,
                 })
-                .onConflict((oc) => oc.column('sha256').doNothing())
+                .onConflict((oc) => oc.columns(orgKey(trx as never, ['sha256'])).doNothing())
                 .execute();
             }
           }
@@ -574,7 +575,7 @@ async function quarantineRow(
       errors: r.errors ? JSON.stringify(r.errors) : null,
       at,
     })
-    .onConflict((oc) => oc.column('change_id').doNothing())
+    .onConflict((oc) => oc.columns(orgKey(trx as never, ['change_id'])).doNothing())
     .execute();
 }
 

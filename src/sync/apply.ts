@@ -1,19 +1,21 @@
 import { Forbidden, Invalid } from '../errors.js';
 import { EventEmitter } from 'node:events';
 import { sql } from 'kysely';
-import type { Actor } from '../db/store.js';
+import type { Actor, Writer } from '../db/store.js';
 import type { Services } from '../services.js';
 import type { ApplyContext, SyncKind } from './kinds/kind.js';
 import { indexLocalTombstones } from './kinds/climate.js';
+import { rawSql } from '../db/raw.js';
 import { refusalOf } from './refusal.js';
 import { seqOfChangeId, type ChangeResult, type Outcome, type WireChange } from './wire.js';
 
 /**
- * Emits 'batch' with the instance's services at the end of every batch of received changes,
+ * Emits 'batch' with the instance's services and the Writer at the end of every batch of received changes,
  * inside its transaction just before the commit, where a listener (synchronous) sees exactly
  * what is about to commit: the fault tests check referential integrity there, every batch.
  */
 export const applyEvents = new EventEmitter();
+export type BatchListener = (services: Services, w: Writer) => void | Promise<void>;
 
 /** An HLC stamp as src/db/hlc.ts writes it. */
 const VERSION = /^\d{13}\.\d{6}\.[0-9a-z]{1,64}$/;
@@ -57,7 +59,8 @@ export interface ApplyOptions {
 
 /**
  * Applies a batch of received changes in one transaction, in order (docs/sync.md, "Applying").
- * Foreign keys are checked at commit (`PRAGMA defer_foreign_keys`), so a child may come before
+ * Foreign keys are checked at commit (`PRAGMA defer_foreign_keys`; `SET CONSTRAINTS ALL DEFERRED`
+ * on PostgreSQL), so a child may come before
  * its parent in a batch. Each change runs in a savepoint: one the API would refuse is rolled
  * back alone and answered `refused` with the reason. Every change's outcome is recorded by id
  * in the same transaction, so a batch received again applies nothing twice and answers as the
@@ -67,73 +70,141 @@ export async function applyChanges(services: Services, opts: ApplyOptions): Prom
   const { org, changes, kinds } = opts;
   const upcoming = new Set(changes.filter((c) => c?.op === 'upsert').map((c) => `${c.kind}:${c.eid}`));
   const afterCommit: ApplyContext['afterCommit'] = [];
-  const results = await services.store.write(opts.actor, async (w) => {
-    await sql`PRAGMA defer_foreign_keys = ON`.execute(w.trx);
-    indexLocalTombstones(services.sqlite);
-    const ctx: ApplyContext = { w, trx: w.trx, sqlite: services.sqlite, services, org, upcoming, afterCommit };
-    const seen = services.sqlite.prepare('SELECT outcome, status, code, detail, errors FROM sync_received WHERE change_id = ?');
-    const record = services.sqlite.prepare(
-      'INSERT INTO sync_received (change_id, organization_id, origin, outcome, status, code, detail, errors, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-    );
-    const lastSeq = services.sqlite.prepare(
-      'INSERT INTO sync_origins (origin, last_seq) VALUES (?, ?) ON CONFLICT (origin) DO UPDATE SET last_seq = excluded.last_seq WHERE excluded.last_seq > sync_origins.last_seq',
-    );
-    const out: ChangeResult[] = [];
-    for (const change of changes) {
-      const prior = seen.get(change.id) as
-        { outcome: Outcome; status: number | null; code: string | null; detail: string | null; errors: string | null } | undefined;
-      if (prior) {
-        out.push({
-          id: change.id,
-          outcome: prior.outcome,
-          ...(prior.status ? { status: prior.status, code: prior.code!, detail: prior.detail! } : {}),
-          ...(prior.errors ? { errors: JSON.parse(prior.errors) as ChangeResult['errors'] } : {}),
-        });
-        continue;
+  const results = await services.store.write(
+    opts.actor,
+    async (w) => {
+      // On PostgreSQL a transaction may be run again (a deadlock, a check overtaken): the work
+      // queued by an attempt that rolled back goes with it.
+      afterCommit.length = 0;
+      const db = rawSql(w.engine);
+      const pg = db.kind === 'postgres';
+      // Foreign keys are checked at commit: a child may come before its parent in a batch
+      // (PostgreSQL's are DEFERRABLE for this, docs/postgres.md).
+      await (pg ? sql`SET CONSTRAINTS ALL DEFERRED` : sql`PRAGMA defer_foreign_keys = ON`).execute(w.trx);
+      await indexLocalTombstones(db, org);
+      const ctx: ApplyContext = { w, trx: w.trx, db, services, org, upcoming, afterCommit };
+      type Prior = { outcome: Outcome; status: number | null; code: string | null; detail: string | null; errors: string | null };
+      // What became of each change before: on SQLite asked change by change (a prepared statement
+      // in process); on PostgreSQL asked for the whole batch at once, and what this batch does
+      // written at its end in one statement (round trips are what a batch costs there).
+      const earlier = new Map<string, Prior>();
+      if (pg) {
+        const ids = changes.map((c) => String(c?.id));
+        for (const r of await db.all<Prior & { change_id: string }>(
+          'SELECT change_id, outcome, status, code, detail, errors FROM sync_received WHERE organization_id = ? AND change_id = ANY(?::text[])',
+          org,
+          ids,
+        ))
+          earlier.set(r.change_id, r);
       }
-      await sql`SAVEPOINT sync_change`.execute(w.trx);
-      let result: ChangeResult;
-      try {
-        const kind = checkEnvelope(change, kinds);
-        w.remote = { origin: change.origin, changeId: change.id, n: 0 };
-        const outcome = await kind.apply(ctx, change);
-        await sql`RELEASE sync_change`.execute(w.trx);
-        result = { id: change.id, outcome };
-      } catch (err) {
-        await sql`ROLLBACK TO sync_change`.execute(w.trx);
-        await sql`RELEASE sync_change`.execute(w.trx);
-        const refusal = refusalOf(err);
-        if (!refusal) throw err;
-        result = {
-          id: change.id,
-          outcome: 'refused',
-          status: refusal.status,
-          code: refusal.code,
-          detail: refusal.detail,
-          ...(refusal.errors ? { errors: refusal.errors } : {}),
-        };
-      } finally {
-        w.remote = undefined;
+      const seen = async (id: string): Promise<Prior | undefined> =>
+        pg ? earlier.get(id) : db.get<Prior>('SELECT outcome, status, code, detail, errors FROM sync_received WHERE change_id = ?', id);
+      const received: unknown[][] = [[], [], [], [], [], [], [], [], []];
+      const record = async (...values: unknown[]) => {
+        if (!pg)
+          return db.run(
+            'INSERT INTO sync_received (change_id, organization_id, origin, outcome, status, code, detail, errors, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+            ...values,
+          );
+        values.forEach((v, i) => received[i]!.push(v));
+        const [id, , , outcome, status, code, detail, errors] = values as [
+          string,
+          string,
+          string,
+          Outcome,
+          number | null,
+          string | null,
+          string | null,
+          string | null,
+        ];
+        earlier.set(id, { outcome, status, code, detail, errors });
+      };
+      const recordAll = async () => {
+        if (!pg || !received[0]!.length) return;
+        await db.run(
+          `INSERT INTO sync_received (change_id, organization_id, origin, outcome, status, code, detail, errors, at)
+           SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::int[], ?::text[], ?::text[], ?::text[], ?::text[])`,
+          ...received,
+        );
+      };
+      // The highest number received from each node (per organization on PostgreSQL, whose
+      // tables all carry one; src/sync/upstream.ts reads the highest of them).
+      const highest = new Map<string, number>();
+      const lastSeq = async (origin: string, seq: number) =>
+        pg
+          ? void highest.set(origin, Math.max(seq, highest.get(origin) ?? 0))
+          : db.run(
+              'INSERT INTO sync_origins (origin, last_seq) VALUES (?, ?) ON CONFLICT (origin) DO UPDATE SET last_seq = excluded.last_seq WHERE excluded.last_seq > sync_origins.last_seq',
+              origin,
+              seq,
+            );
+      const out: ChangeResult[] = [];
+      for (const change of changes) {
+        const prior = await seen(change.id);
+        if (prior) {
+          out.push({
+            id: change.id,
+            outcome: prior.outcome,
+            ...(prior.status ? { status: prior.status, code: prior.code!, detail: prior.detail! } : {}),
+            ...(prior.errors ? { errors: JSON.parse(prior.errors) as ChangeResult['errors'] } : {}),
+          });
+          continue;
+        }
+        await sql`SAVEPOINT sync_change`.execute(w.trx);
+        let result: ChangeResult;
+        try {
+          const kind = checkEnvelope(change, kinds);
+          w.remote = { origin: change.origin, changeId: change.id, n: 0 };
+          const outcome = await kind.apply(ctx, change);
+          await sql`RELEASE sync_change`.execute(w.trx);
+          result = { id: change.id, outcome };
+        } catch (err) {
+          await sql`ROLLBACK TO sync_change`.execute(w.trx);
+          await sql`RELEASE sync_change`.execute(w.trx);
+          const refusal = refusalOf(err);
+          if (!refusal) throw err;
+          result = {
+            id: change.id,
+            outcome: 'refused',
+            status: refusal.status,
+            code: refusal.code,
+            detail: refusal.detail,
+            ...(refusal.errors ? { errors: refusal.errors } : {}),
+          };
+        } finally {
+          w.remote = undefined;
+        }
+        await record(
+          change.id,
+          org,
+          change.origin,
+          result.outcome,
+          result.status ?? null,
+          result.code ?? null,
+          result.detail ?? null,
+          result.errors ? JSON.stringify(result.errors) : null,
+          w.now,
+        );
+        const seq = seqOfChangeId(change.id, change.origin);
+        if (seq !== null) await lastSeq(change.origin, seq);
+        out.push(result);
       }
-      record.run(
-        change.id,
-        org,
-        change.origin,
-        result.outcome,
-        result.status ?? null,
-        result.code ?? null,
-        result.detail ?? null,
-        result.errors ? JSON.stringify(result.errors) : null,
-        w.now,
-      );
-      const seq = seqOfChangeId(change.id, change.origin);
-      if (seq !== null) lastSeq.run(change.origin, seq);
-      out.push(result);
-    }
-    await opts.alsoInTransaction?.(ctx, out);
-    applyEvents.emit('batch', services);
-    return out;
-  });
+      await recordAll();
+      for (const [origin, seq] of highest)
+        await db.run(
+          'INSERT INTO sync_origins (origin, organization_id, last_seq) VALUES (?, ?, ?) ON CONFLICT (origin, organization_id) DO UPDATE SET last_seq = excluded.last_seq WHERE excluded.last_seq > sync_origins.last_seq',
+          origin,
+          org,
+          seq,
+        );
+      await opts.alsoInTransaction?.(ctx, out);
+      // Listeners may be async (a check that asks PostgreSQL): each is awaited, inside the transaction.
+      for (const listener of applyEvents.listeners('batch')) await (listener as BatchListener)(services, w);
+      return out;
+    },
+    // One organization's batches queue on its lock from the start (src/db/store.ts).
+    { organization: org },
+  );
   for (const fn of afterCommit) {
     try {
       await fn();

@@ -1,3 +1,4 @@
+import { orgKey } from '../db/engine.js';
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, linkSync, mkdirSync, readdirSync, renameSync, statSync, copyFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -78,7 +79,7 @@ export async function walkManifest(
     await db
       .insertInto('sync_walk_files')
       .values({ walk_id: walk.id, name, organization_id: walk.organization_id, sha256, size, present: 1 })
-      .onConflict((oc) => oc.columns(['walk_id', 'name']).doUpdateSet({ sha256, size, present: 1 }))
+      .onConflict((oc) => oc.columns(orgKey(db as never, ['walk_id', 'name'])).doUpdateSet({ sha256, size, present: 1 }))
       .execute();
     out.push({ name, sha256, size });
   }

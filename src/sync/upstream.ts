@@ -46,8 +46,14 @@ export async function hello(services: Services, caller: Caller, askingNode: stri
   // backup would number new changes as ones already sent (docs/sync.md, "Restoring from a backup").
   const last = askingNode
     ? Number(
-        (await services.db.selectFrom('sync_origins').select('last_seq').where('origin', '=', askingNode).executeTakeFirst())?.last_seq ??
-          0,
+        // The highest over its rows: one per organization on PostgreSQL (src/sync/apply.ts).
+        (
+          await services.db
+            .selectFrom('sync_origins')
+            .select((eb) => eb.fn.max('last_seq').as('last_seq'))
+            .where('origin', '=', askingNode)
+            .executeTakeFirst()
+        )?.last_seq ?? 0,
       )
     : 0;
   return {

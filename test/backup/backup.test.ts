@@ -1,4 +1,5 @@
 import t from 'tap';
+import { sqliteOf } from '../helpers/postgres.js';
 import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -65,7 +66,7 @@ t.test('backups taken during a stream of writes are consistent, and restore brin
   })();
   await waitFor(() => written >= 40, 'the first writes');
   const atStart = written;
-  const inService = await backupDatabase(s.app.services.sqlite, {
+  const inService = await backupDatabase(sqliteOf(s.app.services), {
     dir: backupDir,
     keep: 5,
     now: Date.parse('2026-03-02T03:15:00Z'),
@@ -133,7 +134,7 @@ t.test('restore refuses what is not a good backup, and changes nothing', async (
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
   const s = await startServer(t, { dataDir });
   await createTree(s);
-  const good = await backupDatabase(s.app.services.sqlite, {
+  const good = await backupDatabase(sqliteOf(s.app.services), {
     dir: path.join(dataDir, 'b'),
     keep: 3,
     now: Date.parse('2026-04-01T03:15:00Z'),
@@ -227,7 +228,8 @@ t.test('retention keeps the newest BACKUP_KEEP and nothing else is touched', asy
   const made: string[] = [];
   for (let day = 1; day <= 5; day++) {
     made.push(
-      (await backupDatabase(s.app.services.sqlite, { dir, keep: 3, now: Date.parse(`2026-05-0${day}T03:15:00Z`), appVersion: 't' })).file,
+      (await backupDatabase(sqliteOf(s.app.services), { dir, keep: 3, now: Date.parse(`2026-05-0${day}T03:15:00Z`), appVersion: 't' }))
+        .file,
     );
   }
   t.same(
@@ -239,11 +241,11 @@ t.test('retention keeps the newest BACKUP_KEEP and nothing else is touched', asy
     readdirSync(dir).sort(),
     ['README.txt', 'cropwalk-20200101T000000Z.sqlite', ...made.slice(2).flatMap((f) => [f, f.replace('.sqlite', '.json')])].sort(),
   );
-  await t.rejects(backupDatabase(s.app.services.sqlite, { dir, keep: 0, now: 0, appVersion: 't' }), /BACKUP_KEEP must be at least 1/);
+  await t.rejects(backupDatabase(sqliteOf(s.app.services), { dir, keep: 0, now: 0, appVersion: 't' }), /BACKUP_KEEP must be at least 1/);
   const aborted = new AbortController();
   aborted.abort();
   await t.rejects(
-    backupDatabase(s.app.services.sqlite, {
+    backupDatabase(sqliteOf(s.app.services), {
       dir,
       keep: 3,
       now: Date.parse('2026-06-01T00:00:00Z'),

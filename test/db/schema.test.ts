@@ -1,4 +1,5 @@
 import t from 'tap';
+import { sqliteOf } from '../helpers/postgres.js';
 import { startServer } from '../helpers/server.js';
 
 /**
@@ -35,16 +36,18 @@ const NOT_SYNCED: Record<string, string> = {
 t.test('every organization table carries id, organization_id, created_at, updated_at, version', async (t) => {
   const s = await startServer(t);
   const tables = (
-    s.app.services.sqlite.prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%'").all() as {
+    sqliteOf(s.app.services).prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%'").all() as {
       name: string;
     }[]
   ).map((r) => r.name);
   t.ok(tables.includes('farms'));
   const exempt: string[] = [];
   for (const table of tables) {
-    const cols = (s.app.services.sqlite.prepare(`pragma table_info(${JSON.stringify(table)})`).all() as { name: string; pk: number }[]).map(
-      (c) => c.name,
-    );
+    const cols = (
+      sqliteOf(s.app.services)
+        .prepare(`pragma table_info(${JSON.stringify(table)})`)
+        .all() as { name: string; pk: number }[]
+    ).map((c) => c.name);
     if (NOT_SYNCED[table]) {
       exempt.push(table);
       continue;

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { sqliteOf } from '../helpers/postgres.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -9,16 +10,16 @@ import { HybridLogicalClock } from '../../src/db/hlc.js';
 t.test('the database file: WAL, synchronous=FULL, foreign keys, migrations once', async (t) => {
   const dir = mkdtempSync(path.join(tmpdir(), 'cropwalk-store-'));
   const first = await openDatabase(dir);
-  t.equal(first.sqlite.pragma('journal_mode', { simple: true }), 'wal');
-  t.equal(first.sqlite.pragma('synchronous', { simple: true }), 2, 'FULL');
-  t.equal(first.sqlite.pragma('foreign_keys', { simple: true }), 1);
-  const applied = first.sqlite.prepare('select name from kysely_migration order by name').all() as { name: string }[];
+  t.equal(sqliteOf(first).pragma('journal_mode', { simple: true }), 'wal');
+  t.equal(sqliteOf(first).pragma('synchronous', { simple: true }), 2, 'FULL');
+  t.equal(sqliteOf(first).pragma('foreign_keys', { simple: true }), 1);
+  const applied = sqliteOf(first).prepare('select name from kysely_migration order by name').all() as { name: string }[];
   t.ok(applied.some((m) => m.name === '0001_registry'));
   const node = first.hlc.node;
   const stamp = first.hlc.now();
   await first.close();
   const second = await openDatabase(dir);
-  t.same(second.sqlite.prepare('select name from kysely_migration order by name').all(), applied, 'nothing re-applied');
+  t.same(sqliteOf(second).prepare('select name from kysely_migration order by name').all(), applied, 'nothing re-applied');
   t.equal(second.hlc.node, node, 'the node id is kept');
   await second.close();
   t.ok(stamp.endsWith(node));
@@ -40,7 +41,7 @@ t.test('every write appends to the change log in the same transaction', async (t
   t.ok((after as any).version > (farm as any).version, 'the version stamp grows');
   await store.write(actor, (w) => w.remove('farms', (farm as any).id));
 
-  const log = opened.sqlite.prepare('select * from change_log order by seq').all() as any[];
+  const log = sqliteOf(opened).prepare('select * from change_log order by seq').all() as any[];
   t.same(
     log.map((l) => [l.entity, l.op]),
     [
@@ -62,7 +63,7 @@ t.test('every write appends to the change log in the same transaction', async (t
   t.ok(org);
 
   // A failure half way leaves nothing: neither the rows nor their log entries.
-  const countBefore = (opened.sqlite.prepare('select count(*) n from change_log').get() as any).n;
+  const countBefore = (sqliteOf(opened).prepare('select count(*) n from change_log').get() as any).n;
   await t.rejects(
     store.write(actor, async (w) => {
       await w.insert('farms', { organization_id: 'org-1', name: 'H1', location: null, notes: null } as any);
@@ -70,15 +71,15 @@ t.test('every write appends to the change log in the same transaction', async (t
       throw new Error('crash half way');
     }),
   );
-  t.equal((opened.sqlite.prepare("select count(*) n from farms where name like 'H%'").get() as any).n, 0);
-  t.equal((opened.sqlite.prepare('select count(*) n from change_log').get() as any).n, countBefore);
+  t.equal((sqliteOf(opened).prepare("select count(*) n from farms where name like 'H%'").get() as any).n, 0);
+  t.equal((sqliteOf(opened).prepare('select count(*) n from change_log').get() as any).n, countBefore);
 
   // Many rows at once: multi-row statements, still one log entry each, still all or nothing.
   const many = Array.from({ length: 2500 }, (_, i) => ({ organization_id: 'org-1', name: `M${i}`, location: null, notes: null }));
   const inserted = await store.write(actor, (w) => w.insertMany('farms', many as any));
   t.equal(inserted.length, 2500);
-  t.equal((opened.sqlite.prepare("select count(*) n from farms where name like 'M%'").get() as any).n, 2500);
-  const logged = opened.sqlite
+  t.equal((sqliteOf(opened).prepare("select count(*) n from farms where name like 'M%'").get() as any).n, 2500);
+  const logged = sqliteOf(opened)
     .prepare("select * from change_log where entity = 'farms' and op = 'insert' and json_extract(after, '$.name') like 'M%'")
     .all() as any[];
   t.equal(logged.length, 2500, 'one change-log entry per row');
@@ -93,7 +94,7 @@ t.test('every write appends to the change log in the same transaction', async (t
     }),
   );
   t.equal(
-    (opened.sqlite.prepare("select count(*) n from farms where name = 'N1'").get() as any).n,
+    (sqliteOf(opened).prepare("select count(*) n from farms where name = 'N1'").get() as any).n,
     0,
     'a bad row leaves none of its batch',
   );

@@ -10,6 +10,7 @@ import { startFakeWeather } from '../helpers/open-meteo.js';
 import { iso, typeCrop } from '../helpers/crop.js';
 import { forecastSchedule } from '../../src/forecast/schedule.js';
 import { weatherSchedule } from '../../src/climate/weather/schedule.js';
+import { sqliteOf } from '../helpers/postgres.js';
 
 const fake = await startFakeWeather(t, '2026-03-16');
 const clock = new SettableClock(iso('2026-03-16', 'Europe/Amsterdam', 9));
@@ -48,7 +49,7 @@ t.test('the hourly weather refresh of every greenhouse with a location', async (
     t.equal(r.hours, 72);
     t.equal(r.greenhouse_id, g.id);
   }
-  const n = services.sqlite.prepare('select count(*) as n from weather_hours').get() as { n: number };
+  const n = sqliteOf(services).prepare('select count(*) as n from weather_hours').get() as { n: number };
   t.equal(n.n, 144);
 });
 

@@ -4,6 +4,7 @@ import t from 'tap';
 import { SettableClock } from '../../src/clock.js';
 import { createOrg, createTree, startServer } from '../helpers/server.js';
 import { iso, plusDays, typeCrop } from '../helpers/crop.js';
+import { sqliteOf } from '../helpers/postgres.js';
 
 const START = '2026-01-05';
 const clock = new SettableClock(iso(plusDays(START, 7 * 14), 'Europe/Amsterdam', 8));
@@ -90,7 +91,7 @@ t.test('counted in contents, in the change log, and gone with a cascade', async 
   const contents = await s.request('GET', `${c}/contents`, { key });
   t.equal(contents.status, 200);
   t.equal(contents.body.counts.forecasts, 3, JSON.stringify(contents.body));
-  const logged = s.app.services.sqlite
+  const logged = sqliteOf(s.app.services)
     .prepare(`select count(*) as n from change_log where entity = 'forecasts' and op = 'insert'`)
     .get() as {
     n: number;
@@ -101,9 +102,9 @@ t.test('counted in contents, in the change log, and gone with a cascade', async 
   t.equal(refused.body.counts.forecasts, 3);
   const gone = await s.request('DELETE', `${c}?cascade=true`, { key });
   t.equal(gone.status, 200, gone.text);
-  const left = s.app.services.sqlite.prepare('select count(*) as n from forecasts').get() as { n: number };
+  const left = sqliteOf(s.app.services).prepare('select count(*) as n from forecasts').get() as { n: number };
   t.equal(left.n, 0);
-  const tombstones = s.app.services.sqlite
+  const tombstones = sqliteOf(s.app.services)
     .prepare(`select count(*) as n from change_log where entity = 'forecasts' and op = 'delete'`)
     .get() as {
     n: number;

@@ -1,6 +1,7 @@
 // The operations of the served OpenAPI document, with a concrete URL for each, for tests that send
 // one kind of request to every operation it applies to (a new route is covered without being listed).
 import { ADMIN_TOKEN, createTree, startServer, type TestServer, type Tree } from './server.js';
+import { sqliteOf } from './postgres.js';
 
 export type Op = { method: string; path: string; op: any };
 
@@ -30,7 +31,7 @@ export function urlOf(path: string, tree: Tree & { adminKeyId: string }): string
 }
 
 export const changeLog = (s: TestServer) =>
-  (s.app.services.sqlite.prepare('SELECT count(*) AS n FROM change_log').get() as { n: number }).n;
+  (sqliteOf(s.app.services).prepare('SELECT count(*) AS n FROM change_log').get() as { n: number }).n;
 export const headers = (tree: Tree) => ({ 'x-api-key': tree.adminKey, 'x-admin-token': ADMIN_TOKEN });
 
 export async function setup(t: { teardown(fn: () => unknown): void }) {

@@ -1,9 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createApp, type App, type AppOptions } from '../../src/app.js';
 import { createLogger } from '../../src/log.js';
 import type { Config } from '../../src/config.js';
+import { CompiledQuery } from 'kysely';
+import { apiOnPostgres, createDatabase } from './postgres.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 
@@ -31,6 +33,12 @@ export interface TestResponse {
  * A real server on port 0 over a fresh SQLite file in a temp DATA_DIR, one per
  * test file (conventions of the test suite). Response bodies are checked
  * against their schemas.
+ *
+ * In the PostgreSQL pass of `npm test` (CROPWALK_TEST_ENGINE=postgres, scripts/test-postgres.mjs)
+ * the same server stores in a PostgreSQL database of its own instead, made for it and dropped
+ * when it closes; a server started again on the same DATA_DIR (a restart) gets the same database.
+ * A test that sets `databaseUrl` itself keeps it; `databaseUrl: ''` keeps a server on SQLite in
+ * that pass too (a box beside an upstream on PostgreSQL).
  */
 export async function startServer(
   t: { teardown(fn: () => unknown): void },
@@ -38,6 +46,18 @@ export async function startServer(
   options: Partial<AppOptions> = {},
 ): Promise<TestServer> {
   const dataDir = config.dataDir ?? mkdtempSync(path.join(tmpdir(), 'cropwalk-test-'));
+  let dropDatabase: (() => Promise<void>) | null = null;
+  if (apiOnPostgres() && config.databaseUrl === undefined) {
+    const marker = path.join(dataDir, '.test-database-url');
+    if (existsSync(marker)) config = { ...config, databaseUrl: readFileSync(marker, 'utf8') };
+    else {
+      const made = await createDatabase('cwapi');
+      writeFileSync(marker, made.url);
+      config = { ...config, databaseUrl: made.url };
+      // Dropped with the DATA_DIR it belongs to: a test that restarts on the same folder keeps it.
+      if (!config.dataDir) dropDatabase = made.drop;
+    }
+  }
   const lines: string[] = [];
   const app = await createApp({
     // No early removal of clips for room unless a test asks: the host's free space must not decide a test.
@@ -74,6 +94,7 @@ export async function startServer(
     closed = true;
     await app.close();
     if (!config.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    if (dropDatabase) await dropDatabase();
   };
   t.teardown(close);
   return {
@@ -153,4 +174,21 @@ export async function createTree(s: TestServer, options: { timeZone?: string; st
     greenhousePath,
     cyclePath: `${greenhousePath}/rows/${row.row_id}/cycles/${cycle.cycle_id}`,
   };
+}
+
+/**
+ * Rows of a query on the server's database, whichever engine it runs on: `?` for each parameter
+ * (numbered for PostgreSQL here). For tests that look at what was stored beside what the API answers.
+ */
+export async function dbRows<R = Record<string, unknown>>(s: TestServer, text: string, ...params: unknown[]): Promise<R[]> {
+  let n = 0;
+  const compiled = s.app.services.engine.kind === 'postgres' ? text.replace(/\?/g, () => `$${++n}`) : text;
+  const r = await s.app.services.db.executeQuery(CompiledQuery.raw(compiled, params));
+  return r.rows as R[];
+}
+
+/** `select count(*) as n ...` as a number. */
+export async function dbCount(s: TestServer, text: string, ...params: unknown[]): Promise<number> {
+  const [row] = await dbRows<{ n: number }>(s, text, ...params);
+  return Number(row!.n);
 }

@@ -4,6 +4,7 @@
 // nothing is stored.
 import t from 'tap';
 import { setup, urlOf, changeLog, headers } from '../helpers/operations.js';
+import { sqliteOf } from '../helpers/postgres.js';
 
 t.test('offset and limit: a maximum in every schema, 422 above it, decimal integers only', async (t) => {
   const { s, tree, ops } = await setup(t);
@@ -50,7 +51,7 @@ t.test('non-finite or non-decimal numbers in a multipart form: 422 naming the fi
       .map(([name]) => ({ o, name }));
   });
   t.ok(numeric.length >= 12, `${numeric.length} numeric form fields on ${new Set(numeric.map((n) => n.o.path)).size} operations`);
-  const walks = () => (s.app.services.sqlite.prepare('SELECT count(*) AS n FROM walks').get() as { n: number }).n;
+  const walks = () => (sqliteOf(s.app.services).prepare('SELECT count(*) AS n FROM walks').get() as { n: number }).n;
   const before = [walks(), changeLog(s)];
   for (const { o, name } of numeric) {
     for (const value of ['Infinity', '-Infinity', '1e309', 'NaN', '0x10', '']) {

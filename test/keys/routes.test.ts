@@ -1,5 +1,5 @@
 import t from 'tap';
-import { startServer, createOrg, ADMIN_TOKEN } from '../helpers/server.js';
+import { startServer, createOrg, ADMIN_TOKEN, dbRows } from '../helpers/server.js';
 
 t.test('organizations and keys', async (t) => {
   const s = await startServer(t);
@@ -39,9 +39,9 @@ t.test('organizations and keys', async (t) => {
     // fragment that turned up in the dump by chance.
     const secret: string = created.body.api_key.slice(21);
     t.equal(secret.length, 43);
-    const dump = JSON.stringify(s.app.services.sqlite.prepare('select * from api_keys').all());
+    const dump = JSON.stringify(await dbRows(s, 'select * from api_keys'));
     t.notMatch(dump, secret, 'the secret part is not in the database');
-    const log = JSON.stringify(s.app.services.sqlite.prepare('select * from change_log').all());
+    const log = JSON.stringify(await dbRows(s, 'select * from change_log'));
     t.notMatch(log, secret, 'nor in the change log');
     t.notMatch((s as any).logLines.join('\n'), created.body.api_key, 'nor in the log');
     t.notMatch((s as any).logLines.join('\n'), ADMIN_TOKEN, 'the admin token never reaches the log');

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { startServer, createTree, createOrg } from '../helpers/server.js';
+import { startServer, createTree, createOrg, dbCount } from '../helpers/server.js';
 
 t.test('registry', async (t) => {
   const s = await startServer(t);
@@ -159,16 +159,15 @@ t.test('registry', async (t) => {
     const still = await s.request('GET', farm, { key });
     t.equal(still.status, 200, 'nothing deleted');
 
-    const logBefore = s.app.services.sqlite.prepare("select count(*) n from change_log where op = 'delete'").get() as { n: number };
+    const logBefore = await dbCount(s, "select count(*) n from change_log where op = 'delete'");
     const del = await s.request('DELETE', `${farm}?cascade=true`, { key });
     t.equal(del.status, 200);
     t.same(del.body.counts, c.body.counts);
     for (const table of ['farms', 'greenhouses', 'rows', 'cycles']) {
-      const n = s.app.services.sqlite.prepare(`select count(*) n from ${table} where organization_id = ?`).get(tree.orgId) as { n: number };
-      t.equal(n.n, 0, `${table} emptied`);
+      t.equal(await dbCount(s, `select count(*) n from ${table} where organization_id = ?`, tree.orgId), 0, `${table} emptied`);
     }
-    const logAfter = s.app.services.sqlite.prepare("select count(*) n from change_log where op = 'delete'").get() as { n: number };
-    t.equal(logAfter.n - logBefore.n, 1 + 2 + 1 + 1, 'a tombstone for every removed row');
+    const logAfter = await dbCount(s, "select count(*) n from change_log where op = 'delete'");
+    t.equal(logAfter - logBefore, 1 + 2 + 1 + 1, 'a tombstone for every removed row');
     const gone = await s.request('GET', farm, { key });
     t.equal(gone.status, 404);
   });

@@ -22,7 +22,7 @@ t.test('conflicts, kind by kind', async (t) => {
     const d = await digest(up, key);
     t.same(digestDiff(d, await digest(b1, key)), [], `${what}: box 1 agrees`);
     t.same(digestDiff(d, await digest(b2, key)), [], `${what}: box 2 agrees`);
-    for (const s of [up, b1, b2]) t.same(fkViolations(s), [], `${what}: no broken reference`);
+    for (const s of [up, b1, b2]) t.same(await fkViolations(s), [], `${what}: no broken reference`);
   };
 
   t.test('registry: field by field, so two edits of different fields both stand', async (t) => {

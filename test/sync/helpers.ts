@@ -1,7 +1,8 @@
-import { startServer, type TestServer } from '../helpers/server.js';
+import { dbRows, startServer, type TestServer } from '../helpers/server.js';
 import type { Config } from '../../src/config.js';
 import type { AppOptions } from '../../src/app.js';
 import { SettableClock } from '../../src/clock.js';
+import { pgForeignKeyViolations, sqliteOf } from '../helpers/postgres.js';
 
 /** Two or more real instances on loopback: an upstream, and boxes pointed at it (or at a proxy in front of it). */
 
@@ -31,7 +32,8 @@ export async function startBox(
   options: Partial<AppOptions> = {},
 ): Promise<TestServer> {
   // The interval is off: tests run rounds themselves (POST /api/admin/sync), so what moves when is theirs to say.
-  return start(t, { upstreamUrl, upstreamKey, syncIntervalS: 0, ...config }, options);
+  // A box stays on SQLite in the PostgreSQL pass too (databaseUrl ''): there the upstream alone is on PostgreSQL.
+  return start(t, { upstreamUrl, upstreamKey, syncIntervalS: 0, databaseUrl: '', ...config }, options);
 }
 
 export interface Round {
@@ -89,9 +91,14 @@ export function digestDiff(
   return out;
 }
 
-/** Rows that break a foreign key (PRAGMA foreign_key_check): none, always. */
-export function fkViolations(s: TestServer): unknown[] {
-  return s.app.services.sqlite.prepare('PRAGMA foreign_key_check').all();
+/**
+ * Rows that break a foreign key: none, always. SQLite: PRAGMA foreign_key_check. PostgreSQL
+ * (which refuses such a commit, but a constraint dropped or never made would let one through):
+ * every foreign key of the catalog asked for child rows without their parent.
+ */
+export async function fkViolations(s: TestServer): Promise<unknown[]> {
+  if (s.app.services.engine.kind === 'sqlite') return sqliteOf(s.app.services).prepare('PRAGMA foreign_key_check').all();
+  return pgForeignKeyViolations((text) => dbRows(s, text));
 }
 
 /** A request that must answer `status`; answers the body. */

@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import SQLite from 'better-sqlite3';
 import { FaultProxy, seeded } from '../helpers/fault-proxy.js';
 import { ADMIN_TOKEN } from '../helpers/server.js';
+import { apiOnPostgres, createDatabase, pgForeignKeyViolations, pgQuery } from '../helpers/postgres.js';
 import { winner } from './workload.js';
 
 const RUNS = Number(process.env.SYNC_KILL_RUNS ?? (process.env.CROPWALK_NIGHTLY === '1' ? 20 : 2));
@@ -98,7 +99,10 @@ t.test(`kill -9 at random points, ${RUNS} runs from seed ${SEED0}`, async (t) =>
     await t.test(`seed ${seed}`, async (t) => {
       const random = seeded(seed);
       const dirs = [mkdtempSync(path.join(tmpdir(), 'cropwalk-kill-up-')), mkdtempSync(path.join(tmpdir(), 'cropwalk-kill-box-'))];
-      const up = new Instance('upstream', dirs[0]!, { SYNC_INTERVAL_S: '0' });
+      // In the PostgreSQL pass the upstream runs on a database of its own; the box stays on SQLite.
+      const upDb = apiOnPostgres() ? await createDatabase('cwkill') : null;
+      if (upDb) t.teardown(() => upDb.drop());
+      const up = new Instance('upstream', dirs[0]!, { SYNC_INTERVAL_S: '0', ...(upDb ? { DATABASE_URL: upDb.url } : {}) });
       await up.start();
       const proxy = await new FaultProxy(up.base, seeded(seed), null).start();
       t.teardown(async () => {
@@ -192,7 +196,11 @@ t.test(`kill -9 at random points, ${RUNS} runs from seed ${SEED0}`, async (t) =>
       t.equal(st.pending.changes, 0, say('nothing left pending'));
       t.equal(st.quarantined.count, 0, say('nothing refused'));
       t.ok(events.length > 0, say('there were kills'));
-      for (const d of dirs) {
+      if (upDb) {
+        await up.kill();
+        t.same(await pgForeignKeyViolations((text) => pgQuery(upDb.url, text)), [], say('no broken reference in the database'));
+      }
+      for (const d of upDb ? dirs.slice(1) : dirs) {
         const db = new SQLite(path.join(d, 'cropwalk.sqlite'), { readonly: true });
         t.same(db.prepare('PRAGMA foreign_key_check').all(), [], say('no broken reference in the file'));
         db.close();

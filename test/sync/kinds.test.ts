@@ -80,5 +80,5 @@ t.test('every kind travels, and two boxes converge through the upstream', async 
     'the typed reading edited on box 2 is the only air temperature left on box 1 (the import was undone)',
   );
   t.equal((await b1.request('GET', '/api/session', { key: member.api_key })).status, 401, 'a key revoked upstream is refused on the box');
-  for (const s of [up, b1, b2]) t.same(fkViolations(s), [], 'no broken reference');
+  for (const s of [up, b1, b2]) t.same(await fkViolations(s), [], 'no broken reference');
 });

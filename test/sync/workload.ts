@@ -1,4 +1,4 @@
-import type { TestServer } from '../helpers/server.js';
+import { dbRows, type TestServer } from '../helpers/server.js';
 import type { Tree } from '../helpers/server.js';
 import { climateCsv, form } from '../climate/imports/helpers.js';
 
@@ -156,11 +156,12 @@ export class Workload {
         const r = await this.send(i, 'DELETE', `${C}/climate/${p.point_id}`);
         if (r.status !== 200) return;
         // The answer has no version for a delete: the change log has it.
-        const logged = i.server.app.services.sqlite
-          .prepare(
-            "SELECT version FROM change_log WHERE entity = 'climate_readings' AND entity_id = ? AND op = 'delete' AND origin IS NULL ORDER BY seq DESC LIMIT 1",
-          )
-          .get(p.point_id) as { version: string };
+        const [logged] = await dbRows<{ version: string }>(
+          i.server,
+          "SELECT version FROM change_log WHERE entity = 'climate_readings' AND entity_id = ? AND op = 'delete' AND origin IS NULL ORDER BY seq DESC LIMIT 1",
+          p.point_id,
+        );
+        if (!logged) throw new Error(`the delete of reading ${p.point_id} is not in the change log`);
         o.readings.set(k, [...(o.readings.get(k) ?? []), { version: logged.version, at: i.name, value: null }]);
         this.ack(i, `delete reading ${k}`, logged.version);
         return;

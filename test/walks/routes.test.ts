@@ -7,7 +7,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { renderStill, renderWalk } from '../../scripts/render/walk.js';
 import { upload, poll, walkCount, leftovers } from '../helpers/walks.js';
-import { startServer, createTree, createOrg, type TestServer } from '../helpers/server.js';
+import { startServer, createTree, createOrg, dbRows, type TestServer } from '../helpers/server.js';
 
 const dir = t.testdir();
 const walk = await renderWalk({ out: path.join(dir, 'walk'), seconds: 4, fps: 10, width: 480, height: 270, speed: 0.3, seed: 5 });
@@ -411,9 +411,11 @@ t.test(
       existsSync(path.join(s.dataDir, 'walks', id, 'frames', readdirSync(path.join(s.dataDir, 'walks', id, 'frames'))[0] ?? 'none')),
       'frames of the new scoring',
     );
-    const updates = s.app.services.sqlite
-      .prepare("select after from change_log where entity = 'walks' and entity_id = ? and op = 'update'")
-      .all(id) as { after: string }[];
+    const updates = await dbRows<{ after: string }>(
+      s,
+      "select after from change_log where entity = 'walks' and entity_id = ? and op = 'update'",
+      id,
+    );
     const requeued = updates.map((u) => JSON.parse(u.after)).filter((a) => a.status === 'queued');
     t.equal(requeued.length, 1, 'the rescore is in the change log');
     t.equal(JSON.parse(requeued[0]?.options ?? '{}').max_frames, 8, 'with its new options');
@@ -437,11 +439,11 @@ t.test(
       (await s.request('GET', `${tree.cyclePath}/walks?week=${week}`, { key: KEY })).body.items.map((w: any) => w.job_id);
     t.ok((await inWeek('2026-W11')).includes(id), 'listed in its new week');
     t.notOk((await inWeek('2026-W10')).includes(id), 'and not in the old one');
-    const log = s.app.services.sqlite
-      .prepare(
-        "select op, before, after from change_log where entity = 'walks' and entity_id = ? and op = 'update' and after like '%2026-W11%'",
-      )
-      .all(id);
+    const log = await dbRows(
+      s,
+      "select op, before, after from change_log where entity = 'walks' and entity_id = ? and op = 'update' and after like '%2026-W11%'",
+      id,
+    );
     t.equal(log.length, 1, 'the move is in the change log');
 
     const unchanged = async (why: string, body: unknown, status: number, key = KEY) => {

@@ -1,4 +1,3 @@
-import type SQLite from 'better-sqlite3';
 import type { Writer } from '../../db/store.js';
 import type { CycleTable } from '../../db/schema.js';
 import { newId } from '../../db/ids.js';
@@ -6,6 +5,7 @@ import type { ReadingColumns } from '../exports-reader/index.js';
 import type { ClimateImportTable, ImportKind } from './tables.js';
 import './tables.js';
 import { ensureCycleKey } from '../readings/points.js';
+import { nextImportSeq, pointPort, POINT_WIDTH, VALUE_AT } from './point-storage.js';
 import { STORED_FROM_MS, STORED_UNTIL_MS } from '../../time/instants.js';
 
 /** One reading as an export reader yields it: an instant (ISO with offset, or epoch ms), a metric, a canonical value. */
@@ -43,57 +43,6 @@ export interface ImportTotals {
   duplicates: number;
 }
 
-/** Rows per multi-row INSERT: the cost of an insert here is mostly the call, not SQLite's work. */
-const ROWS = 500;
-// What is the same for every row of an import is bound once per statement (named), so a row
-// binds only its own values: instant, metric code, value.
-const POINT_SQL = 'INSERT INTO climate_points (cycle_key, at_ms, metric_code, value, import_seq, created_ms) VALUES ';
-const POINT_ROW = '(@cycle, ?, ?, ?, @seq, @created)';
-const POINT_WIDTH = 3;
-const VALUE_AT = 2;
-
-/**
- * Rows for one table, written ROWS at a time from one reused array of bound values.
- * Every row gets a sequence number; a row still here (seq >= flushed) can be changed
- * before it is written.
- */
-class RowBuffer {
-  readonly values: unknown[];
-  rows = 0;
-  flushed = 0;
-  private readonly full: SQLite.Statement;
-  private readonly partial = new Map<number, SQLite.Statement>();
-
-  constructor(
-    private readonly sqlite: SQLite.Database,
-    private readonly sqlHead: string,
-    private readonly rowSql: string,
-    private readonly width: number,
-    private readonly named: Record<string, unknown>,
-  ) {
-    this.values = new Array(ROWS * width);
-    this.full = sqlite.prepare(sqlHead + Array(ROWS).fill(rowSql).join(', '));
-  }
-
-  /** Offset of a new row's first value in `values`; its sequence number is flushed + rows before the call. */
-  next(): number {
-    if (this.rows === ROWS) this.flush();
-    return this.rows++ * this.width;
-  }
-
-  flush(): void {
-    if (this.rows === ROWS) {
-      this.full.run(this.values, this.named);
-    } else if (this.rows > 0) {
-      let st = this.partial.get(this.rows);
-      if (!st) this.partial.set(this.rows, (st = this.sqlite.prepare(this.sqlHead + Array(this.rows).fill(this.rowSql).join(', '))));
-      st.run(this.values.slice(0, this.rows * this.width), this.named);
-    }
-    this.flushed += this.rows;
-    this.rows = 0;
-  }
-}
-
 /** What is known of a reading while its batch is written: its value, who set it, and whether it is still in the buffer. */
 interface Known {
   value: number;
@@ -124,55 +73,12 @@ class UndoLog {
     this.of(metric).updated.push(atMs, previous, previousSeq ?? Number.NaN);
   }
 
-  write(sqlite: SQLite.Database, importSeq: number): void {
-    const insert = sqlite.prepare('INSERT INTO climate_import_undo (import_seq, metric, added, updated) VALUES (?, ?, ?, ?)');
-    for (const [metric, e] of this.byMetric) insert.run(importSeq, metric, packFloats(e.added), packFloats(e.updated));
+  get records(): Map<string, { added: number[]; updated: number[] }> {
+    return this.byMetric;
   }
 }
 
-/** Float64 little-endian, the layout of climate_import_undo's blobs. */
-export function packFloats(xs: number[]): Buffer {
-  const b = Buffer.allocUnsafe(xs.length * 8);
-  for (let i = 0; i < xs.length; i++) b.writeDoubleLE(xs[i]!, i * 8);
-  return b;
-}
-
-export function unpackFloats(b: Uint8Array): Float64Array {
-  const out = new Float64Array(b.byteLength / 8);
-  const view = new DataView(b.buffer, b.byteOffset, b.byteLength);
-  for (let i = 0; i < out.length; i++) out[i] = view.getFloat64(i * 8, true);
-  return out;
-}
-
-/**
- * Metric name → climate_metric_codes.code, adding names not seen before; `names()` are the
- * metrics asked for so far (the import's metrics). Synchronous and cached, unlike
- * points.ts's ensureMetricCode, since it is asked once per reading inside the write loop.
- */
-function metricCodes(sqlite: SQLite.Database): ((metric: string) => number) & { names(): string[] } {
-  const add = sqlite.prepare('INSERT INTO climate_metric_codes (metric) VALUES (?) ON CONFLICT (metric) DO NOTHING');
-  const get = sqlite.prepare('SELECT code FROM climate_metric_codes WHERE metric = ?');
-  const codes = new Map<string, number>();
-  const codeOf = (metric: string): number => {
-    let code = codes.get(metric);
-    if (code === undefined) {
-      add.run(metric);
-      code = (get.get(metric) as { code: number }).code;
-      codes.set(metric, code);
-    }
-    return code;
-  };
-  return Object.assign(codeOf, { names: () => [...codes.keys()] });
-}
-
-/** The next import number (climate_imports.seq); called inside the write transaction, so two imports cannot take the same. */
-async function nextImportSeq(w: Writer): Promise<number> {
-  const r = await w.trx
-    .selectFrom('climate_imports')
-    .select((eb) => eb.fn.max('seq').as('seq'))
-    .executeTakeFirst();
-  return Number(r?.seq ?? 0) + 1;
-}
+export { packFloats, unpackFloats } from './point-storage.js';
 
 // The stored form refuses instants outside these (the table's CHECK); a reading outside is a
 // wrong date in the file, and failing the whole import names it instead of a constraint.
@@ -186,9 +92,9 @@ async function nextImportSeq(w: Writer): Promise<number> {
  * - existing with another value: updated, remembered as `updated` with the
  *   previous value and source, so undo can put them back.
  *
- * Readings go through prepared statements (many rows per statement) on the
- * same connection as the Kysely transaction (better-sqlite3 has one), and the
- * readings already stored in a batch's time span are fetched in one query.
+ * Readings are written by the engine's port (point-storage.ts): prepared statements of many
+ * rows each on SQLite's one connection, COPY on the transaction's own PostgreSQL connection.
+ * The readings already stored in a batch's time span are fetched in one query.
  * A batch whose span holds nothing yet and whose instants are in order (every
  * export read front to back or back to front) needs no lookup per reading:
  * only readings at the same instant can repeat each other there.
@@ -200,7 +106,6 @@ async function nextImportSeq(w: Writer): Promise<number> {
  */
 export async function storeImport(
   w: Writer,
-  sqlite: SQLite.Database,
   cycle: CycleTable,
   meta: ImportMeta,
   batches: AsyncIterable<ReadingBatch> | Iterable<ReadingBatch>,
@@ -209,17 +114,10 @@ export async function storeImport(
 ): Promise<ClimateImportTable & { duplicates: number }> {
   const importId = newId();
   const importSeq = await nextImportSeq(w);
-  const cycleKey = await ensureCycleKey(w.trx, cycle.id);
-  const points = new RowBuffer(sqlite, POINT_SQL, POINT_ROW, POINT_WIDTH, { cycle: cycleKey, seq: importSeq, created: Date.parse(w.now) });
+  const cycleKey = await ensureCycleKey(w, cycle);
+  const points = pointPort(w, cycle, cycleKey, importSeq);
   const undo = new UndoLog();
-  const update = sqlite.prepare(
-    'UPDATE climate_points SET value = ?, import_seq = ?, changed_ms = NULL, version = NULL WHERE cycle_key = ? AND at_ms = ? AND metric_code = ?',
-  );
-  const find = sqlite.prepare('SELECT value, import_seq FROM climate_points WHERE cycle_key = ? AND at_ms = ? AND metric_code = ?');
-  const inRange = sqlite.prepare(
-    `SELECT at_ms, metric_code, value, import_seq FROM climate_points WHERE cycle_key = ? AND at_ms >= ? AND at_ms <= ? LIMIT ${prefetchMax + 1}`,
-  );
-  const codeOf = metricCodes(sqlite);
+  const codeOf = (metric: string) => points.codeOf(metric);
 
   const totals: ImportTotals = { added: 0, updated: 0, skipped: 0, duplicates: 0 };
   let fromMs = Infinity;
@@ -238,17 +136,20 @@ export async function storeImport(
     totals.added++;
     return seq;
   };
-  /** A reading this import already added at the same instant: the later value wins. */
-  const repeat = (seq: number, code: number, ms: number, value: number): void => {
+  /** A reading this import already added at the same instant: the later value wins. A promise only when PostgreSQL must be asked. */
+  const repeat = (seq: number, code: number, ms: number, value: number): void | Promise<void> => {
     totals.duplicates++;
     if (seq >= points.flushed) {
       const o = (seq - points.flushed) * POINT_WIDTH + VALUE_AT;
       if (points.values[o] !== value) points.values[o] = value;
       return;
     }
-    const row = find.get(cycleKey, ms, code) as { value: number };
     // Written earlier by this same import: its undo record already says how to undo it.
-    if (row.value !== value) update.run(value, importSeq, cycleKey, ms, code);
+    const settle = (row: { value: number } | undefined) => {
+      if (row!.value !== value) points.update(value, ms, code);
+    };
+    const found = points.find(ms, code);
+    return found instanceof Promise ? found.then(settle) : settle(found);
   };
 
   for await (const batch of batches) {
@@ -276,7 +177,9 @@ export async function storeImport(
     if (hi > toMs) toMs = hi;
     // What the batch's time span already holds, in one query; a batch that spans
     // more than that (an export not in time order) looks readings up one by one.
-    const existing = inRange.all(cycleKey, lo, hi) as (Omit<Known, 'seq'> & { metric_code: number; at_ms: number })[];
+    if (points.prepare) await points.prepare(cols.metric, n);
+    const inRange = points.inRange(lo, hi, prefetchMax);
+    const existing = inRange instanceof Promise ? await inRange : inRange;
 
     if (existing.length === 0 && (up || down)) {
       // Nothing stored in the span and instants in order: a reading can only repeat one of
@@ -298,7 +201,10 @@ export async function storeImport(
         }
         const seq = sameInstant.get(code);
         if (seq === undefined) sameInstant.set(code, add(metric, code, ms, value));
-        else repeat(seq, code, ms, value);
+        else {
+          const pending = repeat(seq, code, ms, value);
+          if (pending) await pending;
+        }
       }
     } else {
       const known =
@@ -321,24 +227,27 @@ export async function storeImport(
         const key = `${code}|${ms}`;
         let seen = known ? known.get(key) : batchKnown.get(key);
         if (!seen && !known) {
-          const row = find.get(cycleKey, ms, code) as Omit<Known, 'seq'> | undefined;
+          const found = points.find(ms, code);
+          const row = found instanceof Promise ? await found : found;
           if (row) seen = { ...row, seq: -1 };
         }
         if (!seen) {
           const seq = add(metric, code, ms, value);
           (known ?? batchKnown).set(key, { value, import_seq: importSeq, seq });
         } else if (seen.import_seq === importSeq) {
-          if (seen.seq >= 0) repeat(seen.seq, code, ms, value);
-          else {
+          if (seen.seq >= 0) {
+            const pending = repeat(seen.seq, code, ms, value);
+            if (pending) await pending;
+          } else {
             // Written by an earlier batch of this import.
             totals.duplicates++;
-            if (seen.value !== value) update.run(value, importSeq, cycleKey, ms, code);
+            if (seen.value !== value) points.update(value, ms, code);
             seen.value = value;
           }
         } else if (seen.value === value) {
           totals.skipped++;
         } else {
-          update.run(value, importSeq, cycleKey, ms, code);
+          points.update(value, ms, code);
           undo.updated(metric, ms, seen.value, seen.import_seq);
           seen.import_seq = importSeq;
           seen.value = value;
@@ -346,10 +255,10 @@ export async function storeImport(
         }
       }
     }
-    // Every batch is written before the next is looked up, so a later batch sees it.
-    points.flush();
+    const ended = points.endBatch(lo, hi);
+    if (ended) await ended;
   }
-  undo.write(sqlite, importSeq);
+  await points.finish(undo.records);
 
   const row = await w.insert<ClimateImportTable>('climate_imports', {
     id: importId,
@@ -368,7 +277,7 @@ export async function storeImport(
     readings_skipped: totals.skipped + totals.duplicates,
     from_utc: fromMs === Infinity ? null : new Date(fromMs).toISOString(),
     to_utc: toMs === -Infinity ? null : new Date(toMs).toISOString(),
-    metrics: JSON.stringify(codeOf.names().sort()),
+    metrics: JSON.stringify(points.names().sort()),
     status: 'done',
     failure_reason: null,
     mapping: mappingJson(meta.mapping),

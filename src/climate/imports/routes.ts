@@ -45,8 +45,8 @@ const uploadSpec = (fields: typeof csvFormSchema, description: string) => ({
 });
 
 function depsOf(services: Services): ClimateDeps {
-  const { db, store, sqlite, clock } = services;
-  return { db, store, sqlite, clock };
+  const { db, store, clock } = services;
+  return { db, store, clock };
 }
 
 function actorLabel(principal: Principal | undefined): string {
@@ -331,8 +331,8 @@ export const importRoutes: RouteSpec[] = [
       },
     },
     errors: [404, 409],
-    handler: async ({ w, services, scope, params, body }) => {
-      const r = await undoImportOf(w, services.sqlite, scope, params.import_id, body.confirm === true);
+    handler: async ({ w, scope, params, body }) => {
+      const r = await undoImportOf(w, scope, params.import_id, body.confirm === true);
       return {
         import: presentImport(r.import, scope.zone),
         removed: r.removed,

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import type SQLite from 'better-sqlite3';
 import type { Db } from '../../db/database.js';
 import type { Actor, Store } from '../../db/store.js';
 import type { Clock } from '../../clock.js';
@@ -28,7 +27,6 @@ import { Conflict, Invalid, Refused } from '../../errors.js';
 export interface ClimateDeps {
   db: Db;
   store: Store;
-  sqlite: SQLite.Database;
   clock: Clock;
 }
 
@@ -207,19 +205,25 @@ export async function importExport(
       throw new ExportRefused([{ code: 'no_data_rows', message: 'no row holds a readable time' }]);
   };
 
-  const store = (reader: ReadOutcome, mapping: () => ConfirmedMapping, batches: Parameters<typeof storeImport>[4]) =>
-    deps.store.write(req.actor, async (w) => {
-      const row = await storeImport(
-        w,
-        deps.sqlite,
-        scope.cycle,
-        { ...meta, mapping, warnings: warnings(reader), rowsRead: rowsRead(reader) },
-        batches,
-      );
-      checkRows(reader);
-      if (req.remember) await saveMapping(w, scope.greenhouse, mapping(), file.fileName);
-      return { ...row, remembered: req.remember === true };
-    });
+  const store = (reader: ReadOutcome, mapping: () => ConfirmedMapping, batches: Parameters<typeof storeImport>[3]) =>
+    deps.store.write(
+      req.actor,
+      async (w) => {
+        const row = await storeImport(
+          w,
+          scope.cycle,
+          { ...meta, mapping, warnings: warnings(reader), rowsRead: rowsRead(reader) },
+          batches,
+        );
+        checkRows(reader);
+        if (req.remember) await saveMapping(w, scope.greenhouse, mapping(), file.fileName);
+        return { ...row, remembered: req.remember === true };
+      },
+      // The file is read once, as the import writes; on PostgreSQL the organization's writers
+      // wait for it (no other write can invalidate what it checked), and what cannot be run
+      // twice answers 503 rather than being run again.
+      { organization: scope.cycle.organization_id, retry: false },
+    );
 
   try {
     if (req.hourly) {

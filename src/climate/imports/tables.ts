@@ -40,6 +40,8 @@ export interface ClimateImportUndoTable {
   added: Buffer;
   /** Triples: instant, previous value, previous import seq (NaN: typed by hand). */
   updated: Buffer;
+  /** PostgreSQL only (Citus distributes by it, docs/citus.md), as on climate_points. */
+  organization_id?: string;
 }
 
 export interface ClimateFileMappingTable extends SyncedColumns {

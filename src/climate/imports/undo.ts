@@ -1,7 +1,8 @@
-import type SQLite from 'better-sqlite3';
+import { sql } from 'kysely';
 import type { Writer } from '../../db/store.js';
 import type { ClimateImportTable } from './tables.js';
-import { unpackFloats } from './engine.js';
+import { unpackFloats } from './point-storage.js';
+import { cycleKeyOf, metricCodeOf } from '../readings/points.js';
 import { Conflict, NotFound } from '../../errors.js';
 import type { CycleScope } from '../../registry/scope.js';
 import { findImport } from './history.js';
@@ -20,17 +21,13 @@ interface UndoRecord {
   updated: Float64Array;
 }
 
-function undoRecords(sqlite: SQLite.Database, imp: ClimateImportTable): UndoRecord[] {
-  const rows = sqlite.prepare('SELECT metric, added, updated FROM climate_import_undo WHERE import_seq = ?').all(imp.seq) as {
-    metric: string;
-    added: Buffer;
-    updated: Buffer;
-  }[];
+async function undoRecords(w: Writer, imp: ClimateImportTable): Promise<UndoRecord[]> {
+  const rows = await w.trx
+    .selectFrom('climate_import_undo')
+    .select(['metric', 'added', 'updated'])
+    .where('import_seq', '=', imp.seq)
+    .execute();
   return rows.map((r) => ({ metric: r.metric, added: unpackFloats(r.added), updated: unpackFloats(r.updated) }));
-}
-
-function cycleKey(sqlite: SQLite.Database, cycleId: string): number | undefined {
-  return (sqlite.prepare('SELECT key FROM climate_cycle_keys WHERE cycle_id = ?').get(cycleId) as { key: number } | undefined)?.key;
 }
 
 /** The instants each metric's readings were written at by the import, as keys `metric|ms`. */
@@ -49,17 +46,23 @@ function touchedKeys(records: UndoRecord[]): Set<string> {
  * no longer names it was changed after it (by a later import, or by hand); an
  * undo of that later import puts the name back, and the conflict goes with it.
  */
-export function laterChanges(sqlite: SQLite.Database, imp: ClimateImportTable, records = undoRecords(sqlite, imp)): LaterChanges {
-  const key = cycleKey(sqlite, imp.cycle_id);
+export async function laterChanges(w: Writer, imp: ClimateImportTable, records?: UndoRecord[]): Promise<LaterChanges> {
+  records ??= await undoRecords(w, imp);
+  const key = await cycleKeyOf(w.trx, imp.cycle_id);
   const none = { later_imports: [], manual_edits: 0 };
   if (key === undefined || imp.from_utc === null || imp.to_utc === null || records.length === 0) return none;
   const touched = touchedKeys(records);
   // Readings in the import's time span that something else set; only those it touched count.
-  const others = sqlite
-    .prepare(
-      'SELECT p.at_ms AS at_ms, m.metric AS metric, i.id AS import_id FROM climate_points p JOIN climate_metric_codes m ON m.code = p.metric_code LEFT JOIN climate_imports i ON i.seq = p.import_seq WHERE p.cycle_key = ? AND p.at_ms >= ? AND p.at_ms <= ? AND p.import_seq IS NOT ?',
-    )
-    .all(key, Date.parse(imp.from_utc), Date.parse(imp.to_utc), imp.seq) as { at_ms: number; metric: string; import_id: string | null }[];
+  const others = await w.trx
+    .selectFrom('climate_points as p')
+    .innerJoin('climate_metric_codes as m', 'm.code', 'p.metric_code')
+    .leftJoin('climate_imports as i', 'i.seq', 'p.import_seq')
+    .select(['p.at_ms', 'm.metric', 'i.id as import_id'])
+    .where('p.cycle_key', '=', key)
+    .where('p.at_ms', '>=', Date.parse(imp.from_utc))
+    .where('p.at_ms', '<=', Date.parse(imp.to_utc))
+    .where('p.import_seq', 'is distinct from', imp.seq)
+    .execute();
   const later = new Set<string>();
   let manual = 0;
   for (const o of others) {
@@ -87,19 +90,13 @@ export interface UndoResult {
  * those later values go too, as the caller asked.
  */
 /** Undoes one import of the cycle (NotFound when the cycle has no such import). */
-export async function undoImportOf(
-  w: Writer,
-  sqlite: SQLite.Database,
-  scope: CycleScope,
-  importId: string,
-  confirm: boolean,
-): Promise<UndoResult> {
+export async function undoImportOf(w: Writer, scope: CycleScope, importId: string, confirm: boolean): Promise<UndoResult> {
   const imp = await findImport(w.trx, scope.cycle.id, importId);
   if (!imp) throw new NotFound('climate import');
-  return undoImport(w, sqlite, imp, confirm);
+  return undoImport(w, imp, confirm);
 }
 
-export async function undoImport(w: Writer, sqlite: SQLite.Database, imp: ClimateImportTable, confirm: boolean): Promise<UndoResult> {
+export async function undoImport(w: Writer, imp: ClimateImportTable, confirm: boolean): Promise<UndoResult> {
   if (imp.status === 'undone')
     throw new Conflict(`This import was undone already (${imp.undone_at}).`, { import_id: imp.id, later_imports: [] });
   if (imp.status === 'failed')
@@ -107,8 +104,8 @@ export async function undoImport(w: Writer, sqlite: SQLite.Database, imp: Climat
       import_id: imp.id,
       later_imports: [],
     });
-  const records = undoRecords(sqlite, imp);
-  const later = laterChanges(sqlite, imp, records);
+  const records = await undoRecords(w, imp);
+  const later = await laterChanges(w, imp, records);
   if (!confirm && (later.later_imports.length > 0 || later.manual_edits > 0)) {
     const parts = [
       later.later_imports.length ? `${later.later_imports.length} later import(s) changed readings it wrote` : '',
@@ -122,35 +119,79 @@ export async function undoImport(w: Writer, sqlite: SQLite.Database, imp: Climat
       },
     );
   }
-  const key = cycleKey(sqlite, imp.cycle_id);
+  const key = await cycleKeyOf(w.trx, imp.cycle_id);
   let removed = 0;
   let restored = 0;
   let missing = 0;
   if (key !== undefined) {
     const version = w.stamp();
     const changed = Date.parse(w.now);
-    const remove = sqlite.prepare('DELETE FROM climate_points WHERE cycle_key = ? AND at_ms = ? AND metric_code = ?');
-    const restore = sqlite.prepare(
-      'UPDATE climate_points SET value = ?, import_seq = ?, changed_ms = ?, version = ? WHERE cycle_key = ? AND at_ms = ? AND metric_code = ?',
-    );
-    const codeOf = sqlite.prepare('SELECT code FROM climate_metric_codes WHERE metric = ?');
     for (const r of records) {
-      const code = (codeOf.get(r.metric) as { code: number } | undefined)?.code;
+      const code = await metricCodeOf(w.trx, r.metric);
       if (code === undefined) {
         missing += r.added.length + r.updated.length / 3;
         continue;
       }
-      for (const ms of r.added) {
-        if (remove.run(key, ms, code).changes) removed++;
-        else missing++;
-      }
-      for (let i = 0; i < r.updated.length; i += 3) {
-        const seq = r.updated[i + 2]!;
-        if (restore.run(r.updated[i + 1]!, Number.isNaN(seq) ? null : seq, changed, version, key, r.updated[i]!, code).changes) restored++;
-        else missing++;
-      }
+      const done = await reverse(w, imp.organization_id, key, code, r, changed, version);
+      removed += done.removed;
+      restored += done.restored;
+      missing += r.added.length + r.updated.length / 3 - done.removed - done.restored;
     }
   }
   const { after } = await w.update<ClimateImportTable>('climate_imports', imp.id, { status: 'undone', undone_at: w.now });
   return { import: after, removed, restored, missing, overridden: later };
+}
+
+/**
+ * Puts one metric's readings back as they were before the import: removes those it added,
+ * restores the value and source of those it changed; says how many of each it found.
+ * SQLite: a prepared statement per reading on its one connection (no call costs a round trip).
+ * PostgreSQL: one statement for each of the two, over arrays of instants.
+ */
+async function reverse(
+  w: Writer,
+  org: string,
+  key: number,
+  code: number,
+  r: UndoRecord,
+  changed: number,
+  version: string,
+): Promise<{ removed: number; restored: number }> {
+  let removed = 0;
+  let restored = 0;
+  if (w.engine.kind === 'sqlite') {
+    const sqlite = w.engine.sqlite!;
+    const remove = sqlite.prepare('DELETE FROM climate_points WHERE cycle_key = ? AND at_ms = ? AND metric_code = ?');
+    const restore = sqlite.prepare(
+      'UPDATE climate_points SET value = ?, import_seq = ?, changed_ms = ?, version = ? WHERE cycle_key = ? AND at_ms = ? AND metric_code = ?',
+    );
+    for (const ms of r.added) if (remove.run(key, ms, code).changes) removed++;
+    for (let i = 0; i < r.updated.length; i += 3) {
+      const seq = r.updated[i + 2]!;
+      if (restore.run(r.updated[i + 1]!, Number.isNaN(seq) ? null : seq, changed, version, key, r.updated[i]!, code).changes) restored++;
+    }
+    return { removed, restored };
+  }
+  if (r.added.length > 0) {
+    const res = await sql`
+      DELETE FROM climate_points p USING unnest(${[...r.added]}::bigint[]) AS u(at_ms)
+       WHERE p.cycle_key = ${key} AND p.metric_code = ${code} AND p.at_ms = u.at_ms AND p.organization_id = ${org}`.execute(w.trx);
+    removed = Number(res.numAffectedRows ?? 0);
+  }
+  if (r.updated.length > 0) {
+    const ms: number[] = [];
+    const values: number[] = [];
+    const seqs: (number | null)[] = [];
+    for (let i = 0; i < r.updated.length; i += 3) {
+      ms.push(r.updated[i]!);
+      values.push(r.updated[i + 1]!);
+      seqs.push(Number.isNaN(r.updated[i + 2]!) ? null : r.updated[i + 2]!);
+    }
+    const res = await sql`
+      UPDATE climate_points p SET value = u.value, import_seq = u.seq, changed_ms = ${changed}, version = ${version}
+        FROM unnest(${ms}::bigint[], ${values}::float8[], ${seqs}::bigint[]) AS u(at_ms, value, seq)
+       WHERE p.cycle_key = ${key} AND p.metric_code = ${code} AND p.at_ms = u.at_ms AND p.organization_id = ${org}`.execute(w.trx);
+    restored = Number(res.numAffectedRows ?? 0);
+  }
+  return { removed, restored };
 }

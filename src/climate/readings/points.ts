@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { Writer } from '../../db/store.js';
+import { pgOnlyOrganization } from '../../db/engine.js';
 import { pointId, pointInstant } from './point-id.js';
 import type { ClimatePointTable, ClimateReading } from './tables.js';
 import './tables.js';
@@ -32,14 +33,14 @@ export async function cycleKeyOf(db: Q, cycleId: string): Promise<number | undef
   return (await db.selectFrom('climate_cycle_keys').select('key').where('cycle_id', '=', cycleId).executeTakeFirst())?.key;
 }
 
-export async function ensureCycleKey(trx: Transaction<Database>, cycleId: string): Promise<number> {
-  const known = await cycleKeyOf(trx, cycleId);
+export async function ensureCycleKey(w: Writer, cycle: PointOwner): Promise<number> {
+  const known = await cycleKeyOf(w.trx, cycle.id);
   if (known !== undefined) return known;
-  await trx
+  await w.trx
     .insertInto('climate_cycle_keys')
-    .values({ cycle_id: cycleId } as never)
+    .values({ cycle_id: cycle.id, ...pgOnlyOrganization(w.engine, cycle.organization_id) } as never)
     .execute();
-  return (await cycleKeyOf(trx, cycleId))!;
+  return (await cycleKeyOf(w.trx, cycle.id))!;
 }
 
 /** The small integer standing for a metric name in the readings' key; undefined while no reading of it was ever stored. */
@@ -188,12 +189,13 @@ export async function insertManualPoint(
   atMs: number,
   value: number,
 ): Promise<ClimateReading> {
-  const cycle_key = await ensureCycleKey(w.trx, owner.id);
+  const cycle_key = await ensureCycleKey(w, owner);
   const metric_code = await ensureMetricCode(w.trx, metric);
   const now = Date.parse(w.now);
   await w.trx
     .insertInto('climate_points')
     .values({
+      ...pgOnlyOrganization(w.engine, owner.organization_id),
       cycle_key,
       at_ms: atMs,
       metric_code,

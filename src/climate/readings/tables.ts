@@ -20,11 +20,15 @@ export interface ClimatePointTable {
   version: string | null;
   /** The point_id when it is not derived from the key (readings stored before migration 0005). */
   fixed_id: string | null;
+  /** PostgreSQL only (Citus distributes by it, docs/citus.md); SQLite's rows are keyed by cycle_key alone. */
+  organization_id?: string;
 }
 
 export interface ClimateCycleKeyTable {
   key: number;
   cycle_id: string;
+  /** PostgreSQL only, as on climate_points. */
+  organization_id?: string;
 }
 
 export interface ClimateMetricCodeTable {

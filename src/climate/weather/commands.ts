@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
+import { pgOnlyOrganization } from '../../db/engine.js';
 import type { Actor, Store, Writer } from '../../db/store.js';
 import type { GreenhouseTable } from '../../db/schema.js';
 import { Invalid, Unavailable, UpstreamFailed } from '../../errors.js';
@@ -147,6 +148,7 @@ export async function storeWeather(
   // Multi-row upserts, well under SQLite's bound-value limit per statement.
   for (let i = 0; i < changed.length; i += 500) {
     const rows = changed.slice(i, i + 500).map((h) => ({
+      ...pgOnlyOrganization(w.engine, gh.organization_id),
       greenhouse_id: gh.id,
       at_ms: h.atMs,
       forecast: h.atMs >= nowMs ? 1 : 0,
@@ -162,16 +164,18 @@ export async function storeWeather(
       .insertInto('weather_hours')
       .values(rows)
       .onConflict((oc) =>
-        oc.columns(['greenhouse_id', 'at_ms']).doUpdateSet({
-          forecast: sql`excluded.forecast`,
-          temperature_c: sql`excluded.temperature_c`,
-          relative_humidity: sql`excluded.relative_humidity`,
-          shortwave_w_m2: sql`excluded.shortwave_w_m2`,
-          precipitation_mm: sql`excluded.precipitation_mm`,
-          wind_speed_m_s: sql`excluded.wind_speed_m_s`,
-          fetched_ms: sql`excluded.fetched_ms`,
-          refresh_id: sql`excluded.refresh_id`,
-        }),
+        oc
+          .columns(w.engine.kind === 'postgres' ? ['greenhouse_id', 'at_ms', 'organization_id' as never] : ['greenhouse_id', 'at_ms'])
+          .doUpdateSet({
+            forecast: sql`excluded.forecast`,
+            temperature_c: sql`excluded.temperature_c`,
+            relative_humidity: sql`excluded.relative_humidity`,
+            shortwave_w_m2: sql`excluded.shortwave_w_m2`,
+            precipitation_mm: sql`excluded.precipitation_mm`,
+            wind_speed_m_s: sql`excluded.wind_speed_m_s`,
+            fetched_ms: sql`excluded.fetched_ms`,
+            refresh_id: sql`excluded.refresh_id`,
+          }),
       )
       .execute();
   }

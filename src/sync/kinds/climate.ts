@@ -1,5 +1,5 @@
 import { Forbidden } from '../../errors.js';
-import type SQLite from 'better-sqlite3';
+import type { RawSql } from '../../db/raw.js';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import { climateMetric } from '../../climate/metrics.js';
@@ -45,30 +45,28 @@ interface CycleRef {
   key: number;
 }
 
+type HeldPoint = { value: number; import_seq: number | null; version: string | null; fixed_id: string | null };
+
 class ReadingState {
   private readonly importVersions = new Map<number, string | null>();
   private readonly importIds = new Map<string, number | null>();
-  private readonly point: SQLite.Statement;
-  private readonly tomb: SQLite.Statement;
 
-  constructor(private readonly sqlite: SQLite.Database) {
-    this.point = sqlite.prepare(
-      'SELECT value, import_seq, version, fixed_id FROM climate_points WHERE cycle_key = ? AND at_ms = ? AND metric_code = ?',
-    );
-    this.tomb = sqlite.prepare('SELECT version FROM sync_tombstones WHERE entity = ? AND entity_id = ?');
-  }
+  constructor(
+    private readonly db: RawSql,
+    private readonly org: string,
+  ) {}
 
-  importVersion(seq: number): string | null {
+  async importVersion(seq: number): Promise<string | null> {
     if (!this.importVersions.has(seq)) {
-      const r = this.sqlite.prepare('SELECT version FROM climate_imports WHERE seq = ?').get(seq) as { version: string } | undefined;
+      const r = await this.db.get<{ version: string }>('SELECT version FROM climate_imports WHERE seq = ?', seq);
       this.importVersions.set(seq, r?.version ?? null);
     }
     return this.importVersions.get(seq)!;
   }
 
-  seqOf(importId: string): number | null {
+  async seqOf(importId: string): Promise<number | null> {
     if (!this.importIds.has(importId)) {
-      const r = this.sqlite.prepare('SELECT seq FROM climate_imports WHERE id = ?').get(importId) as { seq: number } | undefined;
+      const r = await this.db.get<{ seq: number }>('SELECT seq FROM climate_imports WHERE id = ?', importId);
       this.importIds.set(importId, r?.seq ?? null);
     }
     return this.importIds.get(importId)!;
@@ -79,79 +77,124 @@ class ReadingState {
     this.importVersions.set(seq, version);
   }
 
-  get(
-    cycle: CycleRef,
-    code: number,
-    atMs: number,
-  ): { value: number; import_seq: number | null; version: string | null; fixed_id: string | null } | undefined {
-    return this.point.get(cycle.key, atMs, code) as never;
+  get(cycle: CycleRef, code: number, atMs: number): Promise<HeldPoint | undefined> {
+    return this.db.get<HeldPoint>(
+      'SELECT value, import_seq, version, fixed_id FROM climate_points WHERE cycle_key = ? AND at_ms = ? AND metric_code = ?',
+      cycle.key,
+      atMs,
+      code,
+    );
+  }
+
+  /** Every metric's points from `from` to `to` (ms) in one query, by `code:instant`. */
+  async rangeAll(cycle: CycleRef, from: number, to: number): Promise<Map<string, HeldPoint>> {
+    const rows = await this.db.all<HeldPoint & { at_ms: number; metric_code: number }>(
+      'SELECT metric_code, at_ms, value, import_seq, version, fixed_id FROM climate_points WHERE cycle_key = ? AND at_ms >= ? AND at_ms <= ?',
+      cycle.key,
+      from,
+      to,
+    );
+    return new Map(rows.map((r) => [`${r.metric_code}:${Number(r.at_ms)}`, r]));
   }
 
   /** The version a point holds: its own, or the import's that set it. */
-  effective(p: { import_seq: number | null; version: string | null }): string {
+  async effective(p: { import_seq: number | null; version: string | null }): Promise<string> {
     if (p.version !== null) return p.version;
-    return p.import_seq === null ? '' : (this.importVersion(p.import_seq) ?? '');
+    return p.import_seq === null ? '' : ((await this.importVersion(p.import_seq)) ?? '');
   }
 
-  tombstone(id: string): string | null {
-    return (this.tomb.get(READINGS, id) as { version: string } | undefined)?.version ?? null;
+  async tombstone(id: string): Promise<string | null> {
+    return (await this.db.get<{ version: string }>(TOMB_SQL, READINGS, id))?.version ?? null;
+  }
+
+  /** The tombstones of these reading ids, in one query on PostgreSQL (one lookup each on SQLite, where that is cheapest). */
+  async tombstones(ids: string[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    if (this.db.kind === 'postgres') {
+      const rows = await this.db.all<{ entity_id: string; version: string }>(
+        'SELECT entity_id, version FROM sync_tombstones WHERE entity = ? AND organization_id = ? AND entity_id = ANY(?::text[])',
+        READINGS,
+        this.org,
+        ids,
+      );
+      for (const r of rows) out.set(r.entity_id, r.version);
+      return out;
+    }
+    for (const id of ids) {
+      const v = await this.tombstone(id);
+      if (v !== null) out.set(id, v);
+    }
+    return out;
   }
 }
 
-function setTombstone(sqlite: SQLite.Database, org: string, id: string, version: string): void {
-  sqlite
-    .prepare(
-      `INSERT INTO sync_tombstones (entity, entity_id, organization_id, version) VALUES (?, ?, ?, ?)
-       ON CONFLICT (entity, entity_id) DO UPDATE SET version = excluded.version WHERE excluded.version > sync_tombstones.version`,
-    )
-    .run(READINGS, id, org, version);
+const TOMB_SQL = 'SELECT version FROM sync_tombstones WHERE entity = ? AND entity_id = ?';
+
+function setTombstone(db: RawSql, org: string, id: string, version: string): Promise<void> {
+  return db.run(
+    `INSERT INTO sync_tombstones (entity, entity_id, organization_id, version) VALUES (?, ?, ?, ?)
+     ON CONFLICT (${db.kind === 'postgres' ? 'entity, entity_id, organization_id' : 'entity, entity_id'}) DO UPDATE SET version = excluded.version WHERE excluded.version > sync_tombstones.version`,
+    READINGS,
+    id,
+    org,
+    version,
+  );
 }
 
 /**
- * The deletes made on this box, as tombstones: a reading deleted by hand (its change-log entry)
- * and the readings an undo removed (the import's undo record, at the version of the undo).
- * Kept up as the log grows, inside every transaction that applies received changes, so a
- * received write older than a delete made here never brings the reading back.
+ * The deletes made on this instance, as tombstones: a reading deleted by hand (its change-log
+ * entry) and the readings an undo removed (the import's undo record, at the version of the
+ * undo). Kept up as the log grows, inside every transaction that applies received changes, so
+ * a received write older than a delete made here never brings the reading back.
+ *
+ * On SQLite (one writer) by the log's own sequence, for every organization at once. On
+ * PostgreSQL, where log entries of concurrent transactions commit out of their sequence's
+ * order, per organization by its feed number (taken under the organization's lock, so in commit
+ * order), and only for the organization of the batch: its tombstones are all the batch reads.
  */
-export function indexLocalTombstones(sqlite: SQLite.Database): void {
-  const done = Number(
-    (sqlite.prepare("SELECT value FROM meta WHERE key = 'sync_tombstones_seq'").get() as { value: string } | undefined)?.value ?? 0,
-  );
-  const entries = sqlite
-    .prepare(
-      `SELECT seq, organization_id, entity, entity_id, op, before, after, version FROM change_log
-        WHERE seq > ? AND origin IS NULL AND entity IN ('climate_readings', 'climate_imports') ORDER BY seq`,
-    )
-    .all(done) as (LoggedChange & { seq: number })[];
+export async function indexLocalTombstones(db: RawSql, org: string): Promise<void> {
+  const pg = db.kind === 'postgres';
+  const mark = pg ? `sync_tombstones_seq:${org}` : 'sync_tombstones_seq';
+  const done = Number((await db.get<{ value: string }>('SELECT value FROM meta WHERE key = ?', mark))?.value ?? 0);
+  const entries = pg
+    ? await db.all<LoggedChange & { n: number }>(
+        `SELECT org_seq AS n, organization_id, entity, entity_id, op, before, after, version FROM change_log
+          WHERE organization_id = ? AND org_seq > ? AND origin IS NULL AND entity IN ('climate_readings', 'climate_imports') ORDER BY org_seq`,
+        org,
+        done,
+      )
+    : await db.all<LoggedChange & { n: number }>(
+        `SELECT seq AS n, organization_id, entity, entity_id, op, before, after, version FROM change_log
+          WHERE seq > ? AND origin IS NULL AND entity IN ('climate_readings', 'climate_imports') ORDER BY seq`,
+        done,
+      );
   let last = done;
   for (const e of entries) {
-    last = e.seq;
+    last = Number(e.n);
     if (e.organization_id === null) continue;
     if (e.entity === READINGS && e.op === 'delete') {
       const before = parse(e.before);
-      if (before && typeof before.metric === 'string') setTombstone(sqlite, e.organization_id, e.entity_id, e.version);
+      if (before && typeof before.metric === 'string') await setTombstone(db, e.organization_id, e.entity_id, e.version);
     } else if (e.entity === 'climate_imports' && e.op === 'update') {
       const before = parse(e.before);
       const after = parse(e.after);
       if (!after || after.status !== 'undone' || before?.status === 'undone') continue;
       const version = typeof after.version === 'string' ? after.version : e.version;
-      const undo = sqlite.prepare('SELECT metric, added FROM climate_import_undo WHERE import_seq = ?').all(after.seq) as {
-        metric: string;
-        added: Buffer;
-      }[];
+      const undo = await db.all<{ metric: string; added: Buffer }>(
+        'SELECT metric, added FROM climate_import_undo WHERE import_seq = ?',
+        after.seq,
+      );
       for (const u of undo)
         for (const ms of unpackFloats(u.added))
-          setTombstone(sqlite, e.organization_id, pointId(after.cycle_id as string, u.metric, ms), version);
+          await setTombstone(db, e.organization_id, pointId(after.cycle_id as string, u.metric, ms), version);
     }
   }
   if (last > done)
-    sqlite
-      .prepare("INSERT INTO meta (key, value) VALUES ('sync_tombstones_seq', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
-      .run(String(last));
+    await db.run('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value', mark, String(last));
 }
 
 async function cycleRef(ctx: ApplyContext, cycleId: string): Promise<CycleRef> {
-  return { id: cycleId, key: await ensureCycleKey(ctx.trx, cycleId) };
+  return { id: cycleId, key: await ensureCycleKey(ctx.w, { id: cycleId, organization_id: ctx.org }) };
 }
 
 // ---- Readings typed or edited by hand: one change each.
@@ -207,15 +250,14 @@ export const climateReadingsKind: SyncKind = {
     const metric = row.metric as string;
     const cycle = await cycleRef(ctx, cycleId);
     const code = await ensureMetricCode(ctx.trx, metric);
-    const state = new ReadingState(ctx.sqlite);
-    const held = state.get(cycle, code, atMs);
+    const state = new ReadingState(ctx.db, ctx.org);
+    const held = await state.get(cycle, code, atMs);
     const id = held?.fixed_id ?? pointId(cycleId, metric, atMs);
-    const local = [held ? state.effective(held) : '', state.tombstone(id) ?? ''].reduce((a, b) => (a > b ? a : b));
+    const local = [held ? await state.effective(held) : '', (await state.tombstone(id)) ?? ''].reduce((a, b) => (a > b ? a : b));
     if (!newer(change.v, local)) return 'superseded';
     if (change.op === 'delete') {
-      if (held)
-        ctx.sqlite.prepare('DELETE FROM climate_points WHERE cycle_key = ? AND at_ms = ? AND metric_code = ?').run(cycle.key, atMs, code);
-      setTombstone(ctx.sqlite, ctx.org, id, change.v);
+      if (held) await ctx.db.run('DELETE FROM climate_points WHERE cycle_key = ? AND at_ms = ? AND metric_code = ?', cycle.key, atMs, code);
+      await setTombstone(ctx.db, ctx.org, id, change.v);
       await logApplied(ctx, change, 'delete', pick(row, READING_COLUMNS), undefined);
       return 'applied';
     }
@@ -223,17 +265,20 @@ export const climateReadingsKind: SyncKind = {
     const updated = Date.parse(String(row.updated_at));
     if (!Number.isFinite(created) || !Number.isFinite(updated)) throw invalid('created_at and updated_at must be instants.');
     if (held) {
-      ctx.sqlite
-        .prepare(
-          'UPDATE climate_points SET value = ?, import_seq = NULL, changed_ms = ?, version = ? WHERE cycle_key = ? AND at_ms = ? AND metric_code = ?',
-        )
-        .run(row.value, updated, change.v, cycle.key, atMs, code);
+      await ctx.db.run(
+        'UPDATE climate_points SET value = ?, import_seq = NULL, changed_ms = ?, version = ? WHERE cycle_key = ? AND at_ms = ? AND metric_code = ?',
+        row.value,
+        updated,
+        change.v,
+        cycle.key,
+        atMs,
+        code,
+      );
     } else {
-      ctx.sqlite
-        .prepare(
-          'INSERT INTO climate_points (cycle_key, at_ms, metric_code, value, import_seq, created_ms, changed_ms, version, fixed_id) VALUES (?, ?, ?, ?, NULL, ?, ?, ?, ?)',
-        )
-        .run(
+      const fixed = change.eid === pointId(cycleId, metric, atMs) ? null : change.eid;
+      if (ctx.db.kind === 'postgres')
+        await ctx.db.run(
+          'INSERT INTO climate_points (cycle_key, at_ms, metric_code, value, import_seq, created_ms, changed_ms, version, fixed_id, organization_id) VALUES (?, ?, ?, ?, NULL, ?, ?, ?, ?, ?)',
           cycle.key,
           atMs,
           code,
@@ -241,7 +286,20 @@ export const climateReadingsKind: SyncKind = {
           created,
           updated,
           change.v,
-          change.eid === pointId(cycleId, metric, atMs) ? null : change.eid,
+          fixed,
+          ctx.org,
+        );
+      else
+        await ctx.db.run(
+          'INSERT INTO climate_points (cycle_key, at_ms, metric_code, value, import_seq, created_ms, changed_ms, version, fixed_id) VALUES (?, ?, ?, ?, NULL, ?, ?, ?, ?)',
+          cycle.key,
+          atMs,
+          code,
+          row.value,
+          created,
+          updated,
+          change.v,
+          fixed,
         );
     }
     await logApplied(ctx, change, held ? 'update' : 'insert', undefined, pick(row, READING_COLUMNS));
@@ -385,17 +443,148 @@ async function importReadings(db: Kysely<Database>, imp: Row): Promise<PackedRea
 }
 
 /** Appends what applying a unit did to the import's undo record here, so an undo made here undoes it. */
-function recordUndo(sqlite: SQLite.Database, seq: number, metric: string, added: number[], updated: number[]): void {
-  if (!added.length && !updated.length) return;
-  const held = sqlite.prepare('SELECT added, updated FROM climate_import_undo WHERE import_seq = ? AND metric = ?').get(seq, metric) as
-    { added: Buffer; updated: Buffer } | undefined;
-  const a = held ? [...unpackFloats(held.added), ...added] : added;
-  const u = held ? [...unpackFloats(held.updated), ...updated] : updated;
-  sqlite
-    .prepare(
+async function recordUndo(
+  db: RawSql,
+  org: string,
+  seq: number,
+  metrics: { metric: string; added: number[]; updated: number[] }[],
+): Promise<void> {
+  const touched = metrics.filter((m) => m.added.length || m.updated.length);
+  if (!touched.length) return;
+  const held = new Map(
+    (
+      await db.all<{ metric: string; added: Buffer; updated: Buffer }>(
+        'SELECT metric, added, updated FROM climate_import_undo WHERE import_seq = ?',
+        seq,
+      )
+    ).map((r) => [r.metric, r]),
+  );
+  const rows = touched.map((m) => {
+    const h = held.get(m.metric);
+    return {
+      metric: m.metric,
+      added: packFloats(h ? [...unpackFloats(h.added), ...m.added] : m.added),
+      updated: packFloats(h ? [...unpackFloats(h.updated), ...m.updated] : m.updated),
+    };
+  });
+  if (db.kind === 'postgres') {
+    await db.run(
+      `INSERT INTO climate_import_undo (import_seq, metric, added, updated, organization_id)
+       SELECT ?, u.metric, u.added, u.updated, ? FROM unnest(?::text[], ?::bytea[], ?::bytea[]) AS u(metric, added, updated)
+       ON CONFLICT (import_seq, metric, organization_id) DO UPDATE SET added = excluded.added, updated = excluded.updated`,
+      seq,
+      org,
+      rows.map((r) => r.metric),
+      rows.map((r) => r.added),
+      rows.map((r) => r.updated),
+    );
+    return;
+  }
+  for (const r of rows)
+    await db.run(
       'INSERT INTO climate_import_undo (import_seq, metric, added, updated) VALUES (?, ?, ?, ?) ON CONFLICT (import_seq, metric) DO UPDATE SET added = excluded.added, updated = excluded.updated',
-    )
-    .run(seq, metric, packFloats(a), packFloats(u));
+      seq,
+      r.metric,
+      r.added,
+      r.updated,
+    );
+}
+
+/** The small numbers of these metrics' names, made for those that have none yet. */
+async function metricCodes(ctx: ApplyContext, metrics: string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  if (!metrics.length) return out;
+  const rows = await ctx.trx.selectFrom('climate_metric_codes').select(['metric', 'code']).where('metric', 'in', metrics).execute();
+  for (const r of rows) out.set(r.metric, Number(r.code));
+  for (const m of metrics) if (!out.has(m)) out.set(m, await ensureMetricCode(ctx.trx, m));
+  return out;
+}
+
+/**
+ * A unit's writes to one cycle's points: on SQLite a prepared statement per point (in process,
+ * nothing to gain by gathering); on PostgreSQL gathered and sent as one statement per kind of
+ * write (unnest), so that a unit of thousands of readings is a handful of round trips.
+ */
+class PointWriter {
+  private ins: unknown[][] = [[], [], [], [], [], [], []];
+  private upd: unknown[][] = [[], [], [], [], [], []];
+  private del: unknown[][] = [[], []];
+
+  constructor(
+    private readonly db: RawSql,
+    private readonly org: string,
+    private readonly cycleKey: number,
+  ) {}
+
+  async insert(code: number, ms: number, value: number, src: number | null, created: number, changed: number | null, ver: string | null) {
+    if (this.db.kind === 'sqlite')
+      return this.db.run(
+        'INSERT INTO climate_points (cycle_key, at_ms, metric_code, value, import_seq, created_ms, changed_ms, version, fixed_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)',
+        this.cycleKey,
+        ms,
+        code,
+        value,
+        src,
+        created,
+        changed,
+        ver,
+      );
+    [code, ms, value, src, created, changed, ver].forEach((v, i) => this.ins[i]!.push(v));
+  }
+
+  async update(code: number, ms: number, value: number, src: number | null, changed: number | null, ver: string | null) {
+    if (this.db.kind === 'sqlite')
+      return this.db.run(
+        'UPDATE climate_points SET value = ?, import_seq = ?, changed_ms = ?, version = ? WHERE cycle_key = ? AND at_ms = ? AND metric_code = ?',
+        value,
+        src,
+        changed,
+        ver,
+        this.cycleKey,
+        ms,
+        code,
+      );
+    [code, ms, value, src, changed, ver].forEach((v, i) => this.upd[i]!.push(v));
+  }
+
+  async remove(code: number, ms: number) {
+    if (this.db.kind === 'sqlite')
+      return this.db.run('DELETE FROM climate_points WHERE cycle_key = ? AND at_ms = ? AND metric_code = ?', this.cycleKey, ms, code);
+    [code, ms].forEach((v, i) => this.del[i]!.push(v));
+  }
+
+  async flush(): Promise<void> {
+    if (this.db.kind === 'sqlite') return;
+    if (this.del[0]!.length)
+      await this.db.run(
+        `DELETE FROM climate_points p USING unnest(?::int[], ?::bigint[]) AS d(code, at_ms)
+          WHERE p.cycle_key = ? AND p.organization_id = ? AND p.metric_code = d.code AND p.at_ms = d.at_ms`,
+        ...this.del,
+        this.cycleKey,
+        this.org,
+      );
+    if (this.upd[0]!.length)
+      await this.db.run(
+        `UPDATE climate_points p SET value = u.value, import_seq = u.src, changed_ms = u.changed, version = u.ver
+           FROM unnest(?::int[], ?::bigint[], ?::float8[], ?::bigint[], ?::bigint[], ?::text[]) AS u(code, at_ms, value, src, changed, ver)
+          WHERE p.cycle_key = ? AND p.organization_id = ? AND p.metric_code = u.code AND p.at_ms = u.at_ms`,
+        ...this.upd,
+        this.cycleKey,
+        this.org,
+      );
+    if (this.ins[0]!.length)
+      await this.db.run(
+        `INSERT INTO climate_points (cycle_key, at_ms, metric_code, value, import_seq, created_ms, changed_ms, version, fixed_id, organization_id)
+         SELECT ?, i.at_ms, i.code, i.value, i.src, i.created, i.changed, i.ver, NULL, ?
+           FROM unnest(?::int[], ?::bigint[], ?::float8[], ?::bigint[], ?::bigint[], ?::bigint[], ?::text[]) AS i(code, at_ms, value, src, created, changed, ver)`,
+        this.cycleKey,
+        this.org,
+        ...this.ins,
+      );
+    this.ins = [[], [], [], [], [], [], []];
+    this.upd = [[], [], [], [], [], []];
+    this.del = [[], []];
+  }
 }
 
 async function applyImport(ctx: ApplyContext, change: WireChange): Promise<'applied' | 'superseded'> {
@@ -407,7 +596,7 @@ async function applyImport(ctx: ApplyContext, change: WireChange): Promise<'appl
       await logApplied(ctx, change, 'delete', change.row ?? { id: change.eid }, undefined);
       return 'applied';
     }
-    ctx.sqlite.prepare('DELETE FROM climate_import_undo WHERE import_seq = ?').run(existing.seq);
+    await ctx.db.run('DELETE FROM climate_import_undo WHERE import_seq = ?', existing.seq);
     await ctx.trx.deleteFrom('climate_imports').where('id', '=', change.eid).execute();
     await logApplied(ctx, change, 'delete', existing, undefined);
     return 'applied';
@@ -451,7 +640,7 @@ async function applyImport(ctx: ApplyContext, change: WireChange): Promise<'appl
 
   // Versions are compared with what the readings held before this unit: an import's own
   // readings have its version, read before its record is updated below.
-  const state = new ReadingState(ctx.sqlite);
+  const state = new ReadingState(ctx.db, ctx.org);
   let seq: number;
   if (existing) {
     seq = existing.seq as number;
@@ -463,8 +652,11 @@ async function applyImport(ctx: ApplyContext, change: WireChange): Promise<'appl
     await ctx.trx.updateTable('climate_imports').set(values).where('id', '=', change.eid).execute();
     await logApplied(ctx, change, 'update', existing, { ...existing, ...values });
   } else {
-    const max = ctx.sqlite.prepare('SELECT max(seq) AS s FROM climate_imports').get() as { s: number | null };
-    seq = Number(max.s ?? 0) + 1;
+    // SQLite's one writer numbers imports by max() + 1; PostgreSQL's concurrent ones by a sequence (migration 0005).
+    const next = await ctx.db.get<{ s: number | null }>(
+      ctx.db.kind === 'postgres' ? "SELECT nextval('climate_imports_seq_seq') AS s" : 'SELECT max(seq) + 1 AS s FROM climate_imports',
+    );
+    seq = Number(next?.s ?? 1);
     await ctx.trx
       .insertInto('climate_imports')
       .values({ ...row, seq } as never)
@@ -475,15 +667,38 @@ async function applyImport(ctx: ApplyContext, change: WireChange): Promise<'appl
   const cycle = await cycleRef(ctx, row.cycle_id as string);
   const created = Date.parse(row.created_at as string);
   const changed = Date.parse(row.updated_at as string);
-  const insert = ctx.sqlite.prepare(
-    'INSERT INTO climate_points (cycle_key, at_ms, metric_code, value, import_seq, created_ms, changed_ms, version, fixed_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)',
-  );
-  const update = ctx.sqlite.prepare(
-    'UPDATE climate_points SET value = ?, import_seq = ?, changed_ms = ?, version = ? WHERE cycle_key = ? AND at_ms = ? AND metric_code = ?',
-  );
-  const remove = ctx.sqlite.prepare('DELETE FROM climate_points WHERE cycle_key = ? AND at_ms = ? AND metric_code = ?');
-  for (const p of packed) {
-    const code = await ensureMetricCode(ctx.trx, p.metric);
+  const points = new PointWriter(ctx.db, ctx.org, cycle.key);
+  // What the cycle holds over the unit's span and the tombstones of its instants, read once for
+  // the whole unit (a handful of statements, not a few per metric: PostgreSQL's round trips).
+  const codes = await metricCodes(ctx, [...new Set(packed.map((p) => p.metric))]);
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const p of packed)
+    for (const ms of p.at) {
+      lo = Math.min(lo, ms);
+      hi = Math.max(hi, ms);
+    }
+  const load = async (metrics: PackedReadings[]) => {
+    const span = lo <= hi ? await state.rangeAll(cycle, lo, hi) : new Map<string, HeldPoint>();
+    const ids = metrics.map((p) => p.at.map((ms) => span.get(`${codes.get(p.metric)}:${ms}`)?.fixed_id ?? pointId(cycle.id, p.metric, ms)));
+    return { span, ids, tombs: await state.tombstones(ids.flat()) };
+  };
+  let held0 = await load(packed);
+  const undo: { metric: string; added: number[]; updated: number[] }[] = [];
+  const seen = new Set<string>();
+  for (let k = 0; k < packed.length; k++) {
+    const p = packed[k]!;
+    const code = codes.get(p.metric)!;
+    let ids = held0.ids[k]!;
+    if (seen.has(p.metric)) {
+      // The same metric twice in one unit: what the first wrote is read back before the second.
+      await points.flush();
+      const again = await load([p]);
+      held0 = { span: again.span, ids: held0.ids, tombs: again.tombs };
+      ids = again.ids[0]!;
+    }
+    seen.add(p.metric);
+    const { span, tombs } = held0;
     const added: number[] = [];
     const updatedEffects: number[] = [];
     for (let j = 0; j < p.at.length; j++) {
@@ -491,29 +706,31 @@ async function applyImport(ctx: ApplyContext, change: WireChange): Promise<'appl
       const value = p.value[j]!;
       const ver = p.ver?.[j] ?? change.v;
       const src = p.src ? p.src[j]! : value === null ? null : change.eid;
-      const held = state.get(cycle, code, ms);
-      const id = held?.fixed_id ?? pointId(cycle.id, p.metric, ms);
-      const local = [held ? state.effective(held) : '', state.tombstone(id) ?? ''].reduce((a, b) => (a > b ? a : b));
+      const held = span.get(`${code}:${ms}`);
+      const id = ids[j]!;
+      const local = [held ? await state.effective(held) : '', tombs.get(id) ?? ''].reduce((a, b) => (a > b ? a : b));
       if (!newer(ver, local)) continue;
       if (value === null) {
-        if (held) remove.run(cycle.key, ms, code);
-        setTombstone(ctx.sqlite, ctx.org, id, ver);
+        if (held) await points.remove(code, ms);
+        await setTombstone(ctx.db, ctx.org, id, ver);
         continue;
       }
-      const srcSeq = src === null ? null : src === change.eid ? seq : state.seqOf(src);
+      const srcSeq = src === null ? null : src === change.eid ? seq : await state.seqOf(src);
       if (src !== null && srcSeq === null) continue;
       // A value as the import set it keeps no version of its own: it has the import's (points.ts).
       const own = srcSeq === seq && ver === change.v && row.status === 'done';
       if (held) {
-        update.run(value, srcSeq, own ? null : changed, own ? null : ver, cycle.key, ms, code);
+        await points.update(code, ms, value, srcSeq, own ? null : changed, own ? null : ver);
         if (own) updatedEffects.push(ms, held.value, held.import_seq ?? Number.NaN);
       } else {
-        insert.run(cycle.key, ms, code, value, srcSeq, created, own ? null : changed, own ? null : ver);
+        await points.insert(code, ms, value, srcSeq, created, own ? null : changed, own ? null : ver);
         if (own) added.push(ms);
       }
     }
-    recordUndo(ctx.sqlite, seq, p.metric, added, updatedEffects);
+    undo.push({ metric: p.metric, added, updated: updatedEffects });
   }
+  await points.flush();
+  await recordUndo(ctx.db, ctx.org, seq, undo);
   return 'applied';
 }
 

@@ -1,4 +1,4 @@
-import type SQLite from 'better-sqlite3';
+import type { RawSql } from '../../db/raw.js';
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../../db/schema.js';
 import type { Writer } from '../../db/store.js';
@@ -39,7 +39,8 @@ export interface SerializeContext {
 export interface ApplyContext {
   w: Writer;
   trx: Transaction<Database>;
-  sqlite: SQLite.Database;
+  /** Plain SQL on the transaction's connection, either engine (src/db/raw.ts). */
+  db: RawSql;
   services: Services;
   /** The organization the batch is for: every change and every parent must be in it. */
   org: string;

@@ -1,5 +1,6 @@
 import { Conflict, Forbidden } from '../../errors.js';
 import { sql, type Kysely, type Transaction } from 'kysely';
+import { engineKindOf } from '../../db/engine.js';
 import type { Database } from '../../db/schema.js';
 import type { JsonSchema } from '../../http/route.js';
 import type { WireChange } from '../wire.js';
@@ -96,12 +97,24 @@ export async function columnVersions(q: Q, entity: string, id: string, columns: 
 }
 
 /** Records the version received fields took (see columnVersions). */
-export async function recordColumnVersions(q: Q, entity: string, id: string, fields: readonly string[], version: string): Promise<void> {
+export async function recordColumnVersions(
+  q: Q,
+  org: string,
+  entity: string,
+  id: string,
+  fields: readonly string[],
+  version: string,
+): Promise<void> {
+  // PostgreSQL's table carries the organization (Citus distributes by it); SQLite's has none.
+  const pg = engineKindOf(anyDb(q)) === 'postgres';
   for (const field of fields) {
-    await sql`INSERT INTO sync_field_versions (entity, entity_id, field, version) VALUES (${entity}, ${id}, ${field}, ${version})
-      ON CONFLICT (entity, entity_id, field) DO UPDATE SET version = excluded.version WHERE excluded.version > sync_field_versions.version`.execute(
-      anyDb(q),
-    );
+    await (
+      pg
+        ? sql`INSERT INTO sync_field_versions (entity, entity_id, field, version, organization_id) VALUES (${entity}, ${id}, ${field}, ${version}, ${org})
+      ON CONFLICT (entity, entity_id, field, organization_id) DO UPDATE SET version = excluded.version WHERE excluded.version > sync_field_versions.version`
+        : sql`INSERT INTO sync_field_versions (entity, entity_id, field, version) VALUES (${entity}, ${id}, ${field}, ${version})
+      ON CONFLICT (entity, entity_id, field) DO UPDATE SET version = excluded.version WHERE excluded.version > sync_field_versions.version`
+    ).execute(anyDb(q));
   }
 }
 
@@ -346,7 +359,7 @@ export function rowKind(spec: RowKindSpec): SyncKind {
       }
       await insertRow(ctx, spec.table, stored);
       if (spec.merge !== 'record') {
-        for (const c of fieldColumns) await recordColumnVersions(ctx.trx, spec.kind, change.eid, [c], fv[c] ?? change.v);
+        for (const c of fieldColumns) await recordColumnVersions(ctx.trx, ctx.org, spec.kind, change.eid, [c], fv[c] ?? change.v);
       }
       await logApplied(ctx, change, 'insert', undefined, stored);
       await spec.afterApply?.(ctx, stored, undefined, change, all);
@@ -385,7 +398,7 @@ export function rowKind(spec: RowKindSpec): SyncKind {
           if (!(c in row)) continue;
           values[c] = row[c];
           taken.push(c);
-          await recordColumnVersions(ctx.trx, spec.kind, change.eid, [c], fv[c] ?? change.v);
+          await recordColumnVersions(ctx.trx, ctx.org, spec.kind, change.eid, [c], fv[c] ?? change.v);
         }
       }
       // A later write whose fields all lost here (a key revoked again after an earlier revocation

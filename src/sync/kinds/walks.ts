@@ -1,3 +1,4 @@
+import { orgKey } from '../../db/engine.js';
 import { Invalid } from '../../errors.js';
 import { weekLabelSchema } from '../../http/schemas.js';
 import { forgetWalks } from '../../walks/jobs/runner.js';
@@ -182,7 +183,7 @@ async function storeManifest(ctx: ApplyContext, walk: Row, files: ManifestEntry[
     await ctx.trx
       .insertInto('sync_walk_files')
       .values({ walk_id: walk.id as string, name: f.name, organization_id: ctx.org, sha256: f.sha256, size: f.size, present: 0 })
-      .onConflict((oc) => oc.columns(['walk_id', 'name']).doUpdateSet({ sha256: f.sha256, size: f.size, present: 0 }))
+      .onConflict((oc) => oc.columns(orgKey(ctx.trx, ['walk_id', 'name'])).doUpdateSet({ sha256: f.sha256, size: f.size, present: 0 }))
       .execute();
     // A content already here (another walk's identical frame) is put in place at once; the others are fetched or awaited.
     const copy = await presentCopy(ctx.trx, dataDir, f.sha256);

@@ -1,4 +1,6 @@
+import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
+import { LOCK_SPACE } from '../../db/postgres.js';
 import type { Store, Writer } from '../../db/store.js';
 import { SYSTEM_ACTOR } from '../../db/store.js';
 import { DEFAULT_OPTIONS, KIND_OF_MODE, type ScoringMode, type ScoringOptions } from './options.js';
@@ -162,10 +164,24 @@ export async function findByIdempotencyKey(db: Db, organizationId: string, key: 
  * Claims the oldest queued walk for this process. The UPDATE ... WHERE
  * status = 'queued' is the claim: when two runners race for one row only one
  * of them changes it, and the other moves on.
+ *
+ * On PostgreSQL, where several processes share the queue, the candidate is read
+ * FOR UPDATE SKIP LOCKED: a walk another process is claiming right now is passed
+ * over instead of waited for, so two processes claim two walks, never one twice.
+ * The claim records the process (`claimed_by`, its instance number), whose
+ * advisory lock says whether it is still alive (recoverInterrupted).
  */
 export async function claimNextWalk(store: Store): Promise<WalkTable | null> {
   return store.write(SYSTEM_ACTOR, async (w) => {
-    const candidate = await w.trx.selectFrom('walks').selectAll().where('status', '=', 'queued').orderBy('id').limit(1).executeTakeFirst();
+    const pg = w.engine.kind === 'postgres';
+    const candidate = await w.trx
+      .selectFrom('walks')
+      .selectAll()
+      .where('status', '=', 'queued')
+      .orderBy('id')
+      .limit(1)
+      .$if(pg, (q) => q.forUpdate().skipLocked())
+      .executeTakeFirst();
     if (!candidate) return null;
     const version = store.hlc.now();
     const changed = await w.trx
@@ -179,6 +195,7 @@ export async function claimNextWalk(store: Store): Promise<WalkTable | null> {
         attempts: candidate.attempts + 1,
         updated_at: w.now,
         version,
+        claimed_by: w.engine.kind === 'postgres' ? w.engine.instance : null,
       })
       .where('id', '=', candidate.id)
       .where('status', '=', 'queued')
@@ -393,13 +410,20 @@ export async function requeueWalk(w: Writer, walkId: string): Promise<boolean> {
  * At start: every walk left `running` by a crash or a kill goes back to the
  * queue, except one that has already been interrupted MAX_ATTEMPTS times,
  * which fails rather than take the box down again and again.
+ *
+ * On PostgreSQL other processes may be scoring walks this minute: only walks
+ * whose claiming process is gone are taken back, those whose claimer's advisory
+ * lock (held by its link connection, src/db/postgres.ts) can be taken. The
+ * runner asks again now and then, so walks of a process killed while others run
+ * are not left behind until a restart.
  */
 export async function recoverInterrupted(store: Store): Promise<{ requeued: string[]; failed: string[] }> {
   return store.write(SYSTEM_ACTOR, async (w) => {
-    const running = await w.trx.selectFrom('walks').select(['id', 'attempts']).where('status', '=', 'running').execute();
+    const running = await w.trx.selectFrom('walks').select(['id', 'attempts', 'claimed_by']).where('status', '=', 'running').execute();
     const requeued: string[] = [];
     const failed: string[] = [];
     for (const r of running) {
+      if (w.engine.kind === 'postgres' && !(await claimerGone(w, w.engine.instance, r.claimed_by ?? null))) continue;
       if (r.attempts >= MAX_ATTEMPTS) {
         await failWalk(w, r.id, `scoring was interrupted ${r.attempts} times (the process stopped while scoring it); not trying again`);
         failed.push(r.id);
@@ -410,6 +434,15 @@ export async function recoverInterrupted(store: Store): Promise<{ requeued: stri
     }
     return { requeued, failed };
   });
+}
+
+/** Whether the process that claimed a walk is gone: no claimer recorded, or its liveness lock free (held until this transaction ends). */
+async function claimerGone(w: Writer, me: number, claimer: number | null): Promise<boolean> {
+  if (claimer === null) return true;
+  // This process's own walks are in its runner's hands (a recovery while it runs).
+  if (claimer === me) return false;
+  const r = await sql<{ free: boolean }>`select pg_try_advisory_xact_lock(${LOCK_SPACE.process}, ${claimer}) as free`.execute(w.trx);
+  return r.rows[0]!.free;
 }
 
 export async function queueDepth(db: Db): Promise<{ queued: number; running: number }> {

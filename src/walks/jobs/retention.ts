@@ -1,6 +1,7 @@
 import { readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { SYSTEM_ACTOR } from '../../db/store.js';
+import { scheduled } from '../../db/engine.js';
 import { storageOf } from '../../health/routes.js';
 import { Conflict, Gone } from '../../errors.js';
 import type { Services } from '../../services.js';
@@ -202,7 +203,8 @@ export class MediaRetention {
 
   private async sweepLogged(): Promise<void> {
     try {
-      await this.sweep();
+      // Processes sharing a PostgreSQL database take turns: one sweeps each round.
+      await scheduled(this.services.engine, 'walk-media-sweep', () => this.sweep());
     } catch (err) {
       // A full disk or a busy database now is no reason to stop: the next sweep tries again.
       this.services.log.error('walk media sweep failed', { error: err as Error });

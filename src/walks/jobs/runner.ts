@@ -1,4 +1,4 @@
-import { readdir, rm, mkdir } from 'node:fs/promises';
+import { readdir, rm, mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fork, type ChildProcess } from 'node:child_process';
@@ -25,6 +25,9 @@ const HERE = fileURLToPath(import.meta.url);
 const BOOT = fileURLToPath(new URL('./worker-boot.mjs', import.meta.url));
 const ENTRY = new URL(`./worker${path.extname(HERE)}`, import.meta.url);
 
+/** PostgreSQL: a walk folder without a row younger than this may be an upload under way in another process. */
+const ORPHAN_AGE_MS = 3_600_000;
+
 /** Frames live in ArrayBuffers outside this heap; the heap holds tracks, detections and the result. */
 const WORKER_HEAP_MB = 1024;
 
@@ -39,6 +42,8 @@ export interface RunnerOptions {
   stopTimeoutMs?: number;
   /** After a failed claim (a full disk, say), how long until the queue is looked at again, ms. */
   retryAfterFailureMs?: number;
+  /** PostgreSQL: how often walks left running by a process that died are looked for, ms. */
+  recoverEveryMs?: number;
 }
 
 interface Active {
@@ -67,6 +72,9 @@ export class WalkRunner {
   private readonly stopTimeoutMs: number;
   private readonly retryAfterFailureMs: number;
   private retryTimer: NodeJS.Timeout | null = null;
+  private recoverTimer: NodeJS.Timeout | null = null;
+  /** PostgreSQL: how often walks of processes that died are looked for, ms. */
+  private readonly recoverEveryMs: number;
 
   constructor(
     private readonly services: Services,
@@ -75,6 +83,7 @@ export class WalkRunner {
     this.progressIntervalMs = options.progressIntervalMs ?? 250;
     this.stopTimeoutMs = options.stopTimeoutMs ?? 10_000;
     this.retryAfterFailureMs = options.retryAfterFailureMs ?? 30_000;
+    this.recoverEveryMs = options.recoverEveryMs ?? 60_000;
   }
 
   get alive(): boolean {
@@ -91,18 +100,32 @@ export class WalkRunner {
   }
 
   async start(): Promise<void> {
+    await this.recover('found running at start (the process stopped while scoring it)');
+    await this.sweepOrphans();
+    this.running = true;
+    if (this.services.engine.kind === 'postgres') {
+      // Other processes share the queue: walks of one that dies while this one runs come back here.
+      this.recoverTimer = setInterval(() => {
+        this.recover('its process stopped while scoring it (another process sharing the database)')
+          .then(() => this.wake())
+          .catch((err: Error) => this.services.log.error('walk runner could not look for interrupted walks', { error: err }));
+      }, this.recoverEveryMs);
+      this.recoverTimer.unref();
+    }
+    this.wake();
+  }
+
+  /** Puts walks whose scoring was interrupted back in the queue (recoverInterrupted), their partial frames removed. */
+  private async recover(why: string): Promise<void> {
     const { log, config } = this.services;
     const { requeued, failed } = await recoverInterrupted(this.services.store);
     for (const id of [...requeued, ...failed]) await this.stopOldWorker(id);
     for (const id of requeued) {
       // Frames of the interrupted attempt would mix with the next one's.
       await rm(framesDir(config.dataDir, id), { recursive: true, force: true });
-      log.info('walk requeued', { job_id: id, step: 'requeued', why: 'found running at start (the process stopped while scoring it)' });
+      log.info('walk requeued', { job_id: id, step: 'requeued', why });
     }
     for (const id of failed) log.warn('walk failed', { job_id: id, step: 'failed', why: 'interrupted too often' });
-    await this.sweepOrphans();
-    this.running = true;
-    this.wake();
   }
 
   /**
@@ -123,7 +146,9 @@ export class WalkRunner {
   /**
    * Removes walk folders with no walk row, at start only (no upload is under way then): files
    * moved in by an upload whose transaction never committed (a crash in between), or left by a
-   * crop cycle deleted with its walks while the box went down before removing them.
+   * crop cycle deleted with its walks while the box went down before removing them. On
+   * PostgreSQL another process sharing DATA_DIR may be uploading right now: a folder from the
+   * last hour is left for a later start.
    */
   private async sweepOrphans(): Promise<void> {
     const { db, config, log } = this.services;
@@ -136,6 +161,10 @@ export class WalkRunner {
       const known = new Set((await db.selectFrom('walks').select('id').where('id', 'in', part).execute()).map((r) => r.id));
       for (const name of part) {
         if (known.has(name)) continue;
+        if (this.services.engine.kind === 'postgres') {
+          const made = await stat(walkDir(config.dataDir, name)).catch(() => null);
+          if (made && this.services.clock.now() - made.mtimeMs < ORPHAN_AGE_MS) continue;
+        }
         await rm(walkDir(config.dataDir, name), { recursive: true, force: true });
         log.info('walk files removed', { job_id: name, why: 'no such walk (upload interrupted, or the walk was deleted)' });
       }
@@ -405,6 +434,8 @@ export class WalkRunner {
    */
   async stop(): Promise<void> {
     this.running = false;
+    if (this.recoverTimer) clearInterval(this.recoverTimer);
+    this.recoverTimer = null;
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = null;
     await this.pumping;

@@ -46,6 +46,11 @@ export interface WalkTable extends SyncedColumns {
   corrected_total: number | null;
   /** JSON of StoredResult when done. */
   result: string | null;
+  /**
+   * The process that claimed the walk (its instance number on PostgreSQL, where several share the
+   * queue; null on SQLite and before the first claim). Migration 0011.
+   */
+  claimed_by?: number | null;
   /** When the uploaded clips were removed by the retention setting (null while kept). */
   clips_removed_at: string | null;
   /** When the frames and overlays were removed by the retention setting (null while kept). */

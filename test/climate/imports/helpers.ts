@@ -1,4 +1,4 @@
-import type { TestServer, Tree } from '../../helpers/server.js';
+import { dbRows, type TestServer, type Tree } from '../../helpers/server.js';
 
 /** A climate CSV: five-minute rows from `start` (greenhouse wall clock), °F temperature, RH, CO₂. */
 export function climateCsv(rows: number, options: { start?: string; temperature?: (i: number) => number; header?: string } = {}): string {
@@ -19,13 +19,15 @@ export function form(content: string | Uint8Array | Blob, fileName: string, fiel
 }
 
 /** Everything the climate tables hold for a cycle, to show that a refused request changed nothing. */
-export function climateState(s: TestServer, tree: Tree) {
-  const q = (sql: string) => s.app.services.sqlite.prepare(sql).all(tree.cycleId);
+export async function climateState(s: TestServer, tree: Tree) {
+  const q = (sql: string) => dbRows(s, sql, tree.cycleId);
+  // The undo blobs as text, however the engine hands them back (a Buffer either way).
+  const undo = (await q(
+    'SELECT u.import_seq, u.metric, u.added, u.updated FROM climate_import_undo u JOIN climate_imports i ON i.seq = u.import_seq WHERE i.cycle_id = ? ORDER BY u.import_seq, u.metric',
+  )) as { import_seq: number; metric: string; added: Buffer; updated: Buffer }[];
   return {
-    readings: q('SELECT metric, at_utc, value, import_id, fixed_id FROM climate_readings WHERE cycle_id = ? ORDER BY at_utc, metric'),
-    imports: q('SELECT id, status FROM climate_imports WHERE cycle_id = ? ORDER BY id'),
-    undo: q(
-      'SELECT u.import_seq, u.metric, hex(u.added) AS added, hex(u.updated) AS updated FROM climate_import_undo u JOIN climate_imports i ON i.seq = u.import_seq WHERE i.cycle_id = ? ORDER BY u.import_seq, u.metric',
-    ),
+    readings: await q('SELECT metric, at_utc, value, import_id, fixed_id FROM climate_readings WHERE cycle_id = ? ORDER BY at_utc, metric'),
+    imports: await q('SELECT id, status FROM climate_imports WHERE cycle_id = ? ORDER BY id'),
+    undo: undo.map((u) => ({ ...u, added: Buffer.from(u.added).toString('hex'), updated: Buffer.from(u.updated).toString('hex') })),
   };
 }

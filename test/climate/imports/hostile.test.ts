@@ -20,7 +20,7 @@ t.test('hostile climate files', async (t) => {
   const C = `${tree.cyclePath}/climate`;
   // A saved mapping, so that ingest reaches the file too.
   t.equal((await s.request('POST', `${C}/file`, { key, raw: form(climateCsv(12), 'ok.csv', { remember: 'true' }) })).status, 200);
-  const baseline = climateState(s, tree);
+  const baseline = await climateState(s, tree);
 
   const throughEveryRoute = async (
     t: any,
@@ -56,7 +56,7 @@ t.test('hostile climate files', async (t) => {
             `${route}: ${JSON.stringify(r.body.blocking)}`,
           );
       }
-      t.same(climateState(s, tree), baseline, `${route}: nothing stored`);
+      t.same(await climateState(s, tree), baseline, `${route}: nothing stored`);
     }
   };
 
@@ -113,7 +113,7 @@ t.test('a 32 MiB single line above the cap: 413 while streaming', async (t) => {
   const block = Buffer.alloc(1 << 20, 'A');
   for (let i = 0; i < 32; i++) if (!ws.write(block)) await new Promise<void>((r) => ws.once('drain', () => r()));
   await new Promise<void>((r) => ws.end(() => r()));
-  const before = climateState(s, tree);
+  const before = await climateState(s, tree);
   for (const route of ['csv', 'file']) {
     const r = await s.request('POST', `${tree.cyclePath}/climate/${route}`, {
       key: tree.adminKey,
@@ -122,5 +122,5 @@ t.test('a 32 MiB single line above the cap: 413 while streaming', async (t) => {
     t.equal(r.status, 413, route);
     t.equal(r.body.limit_bytes, 10 * 1024 * 1024);
   }
-  t.same(climateState(s, tree), before);
+  t.same(await climateState(s, tree), before);
 });

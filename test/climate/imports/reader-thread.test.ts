@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { readHourly } from '../../../src/climate/exports-reader/index.js';
 import { readHourlyOnThread, stopReaderThread } from '../../../src/climate/imports/reader-thread.js';
-import { startServer, createTree } from '../../helpers/server.js';
+import { startServer, createTree, dbRows } from '../../helpers/server.js';
 import { climateCsv, form } from './helpers.js';
 
 /**
@@ -71,9 +71,11 @@ t.test('a row for an hour already handed over: NotInTimeOrder, and the import re
   t.equal(r.status, 200, r.text);
   t.match(r.body, { kind: 'file', status: 'done', readings_added: 900, rows_read: 3600 });
   const stored = (
-    s.app.services.sqlite
-      .prepare('SELECT metric, at_utc, value FROM climate_readings WHERE cycle_id = ? ORDER BY at_utc, metric')
-      .all(tree.cycleId) as { metric: string; at_utc: string; value: number }[]
+    await dbRows<{ metric: string; at_utc: string; value: number }>(
+      s,
+      'SELECT metric, at_utc, value FROM climate_readings WHERE cycle_id = ? ORDER BY at_utc, metric',
+      tree.cycleId,
+    )
   ).map((x) => `${Date.parse(x.at_utc)} ${x.metric} ${x.value}`);
   t.same(stored.sort(), (await whole(p)).sort(), 'every hour whole, the late row in its own hour');
 });

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { startServer, createTree } from '../../helpers/server.js';
+import { startServer, createTree, dbCount, dbRows } from '../../helpers/server.js';
 import { climateCsv, climateState, form } from './helpers.js';
 
 t.test('climate imports over HTTP', async (t) => {
@@ -11,7 +11,7 @@ t.test('climate imports over HTTP', async (t) => {
   const readings = async (metric: string) => (await s.request('GET', `${C}?metric=${metric}&limit=1000`, { key })).body;
 
   t.test('csv preview writes nothing and answers the analysis', async (t) => {
-    const before = climateState(s, tree);
+    const before = await climateState(s, tree);
     const r = await post('csv/preview', form(climateCsv(24), 'export.csv'));
     t.equal(r.status, 200, r.text);
     t.equal(r.body.time_zone, 'Europe/Amsterdam');
@@ -27,7 +27,7 @@ t.test('climate imports over HTTP', async (t) => {
     t.equal(r.body.first_rows[0].values.air_temperature, 20);
     t.same(r.body.blocking, []);
     t.equal(r.body.mapping.columns.length, 3);
-    t.same(climateState(s, tree), before);
+    t.same(await climateState(s, tree), before);
   });
 
   t.test('csv upload by detection stores every reading at its instant, in canonical units', async (t) => {
@@ -97,7 +97,7 @@ t.test('climate imports over HTTP', async (t) => {
   });
 
   t.test('bad form fields answer 422 and store nothing', async (t) => {
-    const before = climateState(s, tree);
+    const before = await climateState(s, tree);
     const cases: [Record<string, string>, string][] = [
       [{ columns: 'not json' }, 'columns'],
       [{ columns: JSON.stringify([{ column: 1, metric: 'nonsense' }]) }, 'columns.0.metric'],
@@ -125,11 +125,11 @@ t.test('climate imports over HTTP', async (t) => {
     t.equal(noFile.status, 422);
     const json = await s.request('POST', `${C}/csv`, { key, body: { file: 'x' } });
     t.equal(json.status, 415);
-    t.same(climateState(s, tree), before);
+    t.same(await climateState(s, tree), before);
   });
 
   t.test('a file with blocking problems: 400 climate_file_blocked, nothing stored', async (t) => {
-    const before = climateState(s, tree);
+    const before = await climateState(s, tree);
     for (const path of ['csv', 'file']) {
       const r = await post(path, form('just,some,words\nno,times,here\n', 'bad.csv'));
       t.equal(r.status, 400, r.text);
@@ -145,18 +145,18 @@ t.test('climate imports over HTTP', async (t) => {
     );
     t.equal(mismatch.status, 400);
     t.equal(mismatch.body.blocking[0].code, 'mapping_mismatch');
-    t.same(climateState(s, tree), before);
+    t.same(await climateState(s, tree), before);
   });
 
   t.test('a problem half way through the file rolls the whole import back', async (t) => {
-    const before = climateState(s, tree);
+    const before = await climateState(s, tree);
     const good = climateCsv(2000, { start: '2026-05-01T00:00' });
     const preview = await post('csv/preview', form(climateCsv(3), 'x.csv'));
     const late = good + '9'.repeat(2 * 1024 * 1024) + '\n';
     const r = await post('csv', form(late, 'late.csv', { mapping: JSON.stringify(preview.body.mapping) }));
     t.equal(r.status, 400, r.text);
     t.equal(r.body.blocking[0].code, 'line_too_long');
-    t.same(climateState(s, tree), before, 'the 2,000 good rows read before it were not kept');
+    t.same(await climateState(s, tree), before, 'the 2,000 good rows read before it were not kept');
   });
 
   t.test('climate-computer file: hourly values, re-imported hours updated not doubled, remember', async (t) => {
@@ -229,7 +229,7 @@ t.test('climate imports over HTTP', async (t) => {
     t.match(r.body, { kind: 'ingest', file_name: 'passwd', readings_added: 3, readings_skipped: 6 });
     const q = await ingest(climateCsv(48), {}, '?filename=night.csv');
     t.equal(q.body.file_name, 'night.csv');
-    const before = climateState(s, { ...tr });
+    const before = await climateState(s, { ...tr });
     const other = await ingest(climateCsv(24, { header: 'time,Temperature (°C),RH (%),CO2 (ppm)' }));
     t.equal(other.status, 422);
     t.equal(other.body.code, 'mapping_mismatch');
@@ -241,7 +241,7 @@ t.test('climate imports over HTTP', async (t) => {
       headers: { 'content-type': 'text/csv', cookie: `service_key=${tr.adminKey}`, origin: s.base },
     });
     t.equal(cookie.status, 401);
-    t.same(climateState(s, { ...tr }), before, 'refused ingests stored nothing');
+    t.same(await climateState(s, { ...tr }), before, 'refused ingests stored nothing');
   });
 
   t.test('undo over HTTP: conflicts name later imports; confirm; twice is 409', async (t) => {
@@ -290,40 +290,40 @@ t.test('climate imports over HTTP', async (t) => {
         });
       const contents = await s.request('GET', `${tr.greenhousePath}/contents`, { key: tr.adminKey });
       t.match(contents.body.counts, { climate_readings: 6, climate_imports: 1, climate_file_mappings: 1 });
-      const sqlite = s.app.services.sqlite;
-      const undoRows = () => (sqlite.prepare('SELECT count(*) AS n FROM climate_import_undo').get() as { n: number }).n;
-      const undoBefore = undoRows();
-      const undoOfCycle = (
-        sqlite
-          .prepare('SELECT count(*) AS n FROM climate_import_undo u JOIN climate_imports i ON i.seq = u.import_seq WHERE i.cycle_id = ?')
-          .get(tr.cycleId) as { n: number }
-      ).n;
+      const undoRows = () => dbCount(s, 'SELECT count(*) AS n FROM climate_import_undo');
+      const undoBefore = await undoRows();
+      const undoOfCycle = await dbCount(
+        s,
+        'SELECT count(*) AS n FROM climate_import_undo u JOIN climate_imports i ON i.seq = u.import_seq WHERE i.cycle_id = ?',
+        tr.cycleId,
+      );
       t.equal(undoOfCycle, 3, 'one undo record per metric');
-      const logBefore = (sqlite.prepare('SELECT count(*) AS n FROM change_log').get() as { n: number }).n;
+      const logBefore = await dbCount(s, 'SELECT count(*) AS n FROM change_log');
       const d = await s.request('DELETE', `${tr.greenhousePath}?cascade=true`, { key: tr.adminKey });
       t.equal(d.status, 200, d.text);
-      const n = (table: string, col: string, id: string) =>
-        (sqlite.prepare(`SELECT count(*) AS n FROM ${table} WHERE ${col} = ?`).get(id) as { n: number }).n;
+      const n = (table: string, col: string, id: string) => dbCount(s, `SELECT count(*) AS n FROM ${table} WHERE ${col} = ?`, id);
       t.same(
         [
-          n('climate_readings', 'cycle_id', tr.cycleId),
-          n('climate_imports', 'cycle_id', tr.cycleId),
-          n('climate_cycle_keys', 'cycle_id', tr.cycleId),
-          n('climate_file_mappings', 'greenhouse_id', tr.greenhouseId),
+          await n('climate_readings', 'cycle_id', tr.cycleId),
+          await n('climate_imports', 'cycle_id', tr.cycleId),
+          await n('climate_cycle_keys', 'cycle_id', tr.cycleId),
+          await n('climate_file_mappings', 'greenhouse_id', tr.greenhouseId),
         ],
         [0, 0, 0, 0],
       );
-      t.equal(undoRows(), undoBefore - undoOfCycle, "the cycle's undo records went, the other cycles' stay");
-      t.equal(n('climate_readings', 'cycle_id', bystander.cycleId), 6, 'the other cycle keeps its readings');
-      const tomb = sqlite
-        .prepare("SELECT before FROM change_log WHERE entity = 'climate_readings' AND op = 'delete' AND entity_id = ?")
-        .all(tr.cycleId) as { before: string }[];
+      t.equal(await undoRows(), undoBefore - undoOfCycle, "the cycle's undo records went, the other cycles' stay");
+      t.equal(await n('climate_readings', 'cycle_id', bystander.cycleId), 6, 'the other cycle keeps its readings');
+      const tomb = await dbRows<{ before: string }>(
+        s,
+        "SELECT before FROM change_log WHERE entity = 'climate_readings' AND op = 'delete' AND entity_id = ?",
+        tr.cycleId,
+      );
       t.same(
         tomb.map((x) => JSON.parse(x.before)),
         [{ cycle_id: tr.cycleId, readings: 6 }],
         "one change-log entry for the cycle's readings",
       );
-      t.ok((sqlite.prepare('SELECT count(*) AS n FROM change_log').get() as { n: number }).n > logBefore);
+      t.ok((await dbCount(s, 'SELECT count(*) AS n FROM change_log')) > logBefore);
     },
   );
 });
@@ -345,6 +345,6 @@ t.test('uploads above the cap answer 413 while streaming; nothing stored', async
   t.equal(raw.status, 413);
   const small = await s.request('POST', `${tree.cyclePath}/climate/csv`, { key: tree.adminKey, raw: form(climateCsv(10), 'small.csv') });
   t.equal(small.status, 200, 'under the cap is fine');
-  t.same(climateState(s, tree).readings.length, 30);
-  t.equal(climateState(s, tree).imports.length, 1);
+  t.same((await climateState(s, tree)).readings.length, 30);
+  t.equal((await climateState(s, tree)).imports.length, 1);
 });

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { startServer, createTree } from '../../helpers/server.js';
+import { startServer, createTree, dbRows } from '../../helpers/server.js';
 import { climateCsv, form } from './helpers.js';
 
 /**
@@ -31,9 +31,12 @@ async function scenario(): Promise<unknown> {
       key: hourly.adminKey,
       raw: form(climateCsv(24, { start: '2026-01-10T23:00' }), 'sp.csv'),
     });
-    const stored = s.app.services.sqlite
-      .prepare('SELECT metric, at_utc, value FROM climate_readings WHERE metric IN (?, ?) ORDER BY cycle_id, metric, at_utc')
-      .all('co2', 'air_temperature');
+    const stored = await dbRows(
+      s,
+      'SELECT metric, at_utc, value FROM climate_readings WHERE metric IN (?, ?) ORDER BY cycle_id, metric, at_utc',
+      'co2',
+      'air_temperature',
+    );
     const answered = (await s.request('GET', `${C}?metric=co2`, { key: tree.adminKey })).body.items.map((i: any) => i.at);
     return { stored, answered };
   } finally {

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { startServer, createTree } from '../../helpers/server.js';
+import { startServer, createTree, dbCount } from '../../helpers/server.js';
 
 t.test('typed climate readings over HTTP', async (t) => {
   const s = await startServer(t);
@@ -268,9 +268,6 @@ t.test('typed climate readings over HTTP', async (t) => {
     t.equal(refused.body.counts.climate_readings, stored);
     const d = await s.request('DELETE', `${tree.cyclePath}?cascade=true`, { key });
     t.equal(d.status, 200, d.text);
-    const left = s.app.services.sqlite.prepare('SELECT count(*) AS n FROM climate_readings WHERE cycle_id = ?').get(tree.cycleId) as {
-      n: number;
-    };
-    t.equal(left.n, 0);
+    t.equal(await dbCount(s, 'SELECT count(*) AS n FROM climate_readings WHERE cycle_id = ?', tree.cycleId), 0);
   });
 });

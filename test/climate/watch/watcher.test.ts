@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { DateTime } from 'luxon';
-import { startServer, createTree, type TestServer } from '../../helpers/server.js';
+import { startServer, createTree, dbRows, type TestServer } from '../../helpers/server.js';
 import { startClimateWatcher, currentCycle, type ClimateWatcher, type Outcome } from '../../../src/climate/watch/watcher.js';
 import { climateCsv, form } from '../imports/helpers.js';
 
@@ -45,8 +45,8 @@ t.test('the watched folder', async (t) => {
   const s = await startServer(t);
   const dir = mkdtempSync(path.join(tmpdir(), 'cropwalk-watch-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const { db, store, sqlite, clock, log } = s.app.services;
-  const deps = { db, store, sqlite, clock };
+  const { db, store, clock, log } = s.app.services;
+  const deps = { db, store, clock };
   const start = () => startClimateWatcher({ dir, deps, log, limitBytes: 1024 * 1024, stabilityMs: 500, pollMs: 50 });
   const tree = await createTree(s, { timeZone: 'Europe/Amsterdam' });
   const saved = await s.request('POST', `${tree.cyclePath}/climate/file`, {
@@ -55,11 +55,11 @@ t.test('the watched folder', async (t) => {
   });
   t.equal(saved.status, 200);
   const imports = () =>
-    sqlite
-      .prepare(
-        'SELECT id, kind, status, failure_reason, rows_read, file_name, actor FROM climate_imports WHERE cycle_id = ? ORDER BY created_at, id',
-      )
-      .all(tree.cycleId) as any[];
+    dbRows<any>(
+      s,
+      'SELECT id, kind, status, failure_reason, rows_read, file_name, actor FROM climate_imports WHERE cycle_id = ? ORDER BY created_at, id',
+      tree.cycleId,
+    );
   const ghDir = path.join(dir, tree.greenhouseId);
   mkdirSync(ghDir);
 
@@ -72,7 +72,7 @@ t.test('the watched folder', async (t) => {
     await writeInPieces(path.join(ghDir, 'export-a.csv'), content);
     const outcome = await o.waitFor('export-a.csv');
     t.equal(outcome.kind, 'imported', JSON.stringify(outcome));
-    const rows = imports().filter((i) => i.file_name === 'export-a.csv');
+    const rows = (await imports()).filter((i) => i.file_name === 'export-a.csv');
     t.equal(rows.length, 1, 'one import, not one per piece');
     t.match(rows[0], { kind: 'watch', status: 'done', rows_read: 48, actor: 'watcher' });
     const temps = await s.request('GET', `${tree.cyclePath}/climate?metric=air_temperature&from=2026-03-03T00:00`, { key: tree.adminKey });
@@ -80,18 +80,18 @@ t.test('the watched folder', async (t) => {
   });
 
   t.test('the same content under another name is not imported again', async (t) => {
-    const before = imports().length;
+    const before = (await imports()).length;
     copyFileSync(path.join(ghDir, 'export-a.csv'), path.join(ghDir, 'copy-of-a.csv'));
     const outcome = await o.waitFor('copy-of-a.csv');
     t.same(outcome, { kind: 'skipped', reason: 'content imported before' });
-    t.equal(imports().length, before);
+    t.equal((await imports()).length, before);
   });
 
   t.test('a file that no longer fits the saved choices becomes a failed import', async (t) => {
     writeFileSync(path.join(ghDir, 'other.csv'), climateCsv(12, { header: 'time,Temperature (°C),RH (%),CO2 (ppm)' }));
     const outcome = await o.waitFor('other.csv');
     t.equal(outcome.kind, 'failed');
-    const row = imports().find((i) => i.file_name === 'other.csv');
+    const row = (await imports()).find((i) => i.file_name === 'other.csv');
     t.match(row, { status: 'failed', kind: 'watch' });
     t.match(row.failure_reason, /saved column choices/);
     const list = await s.request('GET', `${tree.cyclePath}/climate/imports`, { key: tree.adminKey });
@@ -99,7 +99,7 @@ t.test('the watched folder', async (t) => {
   });
 
   t.test('unknown greenhouse folders and stray files are logged, not imported', async (t) => {
-    const before = imports().length;
+    const before = (await imports()).length;
     mkdirSync(path.join(dir, randomUUID()));
     const stray = path.join(dir, randomUUID());
     mkdirSync(stray, { recursive: true });
@@ -107,7 +107,7 @@ t.test('the watched folder', async (t) => {
     writeFileSync(path.join(dir, 'top-level.csv'), climateCsv(3));
     t.same(await o.waitFor('lost.csv'), { kind: 'skipped', reason: 'unknown greenhouse folder' });
     t.same(await o.waitFor('top-level.csv'), { kind: 'skipped', reason: 'not in a greenhouse folder' });
-    t.equal(imports().length, before);
+    t.equal((await imports()).length, before);
     const lines = (s as TestServer & { logLines: string[] }).logLines;
     t.ok(
       lines.some((l) => l.includes('folder names no greenhouse')),
@@ -116,12 +116,12 @@ t.test('the watched folder', async (t) => {
   });
 
   t.test('a link in a greenhouse folder is not followed', async (t) => {
-    const before = imports().length;
+    const before = (await imports()).length;
     const outside = path.join(mkdtempSync(path.join(tmpdir(), 'cropwalk-outside-')), 'secret.csv');
     writeFileSync(outside, climateCsv(24, { start: '2026-06-01T00:00' }));
     symlinkSync(outside, path.join(ghDir, 'link.csv'));
     t.same(await o.waitFor('link.csv'), { kind: 'skipped', reason: 'not a plain file' });
-    t.equal(imports().length, before);
+    t.equal((await imports()).length, before);
     rmSync(path.dirname(outside), { recursive: true, force: true });
   });
 
@@ -137,13 +137,13 @@ t.test('the watched folder', async (t) => {
     writeFileSync(file, climateCsv(6));
     const second = await o.waitFor('x.csv', 2);
     t.equal(second.kind, 'skipped', 'the same content failing for the same reason is not recorded twice');
-    const rows = sqlite.prepare('SELECT status FROM climate_imports WHERE cycle_id = ?').all(other.cycleId);
+    const rows = await dbRows(s, 'SELECT status FROM climate_imports WHERE cycle_id = ?', other.cycleId);
     t.same(rows, [{ status: 'failed' }]);
   });
 
   t.test('after a restart: what arrived meanwhile is imported, nothing twice', async (t) => {
     await w.close();
-    const before = imports();
+    const before = await imports();
     writeFileSync(path.join(ghDir, 'while-down.csv'), climateCsv(24, { start: '2026-03-05T00:00' }));
     w = start();
     o = outcomes(w);
@@ -153,7 +153,7 @@ t.test('the watched folder', async (t) => {
     await o.waitFor('copy-of-a.csv');
     await o.waitFor('other.csv');
     await w.idle();
-    const after = imports();
+    const after = await imports();
     t.equal(after.length, before.length + 1, 'only the new file');
     t.same(
       o.seen.filter((x) => x.outcome.kind === 'imported').map((x) => x.file),
@@ -166,8 +166,8 @@ t.test('the watched folder', async (t) => {
 t.test('the current crop cycle: latest start that has not ended', async (t) => {
   const s = await startServer(t);
   const tree = await createTree(s, { timeZone: 'Pacific/Auckland', startedOn: '2026-01-05' });
-  const { db, store, sqlite, clock } = s.app.services;
-  const deps = { db, store, sqlite, clock };
+  const { db, store, clock } = s.app.services;
+  const deps = { db, store, clock };
   const rows = `${tree.greenhousePath}/rows/${tree.rowId}/cycles`;
   const ended = await s.request('POST', rows, {
     key: tree.adminKey,

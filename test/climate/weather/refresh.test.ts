@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { SettableClock } from '../../../src/clock.js';
 import { createOrg, createTree, startServer } from '../../helpers/server.js';
 import { startFakeWeather } from '../../helpers/open-meteo.js';
+import { sqliteOf } from '../../helpers/postgres.js';
 
 const fake = await startFakeWeather(t, '2026-03-30');
 // Monday 30 March 2026, 10:30 in Amsterdam (summer time since Sunday 29 March, 02:00).
@@ -14,7 +15,7 @@ const s = await startServer(t, { weatherUrl: fake.url, weatherTimeoutMs: 500 }, 
 const tree = await createTree(s, { startedOn: '2026-01-05' });
 const key = tree.adminKey;
 const url = `${tree.cyclePath}/weather`;
-const sqlite = s.app.services.sqlite;
+const sqlite = sqliteOf(s.app.services);
 const stored = () =>
   sqlite
     .prepare('select at_ms, forecast, temperature_c from weather_hours where greenhouse_id = ? order by at_ms')

@@ -6,7 +6,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { renderWalk } from '../../../scripts/render/walk.js';
 import { MAX_CORRECTIONS_PER_WALK } from '../../../src/walks/corrections/commands.js';
 import { poll, upload } from '../../helpers/walks.js';
-import { createTree, startServer } from '../../helpers/server.js';
+import { createTree, dbCount, startServer } from '../../helpers/server.js';
 
 const dir = t.testdir();
 const walk = await renderWalk({ out: path.join(dir, 'walk'), seconds: 4, fps: 10, width: 480, height: 270, speed: 0.3, seed: 5 });
@@ -35,7 +35,7 @@ const early = await s.request('POST', base, { key: KEY, body: { kind: 'counts', 
 let scored: any;
 
 const list = () => s.request('GET', base, { key: KEY });
-const storedCorrections = () => (s.app.services.sqlite.prepare('select count(*) as n from walk_corrections').get() as { n: number }).n;
+const storedCorrections = () => dbCount(s, 'select count(*) as n from walk_corrections');
 const sum = (c: { green: number; turning: number; red: number }) => c.green + c.turning + c.red;
 
 t.test('a walk still being scored is not corrected (409 with its state)', async (t) => {
@@ -149,16 +149,17 @@ t.test('each kind of correction, what it does to the corrected counts, and the m
   const summary = await s.request('GET', `${tree.cyclePath}/walks`, { key: KEY });
   t.same(summary.body.items[0].corrected_counts, c, "the crop cycle's walk list too");
 
-  const log = s.app.services.sqlite.prepare("select count(*) as n from change_log where entity = 'walk_corrections'").get() as {
-    n: number;
-  };
-  t.equal(log.n, 4, 'the change log has every correction');
+  t.equal(
+    await dbCount(s, "select count(*) as n from change_log where entity = 'walk_corrections'"),
+    4,
+    'the change log has every correction',
+  );
 });
 
 t.test('a second correction of the same thing is a 409 naming the one to change or undo; nothing is stored', async (t) => {
   const r = await list();
   const byKind = (k: string) => r.body.corrections.find((c: any) => c.kind === k);
-  const before = storedCorrections();
+  const before = await storedCorrections();
   const again = await s.request('POST', base, {
     key: KEY,
     body: { kind: 'ripeness', track_id: byKind('ripeness').track_id, ripeness: 'green' },
@@ -183,7 +184,7 @@ t.test('a second correction of the same thing is a 409 naming the one to change 
   const counts = await s.request('POST', base, { key: KEY, body: { kind: 'counts', counts: { green: 1 } } });
   t.equal(counts.status, 409, 'a second counts correction');
   t.same(counts.body.correction_ids, [byKind('counts').correction_id]);
-  t.equal(storedCorrections(), before);
+  t.equal(await storedCorrections(), before);
   t.same((await list()).body.corrected_counts, r.body.corrected_counts);
 });
 
@@ -356,20 +357,35 @@ t.test(`at most ${MAX_CORRECTIONS_PER_WALK} corrections per walk`, async (t) => 
   const w = (await poll(s, JOB, KEY)).at(-1);
   const frame = w.result.frames[0].index;
   // Filled in the database (one request each would take minutes): the walk's own rows, as the API would store them.
-  const insert = s.app.services.sqlite.prepare(
-    "insert into walk_corrections (id, organization_id, created_at, updated_at, version, walk_id, cycle_id, kind, track_id, ripeness, frame_id, box, counts, note, created_by_key_id) values (?, ?, '2026-03-01T10:00:00.000Z', '2026-03-01T10:00:00.000Z', 'v', ?, ?, 'add', null, 'green', ?, null, null, null, null)",
-  );
-  s.app.services.sqlite.transaction(() => {
-    for (let i = 0; i < MAX_CORRECTIONS_PER_WALK - 1; i++)
-      insert.run(`0190a000-0000-7000-8000-${String(i).padStart(12, '0')}`, tree.orgId, JOB, tree.cycleId, frame);
-  })();
+  await s.app.services.db
+    .insertInto('walk_corrections')
+    .values(
+      Array.from({ length: MAX_CORRECTIONS_PER_WALK - 1 }, (_, i) => ({
+        id: `0190a000-0000-7000-8000-${String(i).padStart(12, '0')}`,
+        organization_id: tree.orgId,
+        created_at: '2026-03-01T10:00:00.000Z',
+        updated_at: '2026-03-01T10:00:00.000Z',
+        version: 'v',
+        walk_id: JOB,
+        cycle_id: tree.cycleId,
+        kind: 'add' as const,
+        track_id: null,
+        ripeness: 'green' as const,
+        frame_id: frame,
+        box: null,
+        counts: null,
+        note: null,
+        created_by_key_id: null,
+      })),
+    )
+    .execute();
   const last = await s.request('POST', base, { key: KEY, body: { kind: 'add', frame_id: frame, ripeness: 'red' } });
   t.equal(last.status, 201, `the ${MAX_CORRECTIONS_PER_WALK}th`);
   t.equal(last.body.corrected_counts.total, w.counts.total + MAX_CORRECTIONS_PER_WALK, 'every added fruit counts');
   const over = await s.request('POST', base, { key: KEY, body: { kind: 'add', frame_id: frame, ripeness: 'red' } });
   t.equal(over.status, 409);
   t.equal(over.body.limit, MAX_CORRECTIONS_PER_WALK);
-  t.equal(storedCorrections(), MAX_CORRECTIONS_PER_WALK);
+  t.equal(await storedCorrections(), MAX_CORRECTIONS_PER_WALK);
   const g = await list();
   t.equal(g.body.corrections.length, MAX_CORRECTIONS_PER_WALK);
 });
@@ -379,7 +395,7 @@ t.test('deleting the walk, or its crop cycle, takes its corrections with it', as
   t.equal(contents.status, 200);
   t.equal(contents.body.counts?.walk_corrections, MAX_CORRECTIONS_PER_WALK, 'the crop cycle counts them');
   t.equal((await s.request('DELETE', `/api/observations/${JOB}`, { key: KEY })).status, 200);
-  t.equal(storedCorrections(), 0);
+  t.equal(await storedCorrections(), 0);
   t.equal((await list()).status, 404);
 
   const kept = await upload(s, `${tree.cyclePath}/videos`, KEY, [{ field: 'file', file: CLIP }], { week: '2026-W13', sample_seconds: '1' });
@@ -389,5 +405,5 @@ t.test('deleting the walk, or its crop cycle, takes its corrections with it', as
   const del = await s.request('DELETE', `${tree.cyclePath}?cascade=true`, { key: KEY });
   t.equal(del.status, 200);
   t.equal(del.body.counts.walk_corrections, 1);
-  t.equal(storedCorrections(), 0);
+  t.equal(await storedCorrections(), 0);
 });

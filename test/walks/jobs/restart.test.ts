@@ -2,10 +2,10 @@
 // (once, as the same walk) on the next start, and a shutdown re-queues the
 // walk it interrupts.
 import t from 'tap';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { renderWalk } from '../../../scripts/render/walk.js';
-import { startServer, createOrg, createTree, type TestServer } from '../../helpers/server.js';
+import { startServer, createOrg, createTree, dbRows, type TestServer } from '../../helpers/server.js';
 
 const media = t.testdir();
 const rendered = await renderWalk({ out: media, seconds: 4, fps: 10, width: 480, height: 270, seed: 11 });
@@ -65,10 +65,18 @@ t.test('a walk left running by a crash is queued again at start and scored once'
   const orphan = path.join(dataDir, 'walks', '01900000-0000-7000-8000-00000000abcd');
   mkdirSync(path.join(orphan, 'clips'), { recursive: true });
   writeFileSync(path.join(orphan, 'clips', '00.mp4'), 'orphaned');
+  const hoursAgo = new Date(Date.now() - 2 * 3600_000);
+  utimesSync(orphan, hoursAgo, hoursAgo);
+  // One from a minute ago: on PostgreSQL another process sharing DATA_DIR may be uploading it now.
+  const fresh = path.join(dataDir, 'walks', '01900000-0000-7000-8000-00000000abce');
+  mkdirSync(path.join(fresh, 'clips'), { recursive: true });
+  const postgres = first.app.services.engine.kind === 'postgres';
   await first.close();
 
   const second = await startServer(t, { dataDir, scoringConcurrency: 1 });
   t.notOk(existsSync(orphan), 'files without a walk are swept at start');
+  if (postgres) t.ok(existsSync(fresh), 'on PostgreSQL, not those of the last hour');
+  else t.notOk(existsSync(fresh), 'of any age on SQLite (one process)');
   const done = await poll(second, id, tree.adminKey, (w) => w.status === 'done' || w.status === 'failed');
   t.equal(done.status, 'done', done.error ?? '');
   t.equal(done.attempts, 2, 'scored by a second attempt');
@@ -208,9 +216,11 @@ t.test('DELETE a walk: gone from the cycle with its files, a walk being scored s
   t.match(bad.headers.get('content-type'), /^application\/problem\+json/);
   t.equal((await s.request('DELETE', `/api/observations/${kept.body.job_id}`)).status, 401, 'no key: 401');
   t.ok(existsSync(path.join(walkFolder(kept.body.job_id), 'clips', '00.mp4')), 'and nothing was removed');
-  const log = await s.app.services.sqlite
-    .prepare("select op, actor_key_id from change_log where entity = 'walks' and entity_id = ? and op = 'delete'")
-    .all(done.body.job_id);
+  const log = await dbRows(
+    s,
+    "select op, actor_key_id from change_log where entity = 'walks' and entity_id = ? and op = 'delete'",
+    done.body.job_id,
+  );
   t.equal(log.length, 1, 'the delete is in the change log once');
   t.ok((log[0] as { actor_key_id: string | null } | undefined)?.actor_key_id, 'with the key that made it');
 
@@ -245,8 +255,8 @@ t.test('a walk whose row goes while its worker runs, unseen by the runner, leave
   const id = r.body.job_id;
   await poll(s, id, tree.adminKey, (w) => w.status === 'running' && w.clips[0].frames >= 1);
   // What a delete racing the claim looks like to the runner: the rows are gone, nobody told it.
-  s.app.services.sqlite.prepare('delete from walk_clips where walk_id = ?').run(id);
-  s.app.services.sqlite.prepare('delete from walks where id = ?').run(id);
+  await dbRows(s, 'delete from walk_clips where walk_id = ?', id);
+  await dbRows(s, 'delete from walks where id = ?', id);
   const folder = path.join(dataDir, 'walks', id);
   const deadline = Date.now() + 120_000;
   while (existsSync(folder) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));

@@ -1,6 +1,7 @@
 // A walk's clips and frames leave the disk after the days they are kept: the walk keeps its
 // counts, a removed frame answers 410 and a walk without clips cannot be scored again.
 import { waitFor } from '../../helpers/wait.js';
+import { sqliteOf } from '../../helpers/postgres.js';
 import t from 'tap';
 import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -30,7 +31,7 @@ async function sweepAt(s: TestServer, at: number) {
   return retentionOf(s.app.services)!.sweep(new Date(at));
 }
 const row = (s: TestServer, id: string) =>
-  s.app.services.sqlite
+  sqliteOf(s.app.services)
     .prepare('select status, count_total, clips_removed_at, frames_removed_at, version from walks where id = ?')
     .get(id) as any;
 
@@ -108,7 +109,9 @@ t.test('clips after WALK_CLIP_KEEP_DAYS, frames after WALK_FRAME_KEEP_DAYS; coun
     'the walk says until when its files are kept',
   );
   // Walk b was scored a day later.
-  s.app.services.sqlite.prepare('update walks set finished_at = ? where id = ?').run(new Date(finished + DAY).toISOString(), b.job_id);
+  sqliteOf(s.app.services)
+    .prepare('update walks set finished_at = ? where id = ?')
+    .run(new Date(finished + DAY).toISOString(), b.job_id);
   const frameUrl = a.result.frames[0].image_url;
   t.ok(
     files(dirOf(s, a.job_id, 'clips')).length === 1 && files(dirOf(s, a.job_id, 'frames')).length === 3,
@@ -154,7 +157,7 @@ t.test('clips after WALK_CLIP_KEEP_DAYS, frames after WALK_FRAME_KEEP_DAYS; coun
   const after = row(s, a.job_id);
   t.match(after, { status: 'done', count_total: before.count_total, frames_removed_at: null });
   t.ok(after.clips_removed_at && after.version > before.version, 'the row says when, under a new version');
-  const log = s.app.services.sqlite
+  const log = sqliteOf(s.app.services)
     .prepare("select actor, after from change_log where entity = 'walks' and entity_id = ? and op = 'update' order by seq desc limit 1")
     .get(a.job_id) as any;
   t.equal(log.actor, 'system', "the removal is in the change log as the system's");
@@ -210,13 +213,13 @@ t.test('a walk queued or being scored is never swept; scoring again keeps new fr
   const finished = Date.parse(w.finished_at);
 
   // Claimed again with its old end still on the row (the runner clears it; the sweep does not rely on that).
-  s.app.services.sqlite.prepare("update walks set status = 'running' where id = ?").run(w.job_id);
+  sqliteOf(s.app.services).prepare("update walks set status = 'running' where id = ?").run(w.job_id);
   t.same(
     await sweepAt(s, finished + 400 * DAY),
     { clips: [], frames: [], clipsForSpace: [], framesForSpace: [] },
     'being scored: not swept',
   );
-  s.app.services.sqlite.prepare("update walks set status = 'done' where id = ?").run(w.job_id);
+  sqliteOf(s.app.services).prepare("update walks set status = 'done' where id = ?").run(w.job_id);
   t.same(
     await sweepAt(s, finished + 100 * 365 * DAY),
     { clips: [], frames: [w.job_id], clipsForSpace: [], framesForSpace: [] },
@@ -255,7 +258,7 @@ t.test('a stop between marking and removing: the folders go at the next start', 
   const tree = await createTree(first);
   const w = await scoredPhoto(first, tree.cyclePath, tree.adminKey);
   // What a stop right after the batch committed leaves: marked removed, files still there.
-  first.app.services.sqlite
+  sqliteOf(first.app.services)
     .prepare('update walks set clips_removed_at = ?, frames_removed_at = ? where id = ?')
     .run(new Date().toISOString(), new Date().toISOString(), w.job_id);
   t.equal(files(dirOf(first, w.job_id, 'clips')).length, 1);
@@ -279,7 +282,7 @@ t.test('below DISK_RESERVE free: the oldest scored walks lose their clips, then 
   for (const week of ['2026-W10', '2026-W11', '2026-W12']) walks.push(await scoredPhoto(s, tree.cyclePath, tree.adminKey, week));
   // Scored a minute apart, oldest first.
   walks.forEach((w, i) =>
-    s.app.services.sqlite
+    sqliteOf(s.app.services)
       .prepare('update walks set finished_at = ? where id = ?')
       .run(new Date(Date.parse(w.finished_at) + i * 60_000).toISOString(), w.job_id),
   );
@@ -304,7 +307,7 @@ t.test('below DISK_RESERVE free: the oldest scored walks lose their clips, then 
 
   // Short by b's clip and a little more, with c being scored again: b's clips go, c keeps its, and
   // with no scored walk's clips left the rest comes from the frames of the oldest walk, a.
-  s.app.services.sqlite.prepare("update walks set status = 'running' where id = ?").run(c);
+  sqliteOf(s.app.services).prepare("update walks set status = 'running' where id = ?").run(c);
   const framesOfA = files(dirOf(s, a, 'frames')).reduce((n, f) => n + statSync(path.join(dirOf(s, a, 'frames'), f)).size, 0);
   await ballast(s.dataDir, RESERVE - size(1) - Math.floor(framesOfA / 2));
   const second = await sweepAt(s, Date.now());
@@ -325,7 +328,7 @@ t.test('below DISK_RESERVE free: the oldest scored walks lose their clips, then 
   t.match(warns().at(-1), { msg: 'disk short of room', reserve_bytes: RESERVE });
   t.same(await sweepAt(s, Date.now()), { clips: [], frames: [], clipsForSpace: [], framesForSpace: [] }, 'nothing left that may go');
   t.ok(existsSync(dirOf(s, c, 'clips')) && existsSync(dirOf(s, c, 'frames')));
-  s.app.services.sqlite.prepare("update walks set status = 'done' where id = ?").run(c);
+  sqliteOf(s.app.services).prepare("update walks set status = 'done' where id = ?").run(c);
 
   // Still short of room, a walk that finishes scoring sets off a sweep by itself: c (now the oldest) goes.
   const d = await scoredPhoto(s, tree.cyclePath, tree.adminKey, '2026-W13');
