@@ -100,7 +100,8 @@ t.test('conflicts, kind by kind', async (t) => {
     await syncUntilQuiet([b1, b2]);
     const revoke = `/api/organizations/${tree.orgId}/keys/${k.key_id}/revoke`;
     const early = await call(b2, 'POST', revoke, key, undefined, 200);
-    skew(b1, 2 * DAY);
+    // Further ahead than any clock of the earlier subtests (every side's HLC has moved past those).
+    skew(b1, 5 * DAY);
     const late = await call(b1, 'POST', revoke, key, undefined, 200);
     t.ok(late.version > early.version, "box 1's revocation has the greater version");
     // The later revocation reaches the upstream first; the earlier one then changes the time the
