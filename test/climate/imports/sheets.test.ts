@@ -33,7 +33,7 @@ t.test('season workbook: the sheet of daily readings, chosen or named, stored as
   t.equal(growth.body.layout.sheet, 'Groei', 'the sheet named');
   t.match(growth.body.blocking, [{ code: 'no_mapped_columns' }]);
 
-  const before = climateState(s, tree);
+  const before = await climateState(s, tree);
   const unknown = await post('file', { sheet: 'Klimaat' });
   t.equal(unknown.status, 400);
   t.match(unknown.body, {
@@ -43,7 +43,7 @@ t.test('season workbook: the sheet of daily readings, chosen or named, stored as
   const long = await post('file/preview', { sheet: 'x'.repeat(300) });
   t.equal(long.status, 422, 'a sheet name longer than a workbook allows');
   t.match(long.body.errors, [{ in: 'body', name: 'sheet' }]);
-  t.same(climateState(s, tree), before, 'nothing stored');
+  t.same(await climateState(s, tree), before, 'nothing stored');
 
   const preview = await post('file/preview');
   const imported = await post('file', { mapping: JSON.stringify(preview.body.mapping) });
