@@ -53,6 +53,10 @@ export function createPool(url: string, options: PoolOptions = {}): pg.Pool {
   // 'error' on the pool; without a listener that would end the process. The pool drops it and
   // opens another on the next request.
   pool.on('error', () => undefined);
+  // A connection closed by the server while a request holds it between statements emits 'error'
+  // on the client, where the pool listens only while it is idle: the same end of the process. The
+  // request's next statement fails with the reason, and release(err) drops the connection.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }
 
