@@ -12,6 +12,7 @@ import { trussCohorts } from '../../src/forecast/model/cohorts.js';
 import { pickCalendar } from '../../src/forecast/model/picks.js';
 import { rawForecast } from '../../src/forecast/model/raw.js';
 import { backtestStats, baselinesAt, quantile, replay } from '../../src/forecast/model/replay.js';
+import { firstChangedWeek } from '../../src/forecast/model/changes.js';
 import { dateOfDay, dayNumber, isoWeekday, weekStartDay } from '../../src/time/days.js';
 
 const day = dayNumber;
@@ -391,4 +392,178 @@ t.test('baselines and backtest figures', async (t) => {
   t.equal(h0.baselines.persistence.wape, pers / act);
   t.equal(stats.horizons[7]!.n, pairs.length - 7, 'a horizon counts only complete target weeks');
   t.equal(stats.weeks.at(-1)!.forecasts[0]!.actual_kg, null, 'the incomplete week has no actual yet');
+});
+
+/** A steady crop with picks, walks and a weather forecast: every kind of record the replay reads. */
+function busy(): CycleHistory {
+  const h = steady({ weeks: 30 });
+  const harvests: HarvestInput[] = [];
+  for (let d = h.startWeek + 7 * 9; d < h.startWeek + 7 * 29; d++)
+    if ([0, 3].includes((d - h.startWeek) % 7)) harvests.push({ day: d, week: weekStartDay(d), kg: 12 + ((d * 7) % 5) });
+  const walks = Array.from({ length: 20 }, (_, i) => ({
+    week: h.startWeek + 7 * (i + 8),
+    green: 400 + 3 * i,
+    turning: 60,
+    red: 90 + i,
+    corrected: i % 4 === 0,
+  }));
+  const outdoorForecast = Array.from({ length: 7 }, (_, i) => ({
+    day: h.startWeek + 7 * 28 + i,
+    meanC: 12,
+    fetchedDay: h.startWeek + 7 * 28,
+  }));
+  return { ...h, harvests, walks, outdoorForecast };
+}
+
+/** Seeded, so a failure can be replayed (mulberry32). */
+function rng(seed: number) {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** One random edit of a history, as a grower's typing or an import would make it. */
+function edit(h: CycleHistory, r: () => number): { h: CycleHistory; what: string } {
+  const pick = <T>(xs: readonly T[]) => xs[Math.floor(r() * xs.length)]!;
+  const at = (xs: readonly unknown[]) => Math.floor(r() * xs.length);
+  const day = h.startWeek + Math.floor(r() * 7 * 30);
+  const without = <T>(xs: readonly T[], i: number) => xs.filter((_, j) => j !== i);
+  const kinds = [
+    () => ({ what: 'a harvest added', h: { ...h, harvests: [...h.harvests, { day, week: weekStartDay(day), kg: 5 + 20 * r() }] } }),
+    () => {
+      const i = at(h.harvests);
+      return { what: 'a harvest edited', h: { ...h, harvests: h.harvests.map((x, j) => (j === i ? { ...x, kg: x.kg * 2 } : x)) } };
+    },
+    () => ({ what: 'a harvest deleted', h: { ...h, harvests: without(h.harvests, at(h.harvests)) } }),
+    () => {
+      const i = at(h.harvests);
+      // Moved to another date: both weeks count.
+      return {
+        what: 'a harvest moved',
+        h: { ...h, harvests: h.harvests.map((x, j) => (j === i ? { ...x, day, week: weekStartDay(day) } : x)) },
+      };
+    },
+    () => {
+      const i = at(h.trussCounts);
+      return {
+        what: 'a truss count edited',
+        h: {
+          ...h,
+          trussCounts: h.trussCounts.map((c, j) => (j === i ? { ...c, fruitPerTruss: 6 + 8 * r(), stemsPerM2: pick([null, 3.5]) } : c)),
+        },
+      };
+    },
+    () => {
+      const i = at(h.walks);
+      return {
+        what: 'a walk corrected',
+        h: { ...h, walks: h.walks.map((w, j) => (j === i ? { ...w, red: w.red + 40, corrected: true } : w)) },
+      };
+    },
+    () => ({
+      what: 'a fruit mass added',
+      h: { ...h, fruitMass: [...h.fruitMass, { week: weekStartDay(day), green_g: 9, turning_g: 10, red_g: 12 }] },
+    }),
+    () => {
+      const i = at(h.temperature);
+      return {
+        what: 'a day of climate re-imported',
+        h: { ...h, temperature: h.temperature.map((d, j) => (j === i ? { ...d, meanC: 18 + 10 * r() } : d)) },
+      };
+    },
+    () => ({ what: 'the weather refreshed', h: { ...h, outdoorForecast: h.outdoorForecast.map((d) => ({ ...d, meanC: d.meanC + 3 })) } }),
+    () => ({ what: 'the cycle ended', h: { ...h, endWeek: h.startWeek + 7 * 26, endDay: h.startWeek + 7 * 26 + 4 } }),
+    () => ({ what: 'the area changed', h: { ...h, areaM2: 120 } }),
+    () => ({
+      what: 'nothing changed, the rows read in another order',
+      h: { ...h, harvests: [...h.harvests].reverse(), temperature: [...h.temperature].reverse() },
+    }),
+  ];
+  return pick(kinds)();
+}
+
+const sorted = (h: CycleHistory) => {
+  const s = <T>(xs: readonly T[]) => xs.map((x) => JSON.stringify(x)).sort();
+  return {
+    ...h,
+    harvests: s(h.harvests),
+    trussCounts: s(h.trussCounts),
+    walks: s(h.walks),
+    fruitMass: s(h.fruitMass),
+    temperature: s(h.temperature),
+    outdoorForecast: s(h.outdoorForecast),
+  };
+};
+
+t.test('firstChangedWeek: the first week asOf can tell two histories apart', async (t) => {
+  const base = busy();
+  t.equal(firstChangedWeek(base, base), null, 'the same history');
+  const r = rng(35);
+  for (let i = 0; i < 300; i++) {
+    const { h, what } = edit(base, r);
+    const first = firstChangedWeek(base, h);
+    // Sound: every week before it sees the same inputs in both.
+    for (let w = base.startWeek; w < Math.min(first ?? Infinity, base.startWeek + 7 * 40); w += 7)
+      if (JSON.stringify(sorted(asOf(base, w))) !== JSON.stringify(sorted(asOf(h, w)))) {
+        t.fail(`${what}: week ${dateOfDay(w)} differs, before the first changed week ${first === null ? 'none' : dateOfDay(first)}`);
+        return;
+      }
+    // Tight: the week it names does see the change (a weather forecast is seen only while it speaks of days ahead).
+    if (first !== null && !/weather|cycle ended|area/.test(what))
+      t.not(JSON.stringify(sorted(asOf(base, first))), JSON.stringify(sorted(asOf(h, first))), `${what}: seen from ${dateOfDay(first)}`);
+  }
+  // Each record's own rule, exactly.
+  const harvestWeek = base.harvests[5]!.week;
+  t.equal(
+    firstChangedWeek(base, { ...base, harvests: base.harvests.slice(0, 5).concat(base.harvests.slice(6)) }),
+    harvestWeek + 7,
+    'a harvest: from the week after its own',
+  );
+  const count = base.trussCounts[10]!;
+  t.equal(
+    firstChangedWeek(base, { ...base, trussCounts: base.trussCounts.map((c) => (c === count ? { ...c, fruitPerTruss: 9 } : c)) }),
+    weekStartDay(count.day),
+    'a truss count: from its own week',
+  );
+  const walk = base.walks[3]!;
+  t.equal(
+    firstChangedWeek(base, { ...base, walks: base.walks.map((w) => (w === walk ? { ...w, red: 1 } : w)) }),
+    walk.week,
+    'a walk: from its own week',
+  );
+  const temp = base.temperature[50]!;
+  t.equal(
+    firstChangedWeek(base, { ...base, temperature: base.temperature.map((d) => (d === temp ? { ...d, meanC: 30 } : d)) }),
+    weekStartDay(temp.day) + 7,
+    "a day's temperature: from the week after its week",
+  );
+  t.equal(firstChangedWeek(base, { ...base, stemsPerM2: 4 }), base.startWeek, 'the cycle itself: every week');
+});
+
+t.test('replay given the previous one: the same runs as a replay from scratch, the earlier ones kept', async (t) => {
+  const r = rng(3535);
+  let before = busy();
+  const until = before.startWeek + 7 * 27;
+  let previous = replay(before, until, C);
+  for (let i = 0; i < 60; i++) {
+    const { h, what } = edit(before, r);
+    // Sometimes the clock has also entered another week.
+    const untilNow = until + 7 * (i % 3 === 0 ? 1 : 0);
+    const fresh = replay(h, untilNow, C);
+    const kept = replay(h, untilNow, C, { history: before, replay: previous });
+    t.same(kept.runs, fresh.runs, `${what}: the runs of a replay from scratch`);
+    t.same([...kept.actuals], [...fresh.actuals]);
+    const first = firstChangedWeek(before, h) ?? Infinity;
+    const reused = kept.runs.filter((run, j) => run === previous.runs[j]).length;
+    t.equal(
+      reused,
+      Math.min(previous.runs.length, Math.max(0, (Math.min(first, untilNow + 7) - before.startWeek) / 7)),
+      `${what}: the runs before the first changed week are the previous ones`,
+    );
+    before = h;
+    previous = kept;
+  }
 });

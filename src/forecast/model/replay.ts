@@ -1,4 +1,5 @@
 import type { ModelConstants } from './constants.js';
+import { firstChangedWeek } from './changes.js';
 import { asOf, weeklyHarvest, type CycleHistory } from './inputs.js';
 import { rawForecast, type RawRun } from './raw.js';
 
@@ -95,16 +96,35 @@ export function baselinesAt(known: ReadonlyMap<number, number>, week: number, st
   return { persistence, mean_3_weeks: mean };
 }
 
+/** A replay made earlier of the same cycle, and the history it was made from: its runs before the first changed week are kept. */
+export interface PreviousReplay {
+  history: CycleHistory;
+  replay: Replay;
+}
+
 /**
  * Replays the cycle from its first week to `untilWeek` (a Monday). Every run
  * sees `asOf(history, week)` only, and the misses of earlier runs only where
  * their target week ended before its own week began.
+ *
+ * So a run depends on nothing dated at or after its week, and given a previous
+ * replay of the same cycle, the runs before the first week the histories differ
+ * in (`firstChangedWeek`) are its runs unchanged: a harvest typed in today costs
+ * this week's run, not the season's. The constants must be the same.
  */
-export function replay(history: CycleHistory, untilWeek: number, c: ModelConstants): Replay {
+export function replay(history: CycleHistory, untilWeek: number, c: ModelConstants, previous?: PreviousReplay): Replay {
   const actuals = weeklyHarvest(history.harvests);
   const harvestWeeks = [...actuals].filter(([, kg]) => kg > 0).map(([w]) => w);
   const runs: WeekRun[] = [];
-  for (let week = history.startWeek; week <= untilWeek; week += 7) {
+  if (previous) {
+    const keepBefore = firstChangedWeek(previous.history, history) ?? Number.POSITIVE_INFINITY;
+    for (const run of previous.replay.runs) {
+      const week = history.startWeek + 7 * runs.length;
+      if (run.asOf !== week || week >= keepBefore || week > untilWeek) break;
+      runs.push(run);
+    }
+  }
+  for (let week = history.startWeek + 7 * runs.length; week <= untilWeek; week += 7) {
     const known = asOf(history, week);
     const raw = rawForecast(known, week, c);
     // Weeks before this one are complete: their harvest as stored is what was known of them.
