@@ -5,6 +5,7 @@ import { parseWeek, weekOfInstant, type IsoWeek } from '../time/weeks.js';
 import { MODEL_CONSTANTS } from './model/constants.js';
 import { backtestStats, replay, type Replay, type WeekRun } from './model/replay.js';
 import { loadCycleHistory, weekDay, type CycleContext, type LoadedCycle } from './queries.js';
+import { reachOf, type Reach } from './reach.js';
 import { kg3, perArea, presentArea, presentForecastWeek, presentInputs, r4, weekLabel } from './presenters.js';
 
 /** The model's name and version, kept with every stored forecast (docs/forecast.md). */
@@ -63,7 +64,8 @@ export interface LiveForecast {
  * Kept per cycle until the organization's change log moves on (every write of a record the model
  * reads is in it: harvests, truss counts, walks, fruit mass, climate readings and imports, weather,
  * the registry) or the clock enters another week; a week read, a forecast and the backtest after the
- * same write then share one replay.
+ * same write then share one replay. When it has moved on, the records are read again and only the
+ * weeks from the first one they differ in are replayed again.
  */
 export interface CycleReplay {
   loaded: LoadedCycle;
@@ -78,6 +80,8 @@ interface CachedReplay extends CycleReplay {
 }
 
 const MAX_CACHED = 64;
+/** More writes than this since the replay was made: read everything again rather than judge each. */
+const MAX_CHANGES_JUDGED = 2000;
 const replays = new WeakMap<object, Map<string, CachedReplay>>();
 
 export async function cycleReplay(db: Db, ctx: CycleContext, nowMs: number): Promise<CycleReplay> {
@@ -93,13 +97,42 @@ export async function cycleReplay(db: Db, ctx: CycleContext, nowMs: number): Pro
   const hit = cache.get(ctx.cycle.id);
   if (hit && hit.seq === seq && hit.now === now) return hit;
 
+  // What the writes since can have changed: nothing of this cycle (a week note, another row's harvest) keeps the
+  // replay; records but not climate keep the climate days read (the dearest query) for the reload.
+  let reach: Reach = { cycle: true, climate: true };
+  if (hit && hit.now === now && seq > hit.seq) {
+    const changes = await db
+      .selectFrom('change_log')
+      .select(['entity', 'before', 'after'])
+      .where('organization_id', '=', ctx.cycle.organization_id)
+      .where('seq', '>', hit.seq)
+      .where('seq', '<=', seq)
+      .orderBy('seq')
+      .limit(MAX_CHANGES_JUDGED + 1)
+      .execute();
+    if (changes.length <= MAX_CHANGES_JUDGED) reach = reachOf(changes, ctx.cycle.id);
+  }
+  if (hit && !reach.cycle) {
+    hit.seq = seq;
+    return hit;
+  }
+
   const endWeek = ctx.cycle.ended_on ? weekDay(ctx.cycle.ended_on) : null;
   const lastAsOf = endWeek !== null && endWeek < now ? endWeek : now;
-  const loaded = await loadCycleHistory(db, ctx, lastAsOf + 7 * MODEL_CONSTANTS.horizons + 7);
+  const loaded = await loadCycleHistory(
+    db,
+    ctx,
+    lastAsOf + 7 * MODEL_CONSTANTS.horizons + 7,
+    hit && !reach.climate ? hit.loaded.climate : undefined,
+  );
   const started = lastAsOf >= loaded.history.startWeek;
+  // The runs before the first week the records changed in are the previous replay's (replay(), "previous").
+  // The history is loaded up to a day that moves with the current week: a new week reloads it all, the
+  // days it adds count as changed from their own weeks on, and the weeks before stay kept.
+  const previous = hit && hit.lastAsOf !== null ? { history: hit.loaded.history, replay: hit.replay } : undefined;
   const entry: CachedReplay = {
     loaded,
-    replay: started ? replay(loaded.history, lastAsOf, MODEL_CONSTANTS) : { runs: [], actuals: new Map() },
+    replay: started ? replay(loaded.history, lastAsOf, MODEL_CONSTANTS, previous) : { runs: [], actuals: new Map() },
     lastAsOf: started ? lastAsOf : null,
     seq,
     now,

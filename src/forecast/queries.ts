@@ -25,6 +25,17 @@ export interface LoadedCycle {
   history: CycleHistory;
   area: CycleArea;
   zone: string;
+  /** The climate it read, for a later load that knows the climate has not changed since (src/forecast/forecast.ts). */
+  climate: LoadedClimate;
+}
+
+/** The days of climate a load read: the dearest of its queries (a year of hourly readings grouped by local day). */
+export interface LoadedClimate {
+  fromDay: number;
+  lastDay: number;
+  zone: string;
+  temperature: DayTemperature[];
+  outdoorForecast: OutdoorForecastDay[];
 }
 
 /** Hours a day needs before its mean temperature stands for it. */
@@ -45,7 +56,7 @@ export async function loadRow(db: Db, rowId: string): Promise<RowTable | null> {
  * which nothing matters: the end of the cycle, or the last day of the furthest
  * week the caller forecasts).
  */
-export async function loadCycleHistory(db: Db, ctx: CycleContext, lastDay: number): Promise<LoadedCycle> {
+export async function loadCycleHistory(db: Db, ctx: CycleContext, lastDay: number, climate?: LoadedClimate): Promise<LoadedCycle> {
   const { cycle, greenhouse, zone } = ctx;
   const row = await loadRow(db, cycle.row_id);
   const area = cycleArea(cycle, row);
@@ -103,12 +114,14 @@ export async function loadCycleHistory(db: Db, ctx: CycleContext, lastDay: numbe
   }
 
   const fromDay = Math.min(startDay, ...trussCounts.map((c) => c.day)) - 28;
-  const temperature = await dailyTemperatures(db, cycle.id, zone, fromDay, lastDay);
-  const outdoorForecast = await outdoorForecastDays(db, greenhouse.id, zone, fromDay, lastDay);
+  const same = climate && climate.fromDay === fromDay && climate.lastDay === lastDay && climate.zone === zone;
+  const temperature = same ? climate.temperature : await dailyTemperatures(db, cycle.id, zone, fromDay, lastDay);
+  const outdoorForecast = same ? climate.outdoorForecast : await outdoorForecastDays(db, greenhouse.id, zone, fromDay, lastDay);
 
   return {
     area,
     zone,
+    climate: { fromDay, lastDay, zone, temperature, outdoorForecast },
     history: {
       startWeek: weekStartDay(startDay),
       startDay,

@@ -149,3 +149,58 @@ t.test('the backtest: every complete week per horizon, against both baselines on
   t.equal(later.body.horizons[0].n, 21);
   clock.advance(-7 * 86_400_000);
 });
+
+t.test('a kept replay answers what a replay from scratch does, write after write', async (t) => {
+  // Another cycle in the same organization, whose writes must not change this one's answers.
+  const row2 = await s.request('POST', `${tree.greenhousePath}/rows`, { key, body: { name: 'Row 2' } });
+  const cycle2 = await s.request('POST', `${tree.greenhousePath}/rows/${row2.body.row_id}/cycles`, {
+    key,
+    body: { name: 'B', started_on: START },
+  });
+  const c2 = `${tree.greenhousePath}/rows/${row2.body.row_id}/cycles/${cycle2.body.cycle_id}`;
+  const reads = [`${c}/backtest`, `${c}/forecast`, `${c}/forecast?week=2026-W12`, `${c}/weeks/2026-W18`];
+  const answers = async (server: typeof s) => Promise.all(reads.map(async (u) => (await server.request('GET', u, { key })).body));
+  const fromScratch = async () => {
+    // A second server on the same data keeps no replay of its own yet.
+    const fresh = await startServer(t, { dataDir: s.dataDir }, { clock });
+    try {
+      return await answers(fresh);
+    } finally {
+      await fresh.close();
+    }
+  };
+  let last = await answers(s);
+  const writes: [string, () => Promise<unknown>, boolean][] = [
+    ['a week note', () => s.request('POST', `${c}/weeks/2026-W10`, { key, body: { text: 'leaf curl in the east end' } }), false],
+    ["another cycle's harvest", () => s.request('POST', `${c2}/harvests`, { key, body: { harvested_on: '2026-03-04', kg: 900 } }), false],
+    // Known from next week on: the answers as of now stay.
+    [
+      'a harvest typed for today',
+      () => s.request('POST', `${c}/harvests`, { key, body: { harvested_on: plusDays(START, 140), kg: 30 } }),
+      false,
+    ],
+    ["last week's harvest", () => s.request('POST', `${c}/harvests`, { key, body: { harvested_on: plusDays(START, 137), kg: 30 } }), true],
+    ['an early harvest', () => s.request('POST', `${c}/harvests`, { key, body: { harvested_on: '2026-03-10', kg: 60 } }), true],
+    [
+      'a truss count',
+      () =>
+        s.request('PUT', `${c}/truss-counts`, { key, body: { counted_on: '2026-03-16', rows: [{ plant: 'P1', truss: 14, fruits: 30 }] } }),
+      true,
+    ],
+    [
+      'warmer hours',
+      () =>
+        s.request('POST', `${c}/climate`, { key, body: { points: [{ metric: 'air_temperature', at: '2026-03-01T12:00:00', value: 34 }] } }),
+      true,
+    ],
+  ];
+  for (const [what, write, changes] of writes) {
+    const w = (await write()) as { status: number; text: string };
+    t.ok(w.status < 300, `${what}: ${w.status} ${w.text}`);
+    const kept = await answers(s);
+    t.same(kept, await fromScratch(), `after ${what}: the kept replay's answers are a fresh one's`);
+    if (changes) t.notSame(kept, last, `${what} changes the answers`);
+    else t.same(kept, last, `${what} leaves them as they were`);
+    last = kept;
+  }
+});
