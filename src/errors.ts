@@ -132,3 +132,22 @@ export function isStorageFull(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   return code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_FULL';
 }
+
+/**
+ * An error that says the PostgreSQL server cannot be had now, not that the request was wrong: the
+ * server refusing or closing connections (a restart, connections disallowed, an administrator's
+ * terminate), or the connection lost mid-statement. Answered 503 `database_unavailable`, never
+ * 500. (No connection at all is already that answer: src/db/postgres.ts, `readerPool`, and
+ * Store.write.) Read by shape, a SQLSTATE in `code` beside a `severity`, or the driver's message
+ * for a lost connection, so that this module needs no driver.
+ */
+export function isDatabaseUnreachable(err: unknown): boolean {
+  const e = err as { message?: unknown; code?: unknown; severity?: unknown } | null;
+  const code = typeof e?.code === 'string' ? e.code : '';
+  const message = typeof e?.message === 'string' ? e.message : '';
+  if (typeof e?.severity === 'string' && /^[0-9A-Z]{5}$/.test(code))
+    // 08: connection exception; 57P: operator intervention (shutdown, terminate, cannot connect now);
+    // 55000 saying so: a database closed to connections.
+    return code.startsWith('08') || code.startsWith('57P') || (code === '55000' && /accepting connections/.test(message));
+  return /^Connection terminated|is not queryable/.test(message);
+}

@@ -19,7 +19,7 @@ import type { Database } from './schema.js';
 import { HybridLogicalClock } from './hlc.js';
 import { systemClock, type Clock } from '../clock.js';
 import { engineKindOf, engineOfUrl, type Engine, type EngineKind } from './engine.js';
-import { createPool, ProcessLink, redactUrl, underMigrationLock } from './postgres.js';
+import { createPool, ProcessLink, readerPool, redactUrl, underMigrationLock } from './postgres.js';
 
 export type Db = Kysely<Database>;
 
@@ -148,7 +148,7 @@ export async function openDatabase(dataDir: string, fileName = 'cropwalk.sqlite'
 
 async function openPostgres(url: string, options: StorageOptions, clock: Clock): Promise<OpenedDatabase> {
   const pool = createPool(url, { max: options.poolMax });
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: readerPool(pool) }) });
   // A number for this process among those that share the database: the walks it claims carry it.
   const link = new ProcessLink(url, randomInt(1, 2 ** 31 - 1), options.onLinkError);
   try {

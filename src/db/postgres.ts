@@ -4,6 +4,7 @@ import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { Kysely, PostgresDialect, sql, type KyselyPlugin } from 'kysely';
 import type { Database } from './schema.js';
+import { Unavailable } from '../errors.js';
 
 /**
  * PostgreSQL underneath the service (DATABASE_URL=postgres://...): the pool, how values come
@@ -58,6 +59,21 @@ export function createPool(url: string, options: PoolOptions = {}): pg.Pool {
   // request's next statement fails with the reason, and release(err) drops the connection.
   pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
+}
+
+/**
+ * The pool as Kysely's reads see it: a connection that cannot be had (the pool's wait over, every
+ * connection busy or the server not answering; the server refusing) is a 503 that says so, as a
+ * write's is in Store.write, not a 500.
+ */
+export function readerPool(pool: pg.Pool): { connect(): Promise<pg.PoolClient>; end(): Promise<void> } {
+  return {
+    connect: () =>
+      pool.connect().catch((err: Error) => {
+        throw new Unavailable('database_unavailable', `The database cannot be reached (${err.message}); nothing was changed. Try again.`);
+      }),
+    end: () => pool.end(),
+  };
 }
 
 /** The Kysely on one pooled connection: the pool's client, never released by Kysely itself. */

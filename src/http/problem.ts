@@ -11,6 +11,7 @@ import {
   Unavailable,
   UnsupportedMedia,
   UpstreamFailed,
+  isDatabaseUnreachable,
   isStorageFull,
   type FieldIssue,
   type FieldSource,
@@ -160,5 +161,7 @@ export function problemOf(err: unknown): HttpProblem | null {
     if (err instanceof StorageFull) return insufficientStorage(err.message);
   }
   if (isStorageFull(err)) return insufficientStorage(new StorageFull().message);
+  if (isDatabaseUnreachable(err))
+    return serviceUnavailable('database_unavailable', 'The database cannot be reached now; nothing was changed. Try again shortly.');
   return null;
 }

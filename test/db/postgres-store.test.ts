@@ -213,8 +213,23 @@ t.test('many requests of one organization at once, over HTTP', async (t) => {
     const down = await s.request('GET', '/api/health');
     t.equal(down.status, 503);
     t.equal(down.body.checks.database.ok, false);
+    // A read and a write meanwhile (an earlier subtest may have revoked the key: its check is a read too): a 503
+    // that says the database cannot be reached, not a 500 nor a 401.
+    const harvestsBefore = `${tree.cyclePath}/harvests`;
+    const read = await s.request('GET', harvestsBefore, { key: tree.adminKey });
+    t.equal(read.status, 503, read.text);
+    t.equal(read.body.code, 'database_unavailable');
+    t.match(read.headers.get('content-type'), /application\/problem\+json/);
+    const write = await s.request('POST', harvestsBefore, { key: tree.adminKey, body: { harvested_on: '2026-03-02', kg: 12 } });
+    t.equal(write.status, 503, write.text);
+    t.equal(write.body.code, 'database_unavailable');
     await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
     const up = await s.request('GET', '/api/health');
     t.equal(up.status, 200, 'the pool connects again');
+    t.equal(
+      await dbCount(s, 'select count(*) as n from harvests where cycle_id = ?', tree.cycleId),
+      0,
+      'the write refused meanwhile stored nothing',
+    );
   });
 });

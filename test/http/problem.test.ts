@@ -80,3 +80,23 @@ t.test('no file outside src/http/ and the route files builds an HTTP answer', as
   walk(root);
   t.same(offenders, [], 'domain code throws the errors of src/errors.ts');
 });
+
+t.test('a PostgreSQL server that cannot be had answers 503 database_unavailable; other database errors stay 500s', async (t) => {
+  const pgError = (code: string, message: string) => Object.assign(new Error(message), { code, severity: 'FATAL' });
+  for (const [err, why] of [
+    [pgError('57P01', 'terminating connection due to administrator command'), 'a terminated backend'],
+    [pgError('57P03', 'the database system is starting up'), 'a server starting up'],
+    [pgError('08006', 'connection failure'), 'a connection failure'],
+    [pgError('55000', 'database "x" is not currently accepting connections'), 'a database closed to connections'],
+    [new Error('Connection terminated unexpectedly'), 'the connection lost mid-statement'],
+    [new Error('Client has encountered a connection error and is not queryable'), 'a client lost before'],
+  ] as const) {
+    const p = problemOf(err);
+    t.equal(p?.status, 503, why);
+    t.equal(p?.code, 'database_unavailable', why);
+  }
+  t.equal(problemOf(pgError('23505', 'duplicate key value violates unique constraint')), null, 'a broken rule is a bug: 500');
+  t.equal(problemOf(pgError('55000', 'object is in use')), null, 'another 55000');
+  t.equal(problemOf(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' })), null, 'a socket error of anything else');
+  t.equal(problemOf(Object.assign(new Error('x'), { code: '57P01' })), null, 'a SQLSTATE-like code without a severity is not the driver');
+});
