@@ -62,6 +62,7 @@ export const POSTGRES_PASS = [
   'test/climate/weather/refresh.test.ts',
   'test/weeks/read.test.ts',
   'test/weeks/records.test.ts',
+  'test/forecast/engines.test.ts',
   'test/forecast/forecast.test.ts',
   'test/forecast/queries.test.ts',
   'test/forecast/schedule.test.ts',
