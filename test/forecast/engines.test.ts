@@ -47,7 +47,11 @@ async function typeAll(s: TestServer): Promise<Tree> {
   };
   await ok('PATCH', `${tree.greenhousePath}/rows/${tree.rowId}`, { plant_count: 250 });
   await typeCrop(s, tree, START, { weeks: 12, harvestFrom: 6, climate: true });
+  const early = await ok('POST', `${c}/harvests`, { harvested_on: '2026-03-23', kg: 0.1 });
+  await ok('POST', `${c}/harvests`, { harvested_on: '2026-03-24', kg: 0.2 });
   await ok('POST', `${c}/harvests`, { week: '2026-W13', kg: 12.345 });
+  // An updated row: PostgreSQL then holds it elsewhere on disk than its insertion order.
+  await ok('PATCH', `${c}/harvests/${early.harvest_id}`, { kg: 0.7 });
   await ok('POST', `${c}/irrigation`, { at: '2026-03-24T08:00:00', volume_l: 4000, drain_l: 1000, ec_in: 3, ph_in: 5.6, ec_drain: 4 });
   await ok('POST', `${c}/irrigation`, { at: '2026-03-29T23:30:00', volume_l: 1000 });
   await ok('POST', `${c}/weeks/2026-W13`, { text: 'the clocks went forward on Sunday' });
