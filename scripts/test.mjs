@@ -28,10 +28,11 @@ const say = (msg) => process.stderr.write(`[test] ${msg}\n`);
  *   the database does what test/walks/routes.test.ts already has it do.
  * - test/sync/readme.test.ts: the README's walkthrough, instances started by `npm start` on SQLite as
  *   written; the upstream role on PostgreSQL is the rest of test/sync, listed below.
- * - test/forecast, test/weeks, test/climate/weather: not yet run on PostgreSQL as a whole (the week
- *   read is, inside test/sync/faults.test.ts); two of their queries were fixed for it there.
  * - test/vision, test/time, test/units, test/scripts, test/climate/exports-reader, test/auth,
- *   test/log, test/http/problem, test/http/web-app, test/web: no database, or the browser app.
+ *   test/log, test/http/problem, test/http/web-app, test/web: no database, or the browser app;
+ *   nor the forecast model's own tests (test/forecast/{model,agc2,export}: plain functions over
+ *   arrays), test/weeks/climate.test.ts (the week's climate summary over arrays) and
+ *   test/climate/weather/client.test.ts (the Open-Meteo client against a fake service).
  */
 export const POSTGRES_PASS = [
   'test/db/postgres-schema.test.ts',
@@ -58,6 +59,14 @@ export const POSTGRES_PASS = [
   'test/climate/imports/real-files.test.ts',
   'test/climate/readings/routes.test.ts',
   'test/climate/watch/watcher.test.ts',
+  'test/climate/weather/refresh.test.ts',
+  'test/weeks/read.test.ts',
+  'test/weeks/records.test.ts',
+  'test/forecast/engines.test.ts',
+  'test/forecast/forecast.test.ts',
+  'test/forecast/queries.test.ts',
+  'test/forecast/schedule.test.ts',
+  'test/forecast/stored.test.ts',
   'test/schedules/scheduler.test.ts',
   'test/scales/routes.test.ts',
   'test/walks/routes.test.ts',

@@ -44,15 +44,16 @@ export async function storeForecast(w: Writer, ctx: CycleContext, week: IsoWeek 
   });
 }
 
-/** Harvest kg per week label of a cycle, as stored now. */
+/**
+ * Harvest kg per week label of a cycle, as stored now. Summed here in id order rather than by SQL
+ * sum(): SQLite adds floating-point numbers with compensation and PostgreSQL without, so the last
+ * digits could differ between the engines.
+ */
 export async function harvestByWeek(db: Db, cycleId: string): Promise<Map<string, number>> {
-  const rows = await db
-    .selectFrom('harvests')
-    .select((eb) => ['week', eb.fn.sum<number>('kg').as('kg')])
-    .where('cycle_id', '=', cycleId)
-    .groupBy('week')
-    .execute();
-  return new Map(rows.map((r) => [r.week, Number(r.kg)]));
+  const rows = await db.selectFrom('harvests').select(['week', 'kg']).where('cycle_id', '=', cycleId).orderBy('id').execute();
+  const out = new Map<string, number>();
+  for (const r of rows) out.set(r.week, (out.get(r.week) ?? 0) + r.kg);
+  return out;
 }
 
 /**
@@ -142,6 +143,8 @@ export async function activeCycles(db: Db, nowMs: number): Promise<{ cycle_id: s
       'cycles.ended_on',
       'greenhouses.time_zone',
     ])
+    // One order on both engines (PostgreSQL has none without it): the schedule runs and lists its targets in it.
+    .orderBy('cycles.id')
     .execute();
   return rows
     .filter((r) => {

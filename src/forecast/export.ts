@@ -99,8 +99,9 @@ export async function exportRows(db: Db, ctx: CycleContext, nowMs: number): Prom
       .where('status', '=', 'done')
       .where('week', 'is not', null)
       .execute(),
-    db.selectFrom('harvests').select(['week', 'kg']).where('cycle_id', '=', cycle.id).execute(),
-    db.selectFrom('irrigation_entries').select(['at', 'volume_l', 'drain_l']).where('cycle_id', '=', cycle.id).execute(),
+    // Summed below: in id order, so that the floating-point sums are the same on both engines.
+    db.selectFrom('harvests').select(['week', 'kg']).where('cycle_id', '=', cycle.id).orderBy('id').execute(),
+    db.selectFrom('irrigation_entries').select(['at', 'volume_l', 'drain_l']).where('cycle_id', '=', cycle.id).orderBy('id').execute(),
     db.selectFrom('week_notes').select(['week', 'body']).where('cycle_id', '=', cycle.id).execute(),
     db.selectFrom('forecasts').select(['id', 'week', 'weeks']).where('cycle_id', '=', cycle.id).orderBy('id').execute(),
   ]);

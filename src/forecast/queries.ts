@@ -63,7 +63,13 @@ export async function loadCycleHistory(db: Db, ctx: CycleContext, lastDay: numbe
   const startDay = dayNumber(cycle.started_on);
   const endDay = cycle.ended_on ? dayNumber(cycle.ended_on) : null;
 
-  const harvests = await db.selectFrom('harvests').select(['week', 'harvested_on', 'kg']).where('cycle_id', '=', cycle.id).execute();
+  // In id order: the model sums the kilos, and a floating-point sum depends on the order (the same on both engines).
+  const harvests = await db
+    .selectFrom('harvests')
+    .select(['week', 'harvested_on', 'kg'])
+    .where('cycle_id', '=', cycle.id)
+    .orderBy('id')
+    .execute();
   const counts = await db
     .selectFrom('truss_counts')
     .select(['id', 'counted_on', 'stems_per_m2'])

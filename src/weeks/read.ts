@@ -53,13 +53,22 @@ export async function readWeek(db: Db, ctx: CycleContext, week: IsoWeek, nowMs: 
   const [note, masses, harvests, irrigation, walks, series, weather] = await Promise.all([
     db.selectFrom('week_notes').selectAll().where('cycle_id', '=', cycle.id).where('week', '=', week.label).executeTakeFirst(),
     db.selectFrom('fruit_masses').selectAll().where('cycle_id', '=', cycle.id).execute(),
-    db.selectFrom('harvests').select(['kg', 'harvested_on']).where('cycle_id', '=', cycle.id).where('week', '=', week.label).execute(),
+    // Rows that are summed come in id order: floating-point sums depend on the order, and without
+    // one PostgreSQL hands rows back in the order they lie on disk, not SQLite's (docs/postgres.md).
+    db
+      .selectFrom('harvests')
+      .select(['kg', 'harvested_on'])
+      .where('cycle_id', '=', cycle.id)
+      .where('week', '=', week.label)
+      .orderBy('id')
+      .execute(),
     db
       .selectFrom('irrigation_entries')
       .selectAll()
       .where('cycle_id', '=', cycle.id)
       .where('at', '>=', fromIso)
       .where('at', '<', toIso)
+      .orderBy('id')
       .execute(),
     db
       .selectFrom('walks')
@@ -117,24 +126,28 @@ export async function readWeek(db: Db, ctx: CycleContext, week: IsoWeek, nowMs: 
   const bothDrain = sum(both.map((e) => e.drain_l));
 
   // Water productivity: kilos harvested per m³ given, for the week and the cycle so far.
+  // Summed here in id order rather than by SQL sum(): SQLite adds floating-point numbers with
+  // compensation and PostgreSQL without, so the last digits could differ between the engines.
   const cycleHarvest = await db
     .selectFrom('harvests')
-    .select((eb) => eb.fn.sum<number | null>('kg').as('kg'))
+    .select('kg')
     .where('cycle_id', '=', cycle.id)
     .where('week', '<=', week.label)
-    .executeTakeFirstOrThrow();
+    .orderBy('id')
+    .execute();
   const cycleWater = await db
     .selectFrom('irrigation_entries')
-    .select((eb) => eb.fn.sum<number | null>('volume_l').as('l'))
+    .select('volume_l')
     .where('cycle_id', '=', cycle.id)
     .where('at', '<', toIso)
-    .executeTakeFirstOrThrow();
+    .orderBy('id')
+    .execute();
   const productivity = (kg: number, litres: number | null) => {
     if (litres === null || litres <= 0) return { kg_per_m3: null, reason: 'no irrigation water logged (volume_l) in this span' };
     return { kg_per_m3: round(kg / (litres / 1000), 3), reason: null };
   };
-  const cycleKg = Number(cycleHarvest.kg ?? 0);
-  const cycleLitres = cycleWater.l === null ? null : Number(cycleWater.l);
+  const cycleKg = sum(cycleHarvest.map((h) => h.kg)) ?? 0;
+  const cycleLitres = sum(cycleWater.map((e) => e.volume_l));
 
   const climate = summariseClimate(series, {
     latitude: greenhouse.latitude,

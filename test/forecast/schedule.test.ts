@@ -5,12 +5,11 @@ import { SettableClock } from '../../src/clock.js';
 import { activeCycles, storeForecastForCycle } from '../../src/forecast/commands.js';
 import { greenhousesWithLocation, refreshWeather } from '../../src/climate/weather/commands.js';
 import { SYSTEM_ACTOR } from '../../src/db/store.js';
-import { createTree, startServer } from '../helpers/server.js';
+import { createTree, dbCount, startServer } from '../helpers/server.js';
 import { startFakeWeather } from '../helpers/open-meteo.js';
 import { iso, typeCrop } from '../helpers/crop.js';
 import { forecastSchedule } from '../../src/forecast/schedule.js';
 import { weatherSchedule } from '../../src/climate/weather/schedule.js';
-import { sqliteOf } from '../helpers/postgres.js';
 
 const fake = await startFakeWeather(t, '2026-03-16');
 const clock = new SettableClock(iso('2026-03-16', 'Europe/Amsterdam', 9));
@@ -49,8 +48,7 @@ t.test('the hourly weather refresh of every greenhouse with a location', async (
     t.equal(r.hours, 72);
     t.equal(r.greenhouse_id, g.id);
   }
-  const n = sqliteOf(services).prepare('select count(*) as n from weather_hours').get() as { n: number };
-  t.equal(n.n, 144);
+  t.equal(await dbCount(s, 'select count(*) as n from weather_hours'), 144);
 });
 
 t.test("the schedules the appliance's scheduler runs: weekly forecast per running cycle, hourly weather per greenhouse", async (t) => {

@@ -2,9 +2,8 @@
 // since, counted in contents, gone with a cascade, in the change log; the export as a spreadsheet reads it.
 import t from 'tap';
 import { SettableClock } from '../../src/clock.js';
-import { createOrg, createTree, startServer } from '../helpers/server.js';
+import { createOrg, createTree, dbCount, startServer } from '../helpers/server.js';
 import { iso, plusDays, typeCrop } from '../helpers/crop.js';
-import { sqliteOf } from '../helpers/postgres.js';
 
 const START = '2026-01-05';
 const clock = new SettableClock(iso(plusDays(START, 7 * 14), 'Europe/Amsterdam', 8));
@@ -91,25 +90,14 @@ t.test('counted in contents, in the change log, and gone with a cascade', async 
   const contents = await s.request('GET', `${c}/contents`, { key });
   t.equal(contents.status, 200);
   t.equal(contents.body.counts.forecasts, 3, JSON.stringify(contents.body));
-  const logged = sqliteOf(s.app.services)
-    .prepare(`select count(*) as n from change_log where entity = 'forecasts' and op = 'insert'`)
-    .get() as {
-    n: number;
-  };
-  t.equal(logged.n, 3);
+  t.equal(await dbCount(s, `select count(*) as n from change_log where entity = 'forecasts' and op = 'insert'`), 3);
   const refused = await s.request('DELETE', c, { key });
   t.equal(refused.status, 409);
   t.equal(refused.body.counts.forecasts, 3);
   const gone = await s.request('DELETE', `${c}?cascade=true`, { key });
   t.equal(gone.status, 200, gone.text);
-  const left = sqliteOf(s.app.services).prepare('select count(*) as n from forecasts').get() as { n: number };
-  t.equal(left.n, 0);
-  const tombstones = sqliteOf(s.app.services)
-    .prepare(`select count(*) as n from change_log where entity = 'forecasts' and op = 'delete'`)
-    .get() as {
-    n: number;
-  };
-  t.equal(tombstones.n, 3);
+  t.equal(await dbCount(s, 'select count(*) as n from forecasts'), 0);
+  t.equal(await dbCount(s, `select count(*) as n from change_log where entity = 'forecasts' and op = 'delete'`), 3);
 });
 
 t.test('the export: a header, a row per week, neutralised formulas, semicolons with decimal commas', async (t) => {

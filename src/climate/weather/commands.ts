@@ -184,7 +184,14 @@ export async function storeWeather(
 
 /** For a schedule (the appliance's hourly refresh): every greenhouse with a location. */
 export async function greenhousesWithLocation(db: Db): Promise<GreenhouseTable[]> {
-  return db.selectFrom('greenhouses').selectAll().where('latitude', 'is not', null).where('longitude', 'is not', null).execute();
+  // One order on both engines (PostgreSQL has none without it): the schedule runs and lists its targets in it.
+  return db
+    .selectFrom('greenhouses')
+    .selectAll()
+    .where('latitude', 'is not', null)
+    .where('longitude', 'is not', null)
+    .orderBy('id')
+    .execute();
 }
 
 /** Hours of outdoor weather of a greenhouse in [fromMs, toMs), oldest first. */

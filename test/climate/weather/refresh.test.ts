@@ -4,9 +4,8 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { SettableClock } from '../../../src/clock.js';
-import { createOrg, createTree, startServer } from '../../helpers/server.js';
+import { createOrg, createTree, dbCount, dbRows, startServer } from '../../helpers/server.js';
 import { startFakeWeather } from '../../helpers/open-meteo.js';
-import { sqliteOf } from '../../helpers/postgres.js';
 
 const fake = await startFakeWeather(t, '2026-03-30');
 // Monday 30 March 2026, 10:30 in Amsterdam (summer time since Sunday 29 March, 02:00).
@@ -15,16 +14,13 @@ const s = await startServer(t, { weatherUrl: fake.url, weatherTimeoutMs: 500 }, 
 const tree = await createTree(s, { startedOn: '2026-01-05' });
 const key = tree.adminKey;
 const url = `${tree.cyclePath}/weather`;
-const sqlite = sqliteOf(s.app.services);
 const stored = () =>
-  sqlite
-    .prepare('select at_ms, forecast, temperature_c from weather_hours where greenhouse_id = ? order by at_ms')
-    .all(tree.greenhouseId) as {
-    at_ms: number;
-    forecast: number;
-    temperature_c: number;
-  }[];
-const logged = () => (sqlite.prepare(`select count(*) as n from change_log where entity = 'weather_refreshes'`).get() as { n: number }).n;
+  dbRows<{ at_ms: number; forecast: number; temperature_c: number }>(
+    s,
+    'select at_ms, forecast, temperature_c from weather_hours where greenhouse_id = ? order by at_ms',
+    tree.greenhouseId,
+  );
+const logged = () => dbCount(s, `select count(*) as n from change_log where entity = 'weather_refreshes'`);
 
 t.test('a refresh stores the hours, past and forecast apart, across the clock change', async (t) => {
   const r = await s.request('POST', url, { key, body: { past_days: 3, forecast_days: 2 } });
@@ -43,14 +39,14 @@ t.test('a refresh stores the hours, past and forecast apart, across the clock ch
   t.equal(q.get('longitude'), '4.3');
   t.equal(q.get('timezone'), 'GMT');
   t.equal(q.get('past_days'), '3');
-  const rows = stored();
+  const rows = await stored();
   t.equal(rows.length, 120);
   t.ok(
     rows.every((h, i) => i === 0 || h.at_ms - rows[i - 1]!.at_ms === 3_600_000),
     'one row per UTC hour through the night the clocks went forward',
   );
   t.equal(rows.filter((h) => h.forecast).length, r.body.forecast_hours);
-  t.equal(logged(), 1, 'one change-log entry for the refresh');
+  t.equal(await logged(), 1, 'one change-log entry for the refresh');
 
   // The week read shows the local days, the one with the clock change 23 hours long.
   const week = await s.request('GET', `${tree.cyclePath}/weeks/2026-W13`, { key });
@@ -69,7 +65,7 @@ t.test('refreshing again updates the hours and never doubles them; hours now pas
   t.equal(r.status, 200);
   t.equal(r.body.added, 0);
   t.equal(r.body.updated, 120, 'every temperature moved by 0.5 °C');
-  const rows = stored();
+  const rows = await stored();
   t.equal(rows.length, 120, 'never doubled');
   t.equal(rows.filter((h) => h.forecast).length, r.body.forecast_hours);
   t.equal(r.body.forecast_hours, 120 - (3 * 24 + 13 + 1));
@@ -80,13 +76,13 @@ t.test('refreshing again updates the hours and never doubles them; hours now pas
   // A longer span adds only the hours not stored.
   const more = await s.request('POST', url, { key, body: { past_days: 4, forecast_days: 2 } });
   t.equal(more.body.added, 24);
-  t.equal(stored().length, 144);
-  t.equal(logged(), 4);
+  t.equal((await stored()).length, 144);
+  t.equal(await logged(), 4);
 });
 
 t.test('the service failing: a clear 502 or 503, and what was stored stays as it was', async (t) => {
-  const before = JSON.stringify(stored());
-  const refreshes = logged();
+  const before = JSON.stringify(await stored());
+  const refreshes = await logged();
   const cases: [typeof fake.mode, number, string, RegExp][] = [
     ['error', 502, 'weather_upstream_error', /answered 400/],
     ['html-500', 502, 'weather_upstream_error', /answered 500/],
@@ -101,7 +97,7 @@ t.test('the service failing: a clear 502 or 503, and what was stored stays as it
     t.equal(r.body.code, code, mode);
     t.match(r.body.detail, detail, mode);
     t.match(r.headers.get('content-type'), /problem\+json/);
-    t.equal(JSON.stringify(stored()), before, `${mode}: nothing stored`);
+    t.equal(JSON.stringify(await stored()), before, `${mode}: nothing stored`);
   }
   fake.mode = 'fixed';
   fake.fixed = JSON.parse(readFileSync(new URL('../../fixtures/weather/open-meteo-local-dst.json', import.meta.url), 'utf8'));
@@ -109,8 +105,8 @@ t.test('the service failing: a clear 502 or 503, and what was stored stays as it
   t.equal(local.status, 502, 'a local-time answer across the clock change');
   t.match(local.body.detail, /more than an hour after/);
   fake.mode = 'ok';
-  t.equal(JSON.stringify(stored()), before);
-  t.equal(logged(), refreshes);
+  t.equal(JSON.stringify(await stored()), before);
+  t.equal(await logged(), refreshes);
 
   // Nothing listening there.
   const gone = await startServer(t, { weatherUrl: 'http://127.0.0.1:9', weatherTimeoutMs: 500 }, { clock });
@@ -145,10 +141,8 @@ t.test('weather counts in the greenhouse’s contents and goes with its cascade'
   t.equal(refused.status, 409);
   const gone = await s.request('DELETE', `${tree.greenhousePath}?cascade=true`, { key });
   t.equal(gone.status, 200, gone.text);
-  t.equal(stored().length, 0);
-  const log = sqlite.prepare(`select before from change_log where entity = 'weather_hours' and op = 'delete'`).all() as {
-    before: string;
-  }[];
+  t.equal((await stored()).length, 0);
+  const log = await dbRows<{ before: string }>(s, `select before from change_log where entity = 'weather_hours' and op = 'delete'`);
   t.same(
     log.map((l) => JSON.parse(l.before)),
     [{ greenhouse_id: tree.greenhouseId, hours: 144 }],
