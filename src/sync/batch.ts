@@ -12,6 +12,22 @@ const MAX_BOUND = 30_000;
 /** Ids asked for in one `IN (...)`. */
 const CHUNK = 1000;
 
+/**
+ * Inserts rows of one table in their order with multi-row statements: the rows that follow one
+ * another with the same columns go in one (a row received without a column leaves it to its
+ * default, which a multi-row VALUES cannot say on SQLite), under SQLite's bound-value cap.
+ */
+export async function insertRows(trx: Transaction<Database>, table: string, rows: readonly Row[]): Promise<void> {
+  for (let i = 0; i < rows.length;) {
+    const shape = Object.keys(rows[i]!).join(',');
+    const per = Math.max(1, Math.floor(MAX_BOUND / Math.max(1, Object.keys(rows[i]!).length)));
+    let j = i + 1;
+    while (j < rows.length && j - i < per && Object.keys(rows[j]!).join(',') === shape) j++;
+    await anyDb(trx).insertInto(table).values(rows.slice(i, j)).execute();
+    i = j;
+  }
+}
+
 /** A parent a batched kind's records name (src/sync/kinds/rows.ts ParentSpec, the part read here). */
 export interface BatchedParent {
   column: string;
@@ -191,17 +207,7 @@ export class BatchState {
   }
 
   private async writeInserts(): Promise<void> {
-    for (const [table, list] of this.inserts) {
-      // Rows with the same columns go in one statement (a row received without a column leaves it out).
-      for (let i = 0; i < list.length;) {
-        const shape = Object.keys(list[i]!).join(',');
-        const per = Math.max(1, Math.floor(MAX_BOUND / Object.keys(list[i]!).length));
-        let j = i + 1;
-        while (j < list.length && j - i < per && Object.keys(list[j]!).join(',') === shape) j++;
-        await anyDb(this.trx).insertInto(table).values(list.slice(i, j)).execute();
-        i = j;
-      }
-    }
+    for (const [table, list] of this.inserts) await insertRows(this.trx, table, list);
     this.inserts.clear();
   }
 
