@@ -308,7 +308,7 @@ export class Store {
           ...(withFeed ? { org_seq: orgSeq, origin: e.origin, change_id: e.change_id } : {}),
         };
       });
-      const per = Math.floor(MAX_BOUND / 13);
+      const per = Math.max(1, Math.floor(MAX_BOUND / Object.keys(rows[0]!).length));
       for (let i = 0; i < rows.length; i += per)
         await db
           .insertInto('change_log')

@@ -102,6 +102,15 @@ t.test('a batch applied as one keeps every rule of a change applied alone', asyn
     t.equal((await harvests()).size, held.size, 'nothing stored twice');
   });
 
+  t.test('a batch larger than one statement takes is written in several', async (t) => {
+    // 4,500 change-log entries of 16 columns: more values than one statement binds (72,000; fails on SQLite unsplit).
+    const ids = Array.from({ length: 4500 }, () => newId());
+    const results = await push(ids.map((id, i) => harvest(id, { week: '2026-W12', kg: 1 + (i % 50) })));
+    t.equal(results.filter((r) => r.outcome === 'applied').length, ids.length, 'every change applied');
+    const stored = await call(up, 'GET', `${tree.cyclePath}/harvests?week=2026-W12&limit=1`, key);
+    t.equal(stored.total, ids.length, 'every harvest stored');
+  });
+
   t.test('a change sees what the changes before it in the same batch did', async (t) => {
     // A crop cycle made in the batch, then records on it; and a harvest sent before its cycle.
     const cycleId = newId();
