@@ -66,9 +66,18 @@ export interface Writer {
     /** Sync only: the version the change was made with elsewhere (default: a new stamp). */
     version?: string;
   }): Promise<void>;
+  /**
+   * Logs many changes in their order with multi-row statements and one run of feed numbers per
+   * organization (a sync batch's gathered writes, src/sync/batch.ts). Each entry carries the
+   * origin and change id it was queued under (remoteIds), since `remote` has moved on since.
+   */
+  logMany(entries: (LogEntry & { origin: string | null; change_id: string | null })[]): Promise<void>;
   /** Sync only: set while a change received from another site is applied (src/db/feed.ts). */
   remote?: RemoteOrigin;
 }
+
+/** A change-log entry as Writer.log takes it. */
+export type LogEntry = Parameters<Writer['log']>[0];
 
 /** How a write transaction is run. */
 export interface WriteOptions {
@@ -269,12 +278,51 @@ export class Store {
         .execute();
     };
 
+    const logMany: Writer['logMany'] = async (entries) => {
+      if (!entries.length) return;
+      for (const org of new Set(entries.map((e) => e.organization_id))) await lock(org);
+      const withFeed = await feed();
+      const next = new Map<string, number>();
+      for (const e of entries) {
+        touched.add(e.entity);
+        if (e.organization_id !== null) next.set(e.organization_id, (next.get(e.organization_id) ?? 0) + 1);
+      }
+      if (withFeed) for (const [org, n] of next) next.set(org, await takeOrgSeqs(db, org, n));
+      const rows = entries.map((e) => {
+        let orgSeq: number | null = null;
+        if (e.organization_id !== null) {
+          orgSeq = next.get(e.organization_id)!;
+          next.set(e.organization_id, orgSeq + 1);
+        }
+        return {
+          organization_id: e.organization_id,
+          entity: e.entity,
+          entity_id: e.entity_id,
+          op: e.op,
+          actor_key_id: actor.keyId,
+          actor: actor.label,
+          before: e.before === undefined ? null : JSON.stringify(e.before),
+          after: e.after === undefined ? null : JSON.stringify(e.after),
+          version: e.version ?? clock.now(),
+          at: now,
+          ...(withFeed ? { org_seq: orgSeq, origin: e.origin, change_id: e.change_id } : {}),
+        };
+      });
+      const per = Math.max(1, Math.floor(MAX_BOUND / Object.keys(rows[0]!).length));
+      for (let i = 0; i < rows.length; i += per)
+        await db
+          .insertInto('change_log')
+          .values(rows.slice(i, i + per))
+          .execute();
+    };
+
     const writer: Writer = {
       trx,
       engine,
       actor,
       now,
       log,
+      logMany,
       stamp: () => clock.now(),
       afterCommit: (fn) => void committed.push(fn),
       async insert(table, values) {

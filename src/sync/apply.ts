@@ -7,6 +7,7 @@ import type { ApplyContext, SyncKind } from './kinds/kind.js';
 import { indexLocalTombstones } from './kinds/climate.js';
 import { rawSql } from '../db/raw.js';
 import { refusalOf } from './refusal.js';
+import { BatchState, type BatchedKind } from './batch.js';
 import { seqOfChangeId, type ChangeResult, type Outcome, type WireChange } from './wire.js';
 
 /**
@@ -60,11 +61,17 @@ export interface ApplyOptions {
 /**
  * Applies a batch of received changes in one transaction, in order (docs/sync.md, "Applying").
  * Foreign keys are checked at commit (`PRAGMA defer_foreign_keys`; `SET CONSTRAINTS ALL DEFERRED`
- * on PostgreSQL), so a child may come before
- * its parent in a batch. Each change runs in a savepoint: one the API would refuse is rolled
- * back alone and answered `refused` with the reason. Every change's outcome is recorded by id
- * in the same transaction, so a batch received again applies nothing twice and answers as the
- * first time.
+ * on PostgreSQL), so a child may come before its parent in a batch. A change the API would
+ * refuse is answered `refused` with the reason and leaves nothing behind, the others applied.
+ * Every change's outcome is recorded by id in the same transaction, so a batch received again
+ * applies nothing twice and answers as the first time.
+ *
+ * Changes of a batched kind (harvests, irrigation entries: src/sync/batch.ts) are applied from
+ * reads gathered once for the batch, their writes held back and written with multi-row
+ * statements; such a change writes only once its checks passed, so one it refuses needs no
+ * savepoint. Every other change runs in a savepoint of its own, rolled back alone when refused.
+ * The whole runs under one savepoint: were a batched change refused after it wrote (no kind
+ * does), the batch is rolled back to it and applied again with a savepoint for every change.
  */
 export async function applyChanges(services: Services, opts: ApplyOptions): Promise<ChangeResult[]> {
   const { org, changes, kinds } = opts;
@@ -97,110 +104,168 @@ export async function applyChanges(services: Services, opts: ApplyOptions): Prom
         ))
           earlier.set(r.change_id, r);
       }
-      const seen = async (id: string): Promise<Prior | undefined> =>
-        pg ? earlier.get(id) : db.get<Prior>('SELECT outcome, status, code, detail, errors FROM sync_received WHERE change_id = ?', id);
-      const received: unknown[][] = [[], [], [], [], [], [], [], [], []];
-      const record = async (...values: unknown[]) => {
-        if (!pg)
-          return db.run(
-            'INSERT INTO sync_received (change_id, organization_id, origin, outcome, status, code, detail, errors, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-            ...values,
-          );
-        values.forEach((v, i) => received[i]!.push(v));
-        const [id, , , outcome, status, code, detail, errors] = values as [
-          string,
-          string,
-          string,
-          Outcome,
-          number | null,
-          string | null,
-          string | null,
-          string | null,
-        ];
-        earlier.set(id, { outcome, status, code, detail, errors });
-      };
-      const recordAll = async () => {
-        if (!pg || !received[0]!.length) return;
-        await db.run(
-          `INSERT INTO sync_received (change_id, organization_id, origin, outcome, status, code, detail, errors, at)
-           SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::int[], ?::text[], ?::text[], ?::text[], ?::text[])`,
-          ...received,
-        );
-      };
-      // The highest number received from each node (per organization on PostgreSQL, whose
-      // tables all carry one; src/sync/upstream.ts reads the highest of them).
-      const highest = new Map<string, number>();
-      const lastSeq = async (origin: string, seq: number) =>
-        pg
-          ? void highest.set(origin, Math.max(seq, highest.get(origin) ?? 0))
-          : db.run(
-              'INSERT INTO sync_origins (origin, last_seq) VALUES (?, ?) ON CONFLICT (origin) DO UPDATE SET last_seq = excluded.last_seq WHERE excluded.last_seq > sync_origins.last_seq',
-              origin,
-              seq,
-            );
-      const out: ChangeResult[] = [];
-      for (const change of changes) {
-        const prior = await seen(change.id);
-        if (prior) {
-          out.push({
-            id: change.id,
-            outcome: prior.outcome,
-            ...(prior.status ? { status: prior.status, code: prior.code!, detail: prior.detail! } : {}),
-            ...(prior.errors ? { errors: JSON.parse(prior.errors) as ChangeResult['errors'] } : {}),
-          });
-          continue;
-        }
-        await sql`SAVEPOINT sync_change`.execute(w.trx);
-        let result: ChangeResult;
-        try {
-          const kind = checkEnvelope(change, kinds);
-          w.remote = { origin: change.origin, changeId: change.id, n: 0 };
-          const outcome = await kind.apply(ctx, change);
-          await sql`RELEASE sync_change`.execute(w.trx);
-          result = { id: change.id, outcome };
-        } catch (err) {
-          await sql`ROLLBACK TO sync_change`.execute(w.trx);
-          await sql`RELEASE sync_change`.execute(w.trx);
-          const refusal = refusalOf(err);
-          if (!refusal) throw err;
-          result = {
-            id: change.id,
-            outcome: 'refused',
-            status: refusal.status,
-            code: refusal.code,
-            detail: refusal.detail,
-            ...(refusal.errors ? { errors: refusal.errors } : {}),
-          };
-        } finally {
-          w.remote = undefined;
-        }
-        await record(
-          change.id,
-          org,
-          change.origin,
-          result.outcome,
-          result.status ?? null,
-          result.code ?? null,
-          result.detail ?? null,
-          result.errors ? JSON.stringify(result.errors) : null,
-          w.now,
-        );
-        const seq = seqOfChangeId(change.id, change.origin);
-        if (seq !== null) await lastSeq(change.origin, seq);
-        out.push(result);
+      const before = new Map(earlier);
+      const batchedOf = (c: WireChange): BatchedKind | undefined => (c && typeof c === 'object' ? kinds.get(c.kind)?.batched : undefined);
+      const anyBatched = changes.some((c) => batchedOf(c) !== undefined);
+      if (anyBatched) await sql`SAVEPOINT sync_batch`.execute(w.trx);
+      let out = await applyInOrder(anyBatched);
+      if (out === null) {
+        // A batched change was refused after it wrote: everything again, each change in a savepoint.
+        await sql`ROLLBACK TO sync_batch`.execute(w.trx);
+        afterCommit.length = 0;
+        earlier.clear();
+        for (const [k, v] of before) earlier.set(k, v);
+        out = (await applyInOrder(false))!;
       }
-      await recordAll();
-      for (const [origin, seq] of highest)
-        await db.run(
-          'INSERT INTO sync_origins (origin, organization_id, last_seq) VALUES (?, ?, ?) ON CONFLICT (origin, organization_id) DO UPDATE SET last_seq = excluded.last_seq WHERE excluded.last_seq > sync_origins.last_seq',
-          origin,
-          org,
-          seq,
-        );
+      if (anyBatched) await sql`RELEASE sync_batch`.execute(w.trx);
       await opts.alsoInTransaction?.(ctx, out);
       // Listeners may be async (a check that asks PostgreSQL): each is awaited, inside the transaction.
       for (const listener of applyEvents.listeners('batch')) await (listener as BatchListener)(services, w);
       return out;
+
+      /** The batch in order; null when a batched change was refused after writing (the caller rolls back). */
+      async function applyInOrder(gathered: boolean): Promise<ChangeResult[] | null> {
+        const seen = async (id: string): Promise<Prior | undefined> =>
+          pg ? earlier.get(id) : db.get<Prior>('SELECT outcome, status, code, detail, errors FROM sync_received WHERE change_id = ?', id);
+        const received: unknown[][] = [[], [], [], [], [], [], [], [], []];
+        const record = async (...values: unknown[]) => {
+          if (!pg)
+            return db.run(
+              'INSERT INTO sync_received (change_id, organization_id, origin, outcome, status, code, detail, errors, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+              ...values,
+            );
+          values.forEach((v, i) => received[i]!.push(v));
+          const [id, , , outcome, status, code, detail, errors] = values as [
+            string,
+            string,
+            string,
+            Outcome,
+            number | null,
+            string | null,
+            string | null,
+            string | null,
+          ];
+          earlier.set(id, { outcome, status, code, detail, errors });
+        };
+        const recordAll = async () => {
+          if (!pg || !received[0]!.length) return;
+          await db.run(
+            `INSERT INTO sync_received (change_id, organization_id, origin, outcome, status, code, detail, errors, at)
+           SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::int[], ?::text[], ?::text[], ?::text[], ?::text[])`,
+            ...received,
+          );
+        };
+        // The highest number received from each node (per organization on PostgreSQL, whose
+        // tables all carry one; src/sync/upstream.ts reads the highest of them).
+        const highest = new Map<string, number>();
+        const lastSeq = async (origin: string, seq: number) =>
+          pg
+            ? void highest.set(origin, Math.max(seq, highest.get(origin) ?? 0))
+            : db.run(
+                'INSERT INTO sync_origins (origin, last_seq) VALUES (?, ?) ON CONFLICT (origin) DO UPDATE SET last_seq = excluded.last_seq WHERE excluded.last_seq > sync_origins.last_seq',
+                origin,
+                seq,
+              );
+        const out: ChangeResult[] = [];
+        const batch = gathered ? new BatchState(w.trx, w) : null;
+        const batchCtx: ApplyContext = { ...ctx, batch: batch ?? undefined };
+        // Whether what the batch read must be read again (at first, and after a change of another kind).
+        let stale = true;
+        for (let i = 0; i < changes.length; i++) {
+          const change = changes[i]!;
+          const prior = await seen(change.id);
+          if (prior) {
+            out.push({
+              id: change.id,
+              outcome: prior.outcome,
+              ...(prior.status ? { status: prior.status, code: prior.code!, detail: prior.detail! } : {}),
+              ...(prior.errors ? { errors: JSON.parse(prior.errors) as ChangeResult['errors'] } : {}),
+            });
+            continue;
+          }
+          const refused = (err: unknown): ChangeResult => {
+            const refusal = refusalOf(err);
+            if (!refusal) throw err;
+            return {
+              id: change.id,
+              outcome: 'refused',
+              status: refusal.status,
+              code: refusal.code,
+              detail: refusal.detail,
+              ...(refusal.errors ? { errors: refusal.errors } : {}),
+            };
+          };
+          let result: ChangeResult;
+          const batched = batch ? batchedOf(change) : undefined;
+          if (batch && batched) {
+            if (stale) {
+              const rest = changes.slice(i).flatMap((c) => {
+                const spec = batchedOf(c);
+                return spec ? [{ spec, change: c }] : [];
+              });
+              await batch.gather(rest);
+              stale = false;
+            }
+            const writes = batch.writes;
+            try {
+              const kind = checkEnvelope(change, kinds);
+              w.remote = { origin: change.origin, changeId: change.id, n: 0 };
+              result = { id: change.id, outcome: await kind.apply(batchCtx, change) };
+            } catch (err) {
+              result = refused(err);
+              if (batch.writes !== writes) return null;
+            } finally {
+              w.remote = undefined;
+            }
+          } else {
+            if (batch) {
+              // This change reads and writes the database itself: it sees what the batch did so far,
+              // and what the batch read may be out of date after it.
+              await batch.flush();
+              batch.forget();
+              stale = true;
+            }
+            await sql`SAVEPOINT sync_change`.execute(w.trx);
+            try {
+              const kind = checkEnvelope(change, kinds);
+              w.remote = { origin: change.origin, changeId: change.id, n: 0 };
+              const outcome = await kind.apply(ctx, change);
+              await sql`RELEASE sync_change`.execute(w.trx);
+              result = { id: change.id, outcome };
+            } catch (err) {
+              await sql`ROLLBACK TO sync_change`.execute(w.trx);
+              await sql`RELEASE sync_change`.execute(w.trx);
+              result = refused(err);
+            } finally {
+              w.remote = undefined;
+            }
+          }
+          await record(
+            change.id,
+            org,
+            change.origin,
+            result.outcome,
+            result.status ?? null,
+            result.code ?? null,
+            result.detail ?? null,
+            result.errors ? JSON.stringify(result.errors) : null,
+            w.now,
+          );
+          const seq = seqOfChangeId(change.id, change.origin);
+          if (seq !== null) await lastSeq(change.origin, seq);
+          out.push(result);
+        }
+        await batch?.flush();
+        await recordAll();
+        for (const [origin, seq] of highest)
+          await db.run(
+            'INSERT INTO sync_origins (origin, organization_id, last_seq) VALUES (?, ?, ?) ON CONFLICT (origin, organization_id) DO UPDATE SET last_seq = excluded.last_seq WHERE excluded.last_seq > sync_origins.last_seq',
+            origin,
+            org,
+            seq,
+          );
+        return out;
+      }
     },
     // One organization's batches queue on its lock from the start (src/db/store.ts).
     { organization: org },

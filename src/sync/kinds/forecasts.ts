@@ -24,6 +24,8 @@ function json(text: unknown, name: string, shape: 'array' | 'object'): void {
 
 export const forecastsKind: SyncKind = rowKind({
   kind: 'forecasts',
+  // Its check reads nothing stored: a batch applies it from reads gathered once (src/sync/batch.ts).
+  batched: true,
   table: 'forecasts',
   what: 'stored forecast',
   columns: [...SYNCED, ...CYCLE_PARENTS, 'week', 'made_by', 'made_by_key_id', 'weeks', 'inputs', 'model'],

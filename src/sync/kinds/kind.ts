@@ -4,6 +4,7 @@ import type { Database } from '../../db/schema.js';
 import type { Writer } from '../../db/store.js';
 import type { Services } from '../../services.js';
 import type { WireChange } from '../wire.js';
+import type { BatchState, BatchedKind } from '../batch.js';
 
 /** A change-log row as sync reads it (src/db/schema.ts ChangeLogTable, with the sync columns). */
 export interface LoggedChange {
@@ -48,6 +49,11 @@ export interface ApplyContext {
   upcoming: Set<string>;
   /** Work for after the commit (a walk's files to fetch, folders to remove). */
   afterCommit: (() => Promise<void> | void)[];
+  /**
+   * Set only for a kind that declares `batched`: its reads gathered for the whole batch and its
+   * writes held back (src/sync/batch.ts). A kind reads and writes through it when it is set.
+   */
+  batch?: BatchState;
 }
 
 export type Applied = 'applied' | 'superseded';
@@ -65,6 +71,8 @@ export interface SyncKind {
   digest: DigestSpec[];
   serialize(ctx: SerializeContext, entry: LoggedChange): Promise<WireBody | null>;
   apply(ctx: ApplyContext, change: WireChange): Promise<Applied>;
+  /** Its changes can be applied from a batch's gathered reads, without a savepoint each (src/sync/batch.ts). */
+  batched?: BatchedKind;
 }
 
 export interface DigestSpec {

@@ -45,6 +45,8 @@ function checkWeek(label: unknown, name = 'week'): void {
 
 export const harvestsKind: SyncKind = rowKind({
   kind: 'harvests',
+  // Its check reads nothing stored: a batch applies it from reads gathered once (src/sync/batch.ts).
+  batched: true,
   table: 'harvests',
   what: 'harvest',
   columns: [...SYNCED, ...CYCLE_PARENTS, 'week', 'kg', 'note', 'harvested_on'],
@@ -69,6 +71,8 @@ export const harvestsKind: SyncKind = rowKind({
 
 export const irrigationKind: SyncKind = rowKind({
   kind: 'irrigation_entries',
+  // Its check reads nothing stored: a batch applies it from reads gathered once (src/sync/batch.ts).
+  batched: true,
   table: 'irrigation_entries',
   what: 'irrigation entry',
   columns: [...SYNCED, ...CYCLE_PARENTS, 'at', ...MEASUREMENTS, 'note'],

@@ -45,9 +45,23 @@ export async function wasDeleted(q: Q, entity: string, id: string): Promise<bool
   return r !== undefined;
 }
 
+/** The record with this id as the transaction has it: through the batch's gathered reads when the kind is batched. */
+const held = (ctx: ApplyContext, table: string, id: string): Promise<Row | undefined> =>
+  ctx.batch ? ctx.batch.row(table, id) : findRow(ctx.trx, table, id);
+
+/** wasDeleted, through the batch's gathered reads when the kind is batched. */
+const deletedHere = (ctx: ApplyContext, kind: string, id: string): Promise<boolean> =>
+  ctx.batch ? ctx.batch.deleted(kind, id) : wasDeleted(ctx.trx, kind, id);
+
+/** A change-log entry: held back with the batch's others when the kind is batched (src/sync/batch.ts). */
+async function logEntry(ctx: ApplyContext, entry: Parameters<ApplyContext['w']['log']>[0]): Promise<void> {
+  if (ctx.batch) ctx.batch.log(entry);
+  else await ctx.w.log(entry);
+}
+
 /** Logs that a record of a natural-key kind gave way to another one with the same key (not a delete: see wasDeleted). */
 export async function logLoss(ctx: ApplyContext, entity: string, loser: Row, winnerId: string, version?: string): Promise<void> {
-  await ctx.w.log({
+  await logEntry(ctx, {
     organization_id: ctx.org,
     entity,
     entity_id: loser.id as string,
@@ -96,26 +110,30 @@ export async function columnVersions(q: Q, entity: string, id: string, columns: 
   return versions;
 }
 
-/** Records the version received fields took (see columnVersions). */
+/**
+ * Records the versions received fields took (see columnVersions), each field once, all in one
+ * statement (a round trip each on PostgreSQL was most of what a registry record or walk cost).
+ */
 export async function recordColumnVersions(
   q: Q,
   org: string,
   entity: string,
   id: string,
-  fields: readonly string[],
-  version: string,
+  versions: ReadonlyMap<string, string>,
 ): Promise<void> {
+  if (versions.size === 0) return;
   // PostgreSQL's table carries the organization (Citus distributes by it); SQLite's has none.
   const pg = engineKindOf(anyDb(q)) === 'postgres';
-  for (const field of fields) {
-    await (
-      pg
-        ? sql`INSERT INTO sync_field_versions (entity, entity_id, field, version, organization_id) VALUES (${entity}, ${id}, ${field}, ${version}, ${org})
+  const rows = [...versions].map(([field, version]) =>
+    pg ? sql`(${entity}, ${id}, ${field}, ${version}, ${org})` : sql`(${entity}, ${id}, ${field}, ${version})`,
+  );
+  await (
+    pg
+      ? sql`INSERT INTO sync_field_versions (entity, entity_id, field, version, organization_id) VALUES ${sql.join(rows)}
       ON CONFLICT (entity, entity_id, field, organization_id) DO UPDATE SET version = excluded.version WHERE excluded.version > sync_field_versions.version`
-        : sql`INSERT INTO sync_field_versions (entity, entity_id, field, version) VALUES (${entity}, ${id}, ${field}, ${version})
+      : sql`INSERT INTO sync_field_versions (entity, entity_id, field, version) VALUES ${sql.join(rows)}
       ON CONFLICT (entity, entity_id, field) DO UPDATE SET version = excluded.version WHERE excluded.version > sync_field_versions.version`
-    ).execute(anyDb(q));
-  }
+  ).execute(anyDb(q));
 }
 
 export async function findRow(q: Q, table: string, id: string): Promise<Row | undefined> {
@@ -130,7 +148,7 @@ export async function logApplied(
   before: Row | undefined,
   after: Row | undefined,
 ): Promise<void> {
-  await ctx.w.log({
+  await logEntry(ctx, {
     organization_id: ctx.org,
     entity: change.kind,
     entity_id: change.eid,
@@ -170,10 +188,10 @@ export async function checkParents(ctx: ApplyContext, row: Row, parents: readonl
       throw invalid(`${p.column} is required.`, [{ in: 'body', name: p.column, message: 'is required' }]);
     }
     if (typeof id !== 'string') throw invalid(`${p.column} must be an id.`, [{ in: 'body', name: p.column, message: 'must be a string' }]);
-    const parent = await findRow(ctx.trx, p.table, id);
+    const parent = await held(ctx, p.table, id);
     if (!parent) {
       if (ctx.upcoming.has(`${p.kind}:${id}`)) continue;
-      if (await wasDeleted(ctx.trx, p.kind, id)) throw new Superseded(`the ${p.what} ${id} was deleted`);
+      if (await deletedHere(ctx, p.kind, id)) throw new Superseded(`the ${p.what} ${id} was deleted`);
       throw notHeld(`The ${p.what} ${id} is not held here: send it first.`);
     }
     const parentOrg = p.table === 'organizations' ? parent.id : parent.organization_id;
@@ -232,24 +250,34 @@ export interface RowKindSpec {
   remove?(ctx: ApplyContext, existing: Row, change: WireChange): Promise<void>;
   /** Made once, never changed (a stored forecast): an update is refused. */
   insertOnly?: boolean;
+  /**
+   * Its `check` reads nothing from the database, so a batch may apply its changes from reads
+   * gathered once for the whole batch, with its writes held back (src/sync/batch.ts). Taken only
+   * for a kind merged as a whole record, without natural key, afterApply or remove of its own.
+   */
+  batched?: boolean;
 }
 
 async function insertRow(ctx: ApplyContext, table: string, row: Row): Promise<void> {
-  await anyDb(ctx.trx).insertInto(table).values(row).execute();
+  if (ctx.batch) ctx.batch.insert(table, row);
+  else await anyDb(ctx.trx).insertInto(table).values(row).execute();
 }
 
 async function updateRow(ctx: ApplyContext, table: string, id: string, values: Row): Promise<void> {
+  if (ctx.batch) return ctx.batch.update(table, id, values);
   if (Object.keys(values).length === 0) return;
   await anyDb(ctx.trx).updateTable(table).set(values).where('id', '=', id).execute();
 }
 
+async function deleteRow(ctx: ApplyContext, table: string, id: string): Promise<void> {
+  if (ctx.batch) await ctx.batch.remove(table, id);
+  else await anyDb(ctx.trx).deleteFrom(table).where('id', '=', id).execute();
+}
+
 /** Removes one row here because of a received change (a record that lost to it, a count date's rows), logged. */
 export async function removeRow(ctx: ApplyContext, table: string, existing: Row, version?: string): Promise<void> {
-  await anyDb(ctx.trx)
-    .deleteFrom(table)
-    .where('id', '=', existing.id as string)
-    .execute();
-  await ctx.w.log({
+  await deleteRow(ctx, table, existing.id as string);
+  await logEntry(ctx, {
     organization_id: ctx.org,
     entity: table,
     entity_id: existing.id as string,
@@ -303,10 +331,7 @@ export function rowKind(spec: RowKindSpec): SyncKind {
   async function remove(ctx: ApplyContext, existing: Row, change: WireChange) {
     if (spec.remove) await spec.remove(ctx, existing, change);
     else {
-      await anyDb(ctx.trx)
-        .deleteFrom(spec.table)
-        .where('id', '=', existing.id as string)
-        .execute();
+      await deleteRow(ctx, spec.table, existing.id as string);
       await logApplied(ctx, change, 'delete', existing, undefined);
     }
   }
@@ -330,11 +355,11 @@ export function rowKind(spec: RowKindSpec): SyncKind {
     if (row.organization_id !== ctx.org) throw new Forbidden('The record belongs to another organization.');
     if (row.version !== change.v) throw invalid('row.version must be the change’s version.');
     const fv = spec.merge === 'record' ? {} : fieldVersions(change);
-    const existing = await findRow(ctx.trx, spec.table, change.eid);
+    const existing = await held(ctx, spec.table, change.eid);
     if (existing && existing.organization_id !== ctx.org) throw new Forbidden('A record with this id belongs to another organization.');
 
     if (!existing) {
-      if (await wasDeleted(ctx.trx, spec.kind, change.eid)) return 'superseded';
+      if (await deletedHere(ctx, spec.kind, change.eid)) return 'superseded';
       checkFields(spec.schema, row, spec.what);
       try {
         await checkParents(ctx, row, spec.parents);
@@ -359,7 +384,7 @@ export function rowKind(spec: RowKindSpec): SyncKind {
       }
       await insertRow(ctx, spec.table, stored);
       if (spec.merge !== 'record') {
-        for (const c of fieldColumns) await recordColumnVersions(ctx.trx, ctx.org, spec.kind, change.eid, [c], fv[c] ?? change.v);
+        await recordColumnVersions(ctx.trx, ctx.org, spec.kind, change.eid, new Map(fieldColumns.map((c) => [c, fv[c] ?? change.v])));
       }
       await logApplied(ctx, change, 'insert', undefined, stored);
       await spec.afterApply?.(ctx, stored, undefined, change, all);
@@ -391,6 +416,7 @@ export function rowKind(spec: RowKindSpec): SyncKind {
     } else {
       const held = await columnVersions(ctx.trx, spec.kind, change.eid, fieldColumns);
       values = {};
+      const took = new Map<string, string>();
       for (const group of spec.merge.groups) {
         const incomingVersion = groupVersion(group, fv, change.v);
         if (incomingVersion === undefined || !newer(incomingVersion, groupVersion(group, held))) continue;
@@ -398,9 +424,10 @@ export function rowKind(spec: RowKindSpec): SyncKind {
           if (!(c in row)) continue;
           values[c] = row[c];
           taken.push(c);
-          await recordColumnVersions(ctx.trx, ctx.org, spec.kind, change.eid, [c], fv[c] ?? change.v);
+          took.set(c, fv[c] ?? change.v);
         }
       }
+      await recordColumnVersions(ctx.trx, ctx.org, spec.kind, change.eid, took);
       // A later write whose fields all lost here (a key revoked again after an earlier revocation
       // arrived) still gives the record its version and time, as on the side that made it:
       // otherwise that side and this one hold the same fields under different versions for good.
@@ -446,13 +473,16 @@ export function rowKind(spec: RowKindSpec): SyncKind {
       },
     ],
     serialize: (ctx, entry) => currentBody(ctx, spec, entry),
+    ...(spec.batched && spec.merge === 'record' && !spec.naturalKey && !spec.afterApply && !spec.remove
+      ? { batched: { table: spec.table, kind: spec.kind, parents: spec.parents } }
+      : {}),
     async apply(ctx, change) {
       if (change.op === 'upsert') return upsert(ctx, change);
-      const existing = await findRow(ctx.trx, spec.table, change.eid);
+      const existing = await held(ctx, spec.table, change.eid);
       if (existing && existing.organization_id !== ctx.org) throw new Forbidden('A record with this id belongs to another organization.');
       if (!existing) {
         // Deleted here already, or never seen: the tombstone is kept so a late write stays dead.
-        if (await wasDeleted(ctx.trx, spec.kind, change.eid)) return 'superseded';
+        if (await deletedHere(ctx, spec.kind, change.eid)) return 'superseded';
         await logApplied(ctx, change, 'delete', change.row ?? { id: change.eid }, undefined);
         return 'applied';
       }

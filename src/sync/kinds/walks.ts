@@ -13,6 +13,8 @@ import { checkFields, fieldInvalid, rowSchema, notHeld } from '../refusal.js';
 import { materialize, presentCopy, SHA256, walkFilePath, walkManifest, type ManifestEntry } from '../files.js';
 import { SYNCED, findRow, removeRow, rowKind, type ParentSpec } from './rows.js';
 import { pick, type ApplyContext, type SyncKind } from './kind.js';
+import { insertRows } from '../batch.js';
+import { remoteIds } from '../../db/feed.js';
 
 /**
  * Walks (docs/sync.md, "Walks and corrections"). A walk travels once it is scored, done or
@@ -177,17 +179,43 @@ async function storeManifest(ctx: ApplyContext, walk: Row, files: ManifestEntry[
         .execute()
     ).map((r) => [r.name, r]),
   );
-  for (const f of files) {
-    const had = held.get(f.name);
-    if (had && had.sha256 === f.sha256) continue;
+  // The last entry of a name counts, as when they were written one by one.
+  const changed = [...new Map(files.map((f) => [f.name, f])).values()].filter((f) => held.get(f.name)?.sha256 !== f.sha256);
+  if (!changed.length) return;
+  // One statement for the walk's files (a round trip each on PostgreSQL was most of what a walk cost).
+  const per = 1000;
+  for (let i = 0; i < changed.length; i += per)
     await ctx.trx
       .insertInto('sync_walk_files')
-      .values({ walk_id: walk.id as string, name: f.name, organization_id: ctx.org, sha256: f.sha256, size: f.size, present: 0 })
-      .onConflict((oc) => oc.columns(orgKey(ctx.trx, ['walk_id', 'name'])).doUpdateSet({ sha256: f.sha256, size: f.size, present: 0 }))
+      .values(
+        changed
+          .slice(i, i + per)
+          .map((f) => ({ walk_id: walk.id as string, name: f.name, organization_id: ctx.org, sha256: f.sha256, size: f.size, present: 0 })),
+      )
+      .onConflict((oc) =>
+        oc.columns(orgKey(ctx.trx, ['walk_id', 'name'])).doUpdateSet((eb) => ({
+          sha256: eb.ref('excluded.sha256'),
+          size: eb.ref('excluded.size'),
+          present: 0,
+        })),
+      )
       .execute();
-    // A content already here (another walk's identical frame) is put in place at once; the others are fetched or awaited.
-    const copy = await presentCopy(ctx.trx, dataDir, f.sha256);
-    if (copy) await materialize(ctx.trx, dataDir, f.sha256, copy);
+  // A content already here (another walk's identical frame) is put in place at once; the others are fetched or awaited.
+  const shas = [...new Set(changed.map((f) => f.sha256))];
+  const present = new Set<string>();
+  for (let i = 0; i < shas.length; i += per)
+    for (const r of await ctx.trx
+      .selectFrom('sync_walk_files')
+      .select('sha256')
+      .distinct()
+      .where('sha256', 'in', shas.slice(i, i + per))
+      .where('present', '=', 1)
+      .execute())
+      present.add(r.sha256);
+  for (const sha of shas) {
+    if (!present.has(sha)) continue;
+    const copy = await presentCopy(ctx.trx, dataDir, sha);
+    if (copy) await materialize(ctx.trx, dataDir, sha, copy);
   }
 }
 
@@ -200,8 +228,12 @@ async function replaceClips(ctx: ApplyContext, walk: Row, clips: Row[]): Promise
   const keep = new Set(clips.map((c) => c.id));
   for (const h of held) if (!keep.has(h.id)) await removeRow(ctx, 'walk_clips', h);
   const heldIds = new Set(held.map((h) => h.id));
+  // New clips in one statement, their change-log entries in another, in the clips' order.
+  const fresh = clips.filter((c) => !heldIds.has(c.id));
+  await insertRows(ctx.trx, 'walk_clips', fresh);
+  const entries: Parameters<typeof ctx.w.logMany>[0] = [];
   for (const c of clips) {
-    if (heldIds.has(c.id)) {
+    if (heldIds.has(c.id))
       await ctx.trx
         .updateTable('walk_clips')
         .set(
@@ -212,21 +244,17 @@ async function replaceClips(ctx: ApplyContext, walk: Row, clips: Row[]): Promise
         )
         .where('id', '=', c.id as string)
         .execute();
-    } else {
-      await ctx.trx
-        .insertInto('walk_clips')
-        .values(c as never)
-        .execute();
-    }
-    await ctx.w.log({
+    entries.push({
       organization_id: ctx.org,
       entity: 'walk_clips',
       entity_id: c.id as string,
       op: heldIds.has(c.id) ? 'update' : 'insert',
       after: c,
       version: c.version as string,
+      ...remoteIds(ctx.w.remote),
     });
   }
+  await ctx.w.logMany(entries);
 }
 
 export const walksKind: SyncKind = rowKind({

@@ -1,0 +1,176 @@
+// A pushed batch applied as one (src/sync/batch.ts): harvests and irrigation entries are applied
+// from reads gathered once for the batch and written with multi-row statements, without a
+// savepoint each, yet every rule of a change applied alone holds: a refused change in the middle
+// is answered with its reason and leaves nothing, the others stand; a change sees what the changes
+// before it in the same batch did (a parent made, a record deleted, a record made then edited);
+// the feed numbers follow the batch's order; a batch sent again answers as the first time.
+import t from 'tap';
+import { newId } from '../../src/db/ids.js';
+import { createTree } from '../helpers/server.js';
+import { call, startUpstream } from './helpers.js';
+
+type Change = Record<string, any>;
+
+t.test('a batch applied as one keeps every rule of a change applied alone', async (t) => {
+  const up = await startUpstream(t);
+  const tree = await createTree(up);
+  const key = tree.adminKey;
+  // Templates: the rows as the upstream's own feed sends them.
+  await call(up, 'POST', `${tree.cyclePath}/harvests`, key, { week: '2026-W10', kg: 1 });
+  const feed = await call(up, 'GET', '/api/sync/v1/changes?limit=2000', key);
+  const template = (kind: string) => feed.changes.find((c: Change) => c.kind === kind && c.op === 'upsert') as Change;
+  const harvestRow = template('harvests').row;
+  const cycleChange = template('cycles');
+
+  const node = `bt${newId().slice(-10).replace('-', '')}`;
+  let n = 0;
+  let ms = Date.now();
+  const version = () => `${String(++ms).padStart(13, '0')}.000000.${node}`;
+  const at = new Date().toISOString();
+  const envelope = (kind: string, eid: string, op: 'upsert' | 'delete', v: string) => ({
+    id: `${node}:${++n}`,
+    origin: node,
+    org: tree.orgId,
+    kind,
+    eid,
+    op,
+    v,
+    at,
+  });
+  const harvest = (eid: string, fields: Record<string, unknown>, cycleId = tree.cycleId): Change => {
+    const v = version();
+    return {
+      ...envelope('harvests', eid, 'upsert', v),
+      row: { ...harvestRow, id: eid, cycle_id: cycleId, created_at: at, updated_at: at, version: v, note: null, ...fields },
+    };
+  };
+  const irrigation = (eid: string, cycleId = tree.cycleId): Change => {
+    const v = version();
+    return {
+      ...envelope('irrigation_entries', eid, 'upsert', v),
+      row: {
+        id: eid,
+        organization_id: tree.orgId,
+        farm_id: tree.farmId,
+        greenhouse_id: tree.greenhouseId,
+        row_id: tree.rowId,
+        cycle_id: cycleId,
+        created_at: at,
+        updated_at: at,
+        version: v,
+        at: '2026-03-09T06:00:00.000Z',
+        volume_l: 300,
+        note: null,
+      },
+    };
+  };
+  const remove = (kind: string, eid: string): Change => envelope(kind, eid, 'delete', version());
+  const push = async (changes: Change[]) => (await call(up, 'POST', '/api/sync/v1/push', key, { changes }, 200)).results as Change[];
+  const harvests = async () =>
+    new Map<string, Change>((await call(up, 'GET', `${tree.cyclePath}/harvests`, key)).items.map((h: Change) => [h.harvest_id ?? h.id, h]));
+
+  t.test('a refused change in the middle: the others are applied, it alone is answered with its reason', async (t) => {
+    const [a, b, c, d, e] = [newId(), newId(), newId(), newId(), newId()];
+    const batch = [
+      harvest(a, { week: '2026-W10', kg: 11 }),
+      harvest(b, { week: '2026-W10', kg: -5 }),
+      irrigation(c),
+      // A change of a kind applied in a savepoint of its own, refused between batched ones.
+      {
+        ...envelope('week_notes', e, 'upsert', version()),
+        row: { id: e, organization_id: tree.orgId, cycle_id: tree.cycleId, week: '2026-W99', body: '{}' },
+      },
+      harvest(d, { week: '2026-W11', kg: 12 }),
+      // A parent not held anywhere: 404, as the API answers a harvest on a cycle it does not hold.
+      harvest(newId(), { week: '2026-W11', kg: 1 }, newId()),
+    ];
+    const results = await push(batch);
+    t.same(
+      results.map((r) => r.outcome),
+      ['applied', 'refused', 'applied', 'refused', 'applied', 'refused'],
+      'each change answered on its own',
+    );
+    t.match(results[1], { status: 422, code: 'validation_failed', errors: [{ name: 'kg' }] }, 'the bad harvest: 422 naming the field');
+    t.equal(results[3]!.status, 422, 'the bad week note: 422');
+    t.equal(results[5]!.status, 404, 'the harvest on a cycle not held: 404');
+    const held = await harvests();
+    t.ok(held.has(a) && held.has(d), 'the good harvests are stored');
+    t.notOk(held.has(b), 'the refused one is not');
+    t.equal(held.get(a)!.kg, 11);
+    const again = await push(batch);
+    t.same(again, results, 'sent again, the batch answers as the first time and applies nothing twice');
+    t.equal((await harvests()).size, held.size, 'nothing stored twice');
+  });
+
+  t.test('a batch larger than one statement takes is written in several', async (t) => {
+    // 4,500 change-log entries of 16 columns: more values than one statement binds (72,000; fails on SQLite unsplit).
+    const ids = Array.from({ length: 4500 }, () => newId());
+    const results = await push(ids.map((id, i) => harvest(id, { week: '2026-W12', kg: 1 + (i % 50) })));
+    t.equal(results.filter((r) => r.outcome === 'applied').length, ids.length, 'every change applied');
+    const stored = await call(up, 'GET', `${tree.cyclePath}/harvests?week=2026-W12&limit=1`, key);
+    t.equal(stored.total, ids.length, 'every harvest stored');
+  });
+
+  t.test('a change sees what the changes before it in the same batch did', async (t) => {
+    // A crop cycle made in the batch, then records on it; and a harvest sent before its cycle.
+    const cycleId = newId();
+    const v = version();
+    const cycle = {
+      ...envelope('cycles', cycleId, 'upsert', v),
+      row: { ...cycleChange.row, id: cycleId, name: 'made in the batch', created_at: at, updated_at: at, version: v },
+      fv: Object.fromEntries(Object.keys(cycleChange.fv ?? {}).map((f) => [f, v])),
+    };
+    const early = newId();
+    const [h1, h2, i1] = [newId(), newId(), newId()];
+    const first = await push([
+      harvest(early, { week: '2026-W10', kg: 3 }, cycleId),
+      cycle,
+      harvest(h1, { week: '2026-W10', kg: 4 }, cycleId),
+      irrigation(i1, cycleId),
+      // Made, then edited, in the same batch: the later version stands.
+      harvest(h2, { week: '2026-W10', kg: 5 }),
+      harvest(h2, { week: '2026-W10', kg: 6 }),
+    ]);
+    t.same(
+      first.map((r) => r.outcome),
+      ['applied', 'applied', 'applied', 'applied', 'applied', 'applied'],
+      'all applied',
+    );
+    const onCycle = await call(up, 'GET', `${tree.greenhousePath}/rows/${tree.rowId}/cycles/${cycleId}/harvests`, key);
+    t.same(onCycle.items.map((h: Change) => h.kg).sort(), [3, 4], 'both harvests on the cycle made in the batch');
+    t.equal((await harvests()).get(h2)!.kg, 6, 'the record made then edited holds the edit');
+
+    // Deleted, then written again later in the same batch: a delete is final.
+    const gone = newId();
+    const stale = harvest(h2, { week: '2026-W10', kg: 1 });
+    stale.v = stale.row.version = `${String(ms - 100_000).padStart(13, '0')}.000000.${node}`;
+    const second = await push([
+      harvest(gone, { week: '2026-W10', kg: 7 }),
+      remove('harvests', gone),
+      harvest(gone, { week: '2026-W10', kg: 8 }),
+      stale,
+      // The cycle deleted (in a savepoint of its own: its harvests go with it), then a late harvest on it.
+      remove('cycles', cycleId),
+      harvest(newId(), { week: '2026-W10', kg: 9 }, cycleId),
+    ]);
+    t.same(
+      second.map((r) => r.outcome),
+      ['applied', 'applied', 'superseded', 'superseded', 'applied', 'superseded'],
+      'a write after a delete and an older edit are superseded, a harvest on a cycle deleted before it too',
+    );
+    const held = await harvests();
+    t.notOk(held.has(gone), 'the deleted harvest stays deleted');
+    t.equal(held.get(h2)!.kg, 6, 'the older edit did not win');
+    t.equal(
+      (await up.request('GET', `${tree.greenhousePath}/rows/${tree.rowId}/cycles/${cycleId}/harvests`, { key })).status,
+      404,
+      'the cycle is gone',
+    );
+
+    // The feed gives the batch's changes in the order they were applied.
+    const after = await call(up, 'GET', '/api/sync/v1/changes?limit=2000', key);
+    const ids = after.changes.map((c: Change) => c.id).filter((id: string) => id.startsWith(`${node}:`) && !id.includes('/'));
+    const sorted = [...ids].sort((x: string, y: string) => Number(x.split(':')[1]) - Number(y.split(':')[1]));
+    t.same(ids, sorted, 'in the order of the batches');
+  });
+});
