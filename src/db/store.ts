@@ -368,7 +368,8 @@ export class Store {
           version: row.version,
           at: now,
         }));
-        const logPer = Math.floor(MAX_BOUND / 13);
+        // As wide as its entries are (16 columns with the sync ids), so a long insert stays under the bound.
+        const logPer = entries.length ? Math.floor(MAX_BOUND / Object.keys(entries[0]!).length) : 1;
         for (let i = 0; i < entries.length; i += logPer)
           await db
             .insertInto('change_log')
