@@ -13,11 +13,15 @@
  * summed: what tracking adds or takes away against counting every photo once. The oracle (the truth
  * with typical noise) through the same tracker checks that the walk itself is countable.
  *
- *   node --import tsx bench/scoring-photo-walk.ts [--sizes 96,64,48,24] [--conf 0.35] [--as-photographed] [--validation] [--model models/x.json]
+ *   node --import tsx bench/scoring-photo-walk.ts [--sizes 96,64,48,24] [--conf 0.35] [--as-photographed] [--validation]
+ *     [--model models/x.json] [--photos train,tune] [--sweep 0.25,0.3,0.35]
  *
  * --model scores walls of the validation photos (training/splits/tomato-photos.json: never trained or
  * tuned on) with that model and with the built-in detector in the same run, each at its own thresholds
- * (a model's manifest conf). --validation: walls of those photos only, built-in detector.
+ * (a model's manifest conf). --validation: walls of those photos only, built-in detector. --photos: walls
+ * of those parts of the split instead (train, tune, validation). --sweep (with --model and --photos, not
+ * validation): the model alone at each of those video thresholds, and the one the choosing rule picks
+ * (bench/lib/conf-sweep.ts): how the shipped model's video threshold was chosen (training/README.md).
  *
  * Each photo is white-balanced on its own before it goes on the wall, so a frame showing several
  * photos is under one light as a real row is; --as-photographed leaves them as taken (daylight and
@@ -245,6 +249,8 @@ export async function sweepVideoConf(o: { model: string; confs: number[]; sizes:
         const truth = pan.truth.fruit.filter((f) => ids.has(f.id)).length;
         const counted = walk.counts.total;
         walks[i]!.push({ name: `${fruitPx} px`, truth, counted, error: (counted - truth) / truth, breakdown: real.explain(walk) });
+        // A sweep of the large walls takes long on 2 cores: each walk as it is measured.
+        console.error(`${fruitPx} px at ${conf}: ${counted} of ${truth}`);
       }
     } finally {
       await detector.close?.();
