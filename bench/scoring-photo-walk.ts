@@ -13,11 +13,15 @@
  * summed: what tracking adds or takes away against counting every photo once. The oracle (the truth
  * with typical noise) through the same tracker checks that the walk itself is countable.
  *
- *   node --import tsx bench/scoring-photo-walk.ts [--sizes 96,64,48,24] [--conf 0.35] [--as-photographed] [--validation] [--model models/x.json]
+ *   node --import tsx bench/scoring-photo-walk.ts [--sizes 96,64,48,24] [--conf 0.35] [--as-photographed] [--validation]
+ *     [--model models/x.json] [--photos train,tune] [--sweep 0.25,0.3,0.35]
  *
  * --model scores walls of the validation photos (training/splits/tomato-photos.json: never trained or
  * tuned on) with that model and with the built-in detector in the same run, each at its own thresholds
- * (a model's manifest conf). --validation: walls of those photos only, built-in detector.
+ * (a model's manifest conf). --validation: walls of those photos only, built-in detector. --photos: walls
+ * of those parts of the split instead (train, tune, validation). --sweep (with --model and --photos, not
+ * validation): the model alone at each of those video thresholds, and the one the choosing rule picks
+ * (bench/lib/conf-sweep.ts): how the shipped model's video threshold was chosen (training/README.md).
  *
  * Each photo is white-balanced on its own before it goes on the wall, so a frame showing several
  * photos is under one light as a real row is; --as-photographed leaves them as taken (daylight and
@@ -37,7 +41,8 @@ import { optionsFrom, walkOptionsFrom } from '../src/walks/jobs/options.js';
 import { decodeFrames } from '../src/vision/media/index.js';
 import { loadModelDetector } from '../src/vision/onnx/index.js';
 import type { Detection, Detector } from '../src/vision/types.js';
-import { scoreWalk, type WalkDecoder, type WalkOptions } from '../src/vision/walk.js';
+import { lowScoreFor, scoreWalk, type WalkDecoder, type WalkOptions } from '../src/vision/walk.js';
+import { formatSweep, reusingDetector, sweepRow, type SweepRow, type SweepWalk } from './lib/conf-sweep.js';
 import { createOracle, NO_NOISE, TYPICAL_NOISE, type CountBreakdown } from '../test/helpers/walk-oracle.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -74,13 +79,13 @@ export interface PhotoWalkResult {
 
 // Each photo balanced on its own by default: a real row is under one light (see PhotoPanOptions.balanceEach).
 const BALANCE = !process.argv.includes('--as-photographed');
-async function cached(fruitPx: number, only?: string[]): Promise<PhotoPan> {
-  const name = `pan-${fruitPx}${BALANCE ? '-balanced' : ''}${only ? '-validation' : ''}`;
+async function cached(fruitPx: number, only?: PhotoSubset): Promise<PhotoPan> {
+  const name = `pan-${fruitPx}${BALANCE ? '-balanced' : ''}${only ? `-${only.name}` : ''}`;
   const truthFile = path.join(OUT, `${name}.json`);
   const file = path.join(OUT, `${name}.mp4`);
   if (existsSync(truthFile) && existsSync(file))
     return { files: [file], truthFile, truth: JSON.parse(readFileSync(truthFile, 'utf8')) as PhotoPanTruth };
-  return renderPhotoPan({ photos: PHOTO_DIR, out: OUT, name, fruitPx, balanceEach: BALANCE, ...(only ? { only } : {}) });
+  return renderPhotoPan({ photos: PHOTO_DIR, out: OUT, name, fruitPx, balanceEach: BALANCE, ...(only ? { only: only.photos } : {}) });
 }
 
 const countsOf = (fruit: readonly { ripeness: string }[]): Counts => ({
@@ -111,18 +116,38 @@ async function stills(scale: number, make: DetectorFactory, only?: string[]): Pr
   return countsOf(found.map((d) => ({ ripeness: d.ripeness ?? 'green' })));
 }
 
+type SplitPart = 'train' | 'tune' | 'validation';
+/** Photos of a wall made from part of the split, and the name its cached video goes by. */
+interface PhotoSubset {
+  name: string;
+  photos: string[];
+}
+/** The photos of these parts of training/splits/tomato-photos.json, in name order. */
+export function photoSubset(parts: readonly SplitPart[]): PhotoSubset {
+  const photos = [...trainingSplit()]
+    .filter(([, part]) => parts.includes(part))
+    .map(([photo]) => photo)
+    .sort();
+  return { name: [...parts].sort().join('+'), photos };
+}
+function parseParts(arg: string): SplitPart[] {
+  const parts = arg.split(/[,+]/);
+  for (const p of parts)
+    if (p !== 'train' && p !== 'tune' && p !== 'validation') throw new Error(`--photos: "${p}" is not train, tune or validation`);
+  return parts as SplitPart[];
+}
+
 export async function runPhotoWalkBench(
-  options: { sizes?: number[]; conf?: number; detector?: DetectorFactory; validationOnly?: boolean } = {},
+  options: { sizes?: number[]; conf?: number; detector?: DetectorFactory; validationOnly?: boolean; photos?: SplitPart[] } = {},
 ): Promise<PhotoWalkResult> {
   const make = options.detector ?? builtin;
   // The trained model is measured on walls of the photos it was never trained or tuned on only.
-  const only = options.validationOnly
-    ? [...trainingSplit()].filter(([, part]) => part === 'validation').map(([photo]) => photo)
-    : undefined;
+  const subset = options.photos ? photoSubset(options.photos) : options.validationOnly ? photoSubset(['validation']) : undefined;
+  const only = subset?.photos;
   if (!existsSync(PHOTO_DIR)) return { available: false, reason: `labelled photos not found at ${PHOTO_DIR}: nothing to film`, rows: [] };
   const rows: PhotoWalkRow[] = [];
   for (const fruitPx of options.sizes ?? [96, 64, 48, 24]) {
-    const pan = await cached(fruitPx, only);
+    const pan = await cached(fruitPx, subset);
     const t = pan.truth;
     const real = createOracle(t, pan.files, decodeFrames as WalkDecoder, NO_NOISE);
     const detector = await make();
@@ -205,6 +230,35 @@ export function formatPhotoWalk(r: PhotoWalkResult): string {
   return lines.join('\n');
 }
 
+/**
+ * A model's walks of the walls of some photos at each video threshold of `confs` (count error after
+ * tracking, as runPhotoWalkBench measures it), to choose the threshold on walls of photos it may be
+ * tuned on: `--photos train,tune --sweep 0.2,0.25,…`, never the validation photos.
+ */
+export async function sweepVideoConf(o: { model: string; confs: number[]; sizes: number[]; photos: SplitPart[] }): Promise<SweepRow[]> {
+  const subset = photoSubset(o.photos);
+  const walks: SweepWalk[][] = o.confs.map(() => []);
+  for (const fruitPx of o.sizes) {
+    const pan = await cached(fruitPx, subset);
+    const detector = reusingDetector(await loadModelDetector(o.model), lowScoreFor(Math.min(...o.confs)));
+    try {
+      for (const [i, conf] of o.confs.entries()) {
+        const real = createOracle(pan.truth, pan.files, decodeFrames as WalkDecoder, NO_NOISE);
+        const walk = await scoreWalk({ clips: pan.files, detector, decode: real.decode, options: { ...VIDEO, conf } });
+        const ids = new Set(real.expected('fruit', 2, false, walk.frames).ids);
+        const truth = pan.truth.fruit.filter((f) => ids.has(f.id)).length;
+        const counted = walk.counts.total;
+        walks[i]!.push({ name: `${fruitPx} px`, truth, counted, error: (counted - truth) / truth, breakdown: real.explain(walk) });
+        // A sweep of the large walls takes long on 2 cores: each walk as it is measured.
+        console.error(`${fruitPx} px at ${conf}: ${counted} of ${truth}`);
+      }
+    } finally {
+      await detector.close?.();
+    }
+  }
+  return o.confs.map((conf, i) => sweepRow(conf, walks[i]!));
+}
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const at = process.argv.indexOf('--sizes');
   const sizes = at > 0 ? process.argv[at + 1]!.split(',').map(Number) : undefined;
@@ -212,15 +266,25 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const m = process.argv.indexOf('--model');
   const model = m > 0 ? process.argv[m + 1]! : null;
   const validationOnly = process.argv.includes('--validation');
+  const p = process.argv.indexOf('--photos');
+  const photos = p > 0 ? parseParts(process.argv[p + 1] ?? '') : undefined;
+  const sw = process.argv.indexOf('--sweep');
+  const sweep = sw > 0 ? process.argv[sw + 1]!.split(',').map(Number) : null;
   if (model) console.log(`detector: the model of ${model}`);
   const run = (detector?: DetectorFactory) =>
     runPhotoWalkBench({
       ...(sizes ? { sizes } : {}),
       ...(c > 0 ? { conf: Number(process.argv[c + 1]) } : {}),
       ...(detector ? { detector } : {}),
+      ...(photos ? { photos } : {}),
       validationOnly: validationOnly || model !== null,
     });
-  if (model) {
+  if (sweep) {
+    if (!model || !photos) throw new Error('--sweep needs --model and --photos (the parts of the split to choose on)');
+    if (photos.includes('validation')) throw new Error('--sweep chooses a threshold: not on the validation photos');
+    console.log(`walls of the ${photoSubset(photos).name} photos (${photoSubset(photos).photos.length})`);
+    console.log(formatSweep(await sweepVideoConf({ model: path.resolve(model), confs: sweep, sizes: sizes ?? [96, 64, 48, 24], photos })));
+  } else if (model) {
     // The model beside the built-in detector, on the walls of the validation photos, in one run.
     const b = await run();
     const r = await run(() => loadModelDetector(path.resolve(model)));

@@ -35,7 +35,8 @@
  * (the published figures are 'studio', the default; docs/tracking.md, "Synthetic walks").
  * Without --model, the model that ships in models/ (when there is one) is measured beside the built-in
  * detector, on the accuracy walks (at its manifest's video threshold) and the speed walk; --builtin-only
- * leaves it out.
+ * leaves it out. --sweep 0.3,0.35,… scores only the model (--model, else the shipped one) on the accuracy
+ * walks of --seeds (1-3 by default) at each of those video thresholds, to choose one on tuning walks.
  * BUILTIN_PARAMS='{...}' in the environment scores with other built-in detector settings, to measure
  * a setting against the default on the same renders.
  */
@@ -55,7 +56,8 @@ import type { Detector, ReadAheadStats } from '../src/vision/types.js';
 import { DEFAULTS } from '../src/config.js';
 import { findAutoModel } from '../src/walks/jobs/detector-choice.js';
 import { optionsFrom, walkOptionsFrom } from '../src/walks/jobs/options.js';
-import { decodePlan, scoreWalk, type WalkDecoder, type WalkOptions } from '../src/vision/walk.js';
+import { decodePlan, lowScoreFor, scoreWalk, type WalkDecoder, type WalkOptions } from '../src/vision/walk.js';
+import { formatSweep, reusingDetector, sweepRow, type SweepRow, type SweepWalk } from './lib/conf-sweep.js';
 import { clipPaths, createOracle, NO_NOISE, TYPICAL_NOISE, type CountBreakdown } from '../test/helpers/walk-oracle.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -211,6 +213,41 @@ async function accuracy(quick: boolean, seedList?: number[], models: readonly st
   return rows;
 }
 
+/** One accuracy walk: 20 s at 640×360, 15 fps. */
+const accuracyWalk = (seed: number, speed: number) =>
+  cachedWalk(`acc-${seed}-${speed}`, { out: ACCURACY_OUT, seconds: 20, fps: 15, width: 640, height: 360, speed, seed, lighting: LIGHTING });
+
+/**
+ * A model's accuracy walks at each video threshold of `confs` (count error after tracking, as the accuracy
+ * part measures it), to choose the threshold on tuning walks: `--sweep 0.3,0.35,… --seeds 1-3 [--model m]`.
+ */
+export async function sweepWalks(model: string, seeds: number[], confs: number[]): Promise<SweepRow[]> {
+  const walks: SweepWalk[][] = confs.map(() => []);
+  const detector = reusingDetector(await loadModelDetector(model), lowScoreFor(Math.min(...confs)));
+  try {
+    for (const seed of seeds)
+      for (const speed of [0.3, 0.6]) {
+        const r = await accuracyWalk(seed, speed);
+        const files = clipPaths(r.truthFile, r.truth);
+        for (const [i, conf] of confs.entries()) {
+          const o = createOracle(r.truth, files, decode, NO_NOISE);
+          const b = await scoreWalk({ clips: files, detector, decode: o.decode, options: { ...OPTIONS, conf } });
+          const truth = o.expected('fruit', 2, false, b.frames).total;
+          walks[i]!.push({
+            name: `seed ${seed} ${speed} m/s`,
+            truth,
+            counted: b.counts.total,
+            error: (b.counts.total - truth) / truth,
+            breakdown: o.explain(b),
+          });
+        }
+      }
+  } finally {
+    await detector.close?.();
+  }
+  return confs.map((conf, i) => sweepRow(conf, walks[i]!));
+}
+
 async function accuracyWith(
   builtin: Detector | null,
   rows: AccuracyRow[],
@@ -220,16 +257,7 @@ async function accuracyWith(
 ): Promise<void> {
   for (const seed of seeds)
     for (const speed of speeds) {
-      const r = await cachedWalk(`acc-${seed}-${speed}`, {
-        out: ACCURACY_OUT,
-        seconds: 20,
-        fps: 15,
-        width: 640,
-        height: 360,
-        speed,
-        seed,
-        lighting: LIGHTING,
-      });
+      const r = await accuracyWalk(seed, speed);
       const files = clipPaths(r.truthFile, r.truth);
       const oracle = createOracle(r.truth, files, decode, { ...TYPICAL_NOISE, seed });
       const res = await scoreWalk({ clips: files, detector: oracle.detector, decode: oracle.decode, options: OPTIONS });
@@ -606,14 +634,21 @@ if (self) {
     const seeds = k > 0 ? parseSeeds(process.argv[k + 1] ?? '') : undefined;
     const m = process.argv.indexOf('--model');
     const model = m > 0 ? path.resolve(process.argv[m + 1]!) : process.argv.includes('--builtin-only') ? null : undefined;
-    print(
-      await runWalkBench({
-        quick: process.argv.includes('--quick'),
-        seeds,
-        accuracyOnly: process.argv.includes('--accuracy-only'),
-        speedOnly: process.argv.includes('--speed-only'),
-        model,
-      }),
-    );
+    const sw = process.argv.indexOf('--sweep');
+    if (sw > 0) {
+      const manifest = model ?? findAutoModel(path.join(ROOT, 'models')).manifest;
+      if (!manifest) throw new Error('--sweep: no model named and none in models/');
+      console.log(`the model of ${path.relative(ROOT, manifest)} on the accuracy walks (${LIGHTING} lighting)`);
+      console.log(formatSweep(await sweepWalks(manifest, seeds ?? [1, 2, 3], process.argv[sw + 1]!.split(',').map(Number))));
+    } else
+      print(
+        await runWalkBench({
+          quick: process.argv.includes('--quick'),
+          seeds,
+          accuracyOnly: process.argv.includes('--accuracy-only'),
+          speedOnly: process.argv.includes('--speed-only'),
+          model,
+        }),
+      );
   }
 }

@@ -25,6 +25,12 @@ if (missing) {
     t.match(out, /\nOK\s*$/, 'every one passes');
   });
 
+  t.test("the threshold setter's own tests: both places written, the graph untouched (training/test_set_conf.py)", async (t) => {
+    const out = await runPython(['-m', 'unittest', '-v', 'training/test_set_conf.py'], 120_000);
+    t.match(out, /Ran \d+ tests/);
+    t.match(out, /\nOK\s*$/, 'every one passes');
+  });
+
   t.test('one short epoch from the shipped model, exported, loaded by the box and scoring a frame', async (t) => {
     const out = path.join(dir, 'smoke');
     const log = await runPython(
