@@ -5,7 +5,7 @@ import { parseWeek, weekOfInstant, type IsoWeek } from '../time/weeks.js';
 import { MODEL_CONSTANTS } from './model/constants.js';
 import { backtestStats, replay, type Replay, type WeekRun } from './model/replay.js';
 import { loadCycleHistory, weekDay, type CycleContext, type LoadedCycle } from './queries.js';
-import { reachOf, type Reach } from './reach.js';
+import { ALL_PARTS, REACH_ALL, reachOf, type Reach } from './reach.js';
 import { kg3, perArea, presentArea, presentForecastWeek, presentInputs, r4, weekLabel } from './presenters.js';
 
 /** The model's name and version, kept with every stored forecast (docs/forecast.md). */
@@ -98,8 +98,9 @@ export async function cycleReplay(db: Db, ctx: CycleContext, nowMs: number): Pro
   if (hit && hit.seq === seq && hit.now === now) return hit;
 
   // What the writes since can have changed: nothing of this cycle (a week note, another row's harvest) keeps the
-  // replay; records but not climate keep the climate days read (the dearest query) for the reload.
-  let reach: Reach = { cycle: true, climate: true };
+  // replay; a write of some of its records reads those again and keeps the rest (the climate days above all, the
+  // dearest query).
+  let reach: Reach = REACH_ALL;
   if (hit && hit.now === now && seq > hit.seq) {
     const changes = await db
       .selectFrom('change_log')
@@ -123,7 +124,7 @@ export async function cycleReplay(db: Db, ctx: CycleContext, nowMs: number): Pro
     db,
     ctx,
     lastAsOf + 7 * MODEL_CONSTANTS.horizons + 7,
-    hit && !reach.climate ? hit.loaded.climate : undefined,
+    hit ? { loaded: hit.loaded, parts: new Set(ALL_PARTS.filter((p) => !reach.parts.has(p))) } : undefined,
   );
   const started = lastAsOf >= loaded.history.startWeek;
   // The runs before the first week the records changed in are the previous replay's (replay(), "previous").

@@ -6,7 +6,16 @@ import { cycleArea, type CycleArea } from '../registry/area.js';
 import { cycleKeyOf } from '../climate/readings/points.js';
 import { dayNumber, dayOfInstant, localDayCursor, localMidnights, weekStartDay } from '../time/days.js';
 import { parseWeek } from '../time/weeks.js';
-import type { CycleHistory, DayTemperature, OutdoorForecastDay, TemperatureSource, TrussCountInput, WalkInput } from './model/inputs.js';
+import type {
+  CycleHistory,
+  DayTemperature,
+  FruitMassInput,
+  HarvestInput,
+  OutdoorForecastDay,
+  TemperatureSource,
+  TrussCountInput,
+  WalkInput,
+} from './model/inputs.js';
 import '../records/tables.js';
 import '../climate/weather/tables.js';
 
@@ -51,29 +60,78 @@ export async function loadRow(db: Db, rowId: string): Promise<RowTable | null> {
   return (await db.selectFrom('rows').selectAll().where('id', '=', rowId).executeTakeFirst()) ?? null;
 }
 
+/** The parts of a load that a later one may keep when no write since reached them (src/forecast/reach.ts). */
+export type RecordPart = 'harvests' | 'trussCounts' | 'walks' | 'fruitMass' | 'climate';
+
+/** A previous load of the same cycle, and the parts of it that are still as stored. */
+export interface KeptLoad {
+  loaded: LoadedCycle;
+  parts: ReadonlySet<RecordPart>;
+}
+
 /**
  * Everything the model reads of a cycle, from its start to `lastDay` (the day after
  * which nothing matters: the end of the cycle, or the last day of the furthest
- * week the caller forecasts).
+ * week the caller forecasts). The parts `kept` names are taken from its load instead
+ * of being read again.
  */
-export async function loadCycleHistory(db: Db, ctx: CycleContext, lastDay: number, climate?: LoadedClimate): Promise<LoadedCycle> {
+export async function loadCycleHistory(db: Db, ctx: CycleContext, lastDay: number, kept?: KeptLoad): Promise<LoadedCycle> {
   const { cycle, greenhouse, zone } = ctx;
   const row = await loadRow(db, cycle.row_id);
   const area = cycleArea(cycle, row);
   const startDay = dayNumber(cycle.started_on);
   const endDay = cycle.ended_on ? dayNumber(cycle.ended_on) : null;
+  const before = kept?.loaded.history;
+  const keep = (part: RecordPart) => before !== undefined && kept!.parts.has(part);
 
+  const harvests = keep('harvests') ? before!.harvests : await loadHarvests(db, cycle.id);
+  const trussCounts = keep('trussCounts') ? before!.trussCounts : await loadTrussCounts(db, cycle.id);
+  const walks = keep('walks') ? before!.walks : await loadWalks(db, cycle.id);
+  const fruitMass = keep('fruitMass') ? before!.fruitMass : await loadFruitMass(db, cycle.id);
+
+  const fromDay = Math.min(startDay, ...trussCounts.map((c) => c.day)) - 28;
+  const climate = kept?.loaded.climate;
+  const same = keep('climate') && climate!.fromDay === fromDay && climate!.lastDay === lastDay && climate!.zone === zone;
+  const temperature = same ? climate!.temperature : await dailyTemperatures(db, cycle.id, zone, fromDay, lastDay);
+  const outdoorForecast = same ? climate!.outdoorForecast : await outdoorForecastDays(db, greenhouse.id, zone, fromDay, lastDay);
+
+  return {
+    area,
+    zone,
+    climate: { fromDay, lastDay, zone, temperature, outdoorForecast },
+    history: {
+      startWeek: weekStartDay(startDay),
+      startDay,
+      endWeek: endDay === null ? null : weekStartDay(endDay),
+      endDay,
+      areaM2: area.area_m2,
+      stemsPerM2: cycle.stems_per_m2 ?? cycle.plants_per_m2,
+      harvests,
+      trussCounts,
+      walks,
+      fruitMass,
+      temperature,
+      outdoorForecast,
+    },
+  };
+}
+
+async function loadHarvests(db: Db, cycleId: string): Promise<HarvestInput[]> {
   // In id order: the model sums the kilos, and a floating-point sum depends on the order (the same on both engines).
-  const harvests = await db
+  const rows = await db
     .selectFrom('harvests')
     .select(['week', 'harvested_on', 'kg'])
-    .where('cycle_id', '=', cycle.id)
+    .where('cycle_id', '=', cycleId)
     .orderBy('id')
     .execute();
+  return rows.map((x) => ({ day: x.harvested_on ? dayNumber(x.harvested_on) : null, week: weekDay(x.week), kg: x.kg }));
+}
+
+async function loadTrussCounts(db: Db, cycleId: string): Promise<TrussCountInput[]> {
   const counts = await db
     .selectFrom('truss_counts')
     .select(['id', 'counted_on', 'stems_per_m2'])
-    .where('cycle_id', '=', cycle.id)
+    .where('cycle_id', '=', cycleId)
     .orderBy('counted_on')
     .execute();
   // Per count date and plant: the top truss, and the fruit on its trusses that set some. Aggregated in SQL, in one
@@ -86,25 +144,21 @@ export async function loadCycleHistory(db: Db, ctx: CycleContext, lastDay: numbe
       sql<number>`sum(CASE WHEN fruits > 0 THEN fruits ELSE 0 END)`.as('fruits'),
       sql<number>`sum(CASE WHEN fruits > 0 THEN 1 ELSE 0 END)`.as('set_trusses'),
     ])
-    .where('cycle_id', '=', cycle.id)
+    .where('cycle_id', '=', cycleId)
     .groupBy(['count_id', 'plant'])
     .execute();
+  return trussInputs(counts, perPlant);
+}
+
+async function loadWalks(db: Db, cycleId: string): Promise<WalkInput[]> {
   const walks = await db
     .selectFrom('walks')
     .select(['id', 'week', 'count_green', 'count_turning', 'count_red', 'corrected_green', 'corrected_turning', 'corrected_red'])
-    .where('cycle_id', '=', cycle.id)
+    .where('cycle_id', '=', cycleId)
     .where('status', '=', 'done')
     .where('week', 'is not', null)
     .orderBy('id')
     .execute();
-  const masses = await db
-    .selectFrom('fruit_masses')
-    .select(['week', 'green_g', 'turning_g', 'red_g'])
-    .where('cycle_id', '=', cycle.id)
-    .execute();
-
-  const trussCounts = trussInputs(counts, perPlant);
-
   // The latest walk of each week speaks for it (two walks of one row in a week are the same fruit twice).
   const walkByWeek = new Map<number, WalkInput>();
   for (const w of walks) {
@@ -118,31 +172,16 @@ export async function loadCycleHistory(db: Db, ctx: CycleContext, lastDay: numbe
         corrected && (w.corrected_green !== w.count_green || w.corrected_turning !== w.count_turning || w.corrected_red !== w.count_red),
     });
   }
+  return [...walkByWeek.values()].sort((a, b) => a.week - b.week);
+}
 
-  const fromDay = Math.min(startDay, ...trussCounts.map((c) => c.day)) - 28;
-  const same = climate && climate.fromDay === fromDay && climate.lastDay === lastDay && climate.zone === zone;
-  const temperature = same ? climate.temperature : await dailyTemperatures(db, cycle.id, zone, fromDay, lastDay);
-  const outdoorForecast = same ? climate.outdoorForecast : await outdoorForecastDays(db, greenhouse.id, zone, fromDay, lastDay);
-
-  return {
-    area,
-    zone,
-    climate: { fromDay, lastDay, zone, temperature, outdoorForecast },
-    history: {
-      startWeek: weekStartDay(startDay),
-      startDay,
-      endWeek: endDay === null ? null : weekStartDay(endDay),
-      endDay,
-      areaM2: area.area_m2,
-      stemsPerM2: cycle.stems_per_m2 ?? cycle.plants_per_m2,
-      harvests: harvests.map((x) => ({ day: x.harvested_on ? dayNumber(x.harvested_on) : null, week: weekDay(x.week), kg: x.kg })),
-      trussCounts,
-      walks: [...walkByWeek.values()].sort((a, b) => a.week - b.week),
-      fruitMass: masses.map((m) => ({ week: weekDay(m.week), green_g: m.green_g, turning_g: m.turning_g, red_g: m.red_g })),
-      temperature,
-      outdoorForecast,
-    },
-  };
+async function loadFruitMass(db: Db, cycleId: string): Promise<FruitMassInput[]> {
+  const masses = await db
+    .selectFrom('fruit_masses')
+    .select(['week', 'green_g', 'turning_g', 'red_g'])
+    .where('cycle_id', '=', cycleId)
+    .execute();
+  return masses.map((m) => ({ week: weekDay(m.week), green_g: m.green_g, turning_g: m.turning_g, red_g: m.red_g }));
 }
 
 /**

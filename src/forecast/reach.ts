@@ -5,24 +5,25 @@
  * climate: a kind of record added later costs a replay until it is named, never a stale forecast.
  */
 
-/** Records the model never reads. */
+import type { RecordPart } from './queries.js';
+
+/** Records the model never reads, though most belong to a cycle. */
 const NOT_READ = new Set(['week_notes', 'forecasts', 'irrigation_entries', 'api_keys']);
 
-/** Records that belong to one crop cycle (their row carries its `cycle_id`) and change only that cycle's inputs. */
-const OF_ONE_CYCLE = new Set([
-  'harvests',
-  'truss_counts',
-  'truss_count_rows',
-  'walks',
-  'walk_corrections',
-  'fruit_masses',
-  'week_notes',
-  'forecasts',
-  'irrigation_entries',
-]);
+/**
+ * Records that belong to one crop cycle (their row carries its `cycle_id`) and change only that cycle's inputs,
+ * and the part of its load each is read into (src/forecast/queries.ts).
+ */
+const PART_OF: Record<string, RecordPart> = {
+  harvests: 'harvests',
+  truss_counts: 'trussCounts',
+  truss_count_rows: 'trussCounts',
+  walks: 'walks',
+  walk_corrections: 'walks',
+  fruit_masses: 'fruitMass',
+};
 
-/** Records that hold no climate: a write of them leaves the climate days the model read as they were. */
-const NOT_CLIMATE = new Set([...OF_ONE_CYCLE, ...NOT_READ]);
+export const ALL_PARTS: readonly RecordPart[] = ['harvests', 'trussCounts', 'walks', 'fruitMass', 'climate'];
 
 export interface LoggedChange {
   entity: string;
@@ -33,22 +34,27 @@ export interface LoggedChange {
 export interface Reach {
   /** The cycle's inputs may have changed: read them again. */
   cycle: boolean;
-  /** Its climate days may have changed too. */
-  climate: boolean;
+  /** The parts of its load that may have changed; the others can be kept. */
+  parts: Set<RecordPart>;
 }
 
+/** Everything reached: what a judge that cannot tell says. */
+export const REACH_ALL: Readonly<Reach> = { cycle: true, parts: new Set(ALL_PARTS) };
+
 export function reachOf(changes: readonly LoggedChange[], cycleId: string): Reach {
-  const reach: Reach = { cycle: false, climate: false };
+  const reach: Reach = { cycle: false, parts: new Set() };
   for (const c of changes) {
     if (NOT_READ.has(c.entity)) continue;
-    if (OF_ONE_CYCLE.has(c.entity)) {
+    const part = PART_OF[c.entity];
+    if (part) {
       const owners = [c.before, c.after].map(cycleOf).filter((x) => x !== undefined);
       // A record of another cycle (before and after the write, should it have moved) is not this cycle's.
       if (owners.length && owners.every((x) => x !== cycleId)) continue;
+      reach.cycle = true;
+      reach.parts.add(part);
+      continue;
     }
-    reach.cycle = true;
-    if (!NOT_CLIMATE.has(c.entity)) reach.climate = true;
-    if (reach.climate) break;
+    return { cycle: true, parts: new Set(ALL_PARTS) };
   }
   return reach;
 }

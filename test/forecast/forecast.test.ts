@@ -188,6 +188,11 @@ t.test('a kept replay answers what a replay from scratch does, write after write
       true,
     ],
     [
+      'a fruit mass',
+      () => s.request('POST', `${c}/fruit-mass`, { key, body: { week: '2026-W11', green_g: 14, turning_g: 15, red_g: 16 } }),
+      true,
+    ],
+    [
       'warmer hours',
       () =>
         s.request('POST', `${c}/climate`, { key, body: { points: [{ metric: 'air_temperature', at: '2026-03-01T12:00:00', value: 34 }] } }),

@@ -1,7 +1,8 @@
-// Which logged writes can change a crop cycle's forecast inputs (src/forecast/reach.ts): the judge that lets a
-// kept replay outlive a week note or another row's harvest, and read again after anything it does not know.
+// Which logged writes can change a crop cycle's forecast inputs, and which part of its load (src/forecast/reach.ts):
+// the judge that lets a kept replay outlive a week note or another row's harvest, read again only the records a
+// write reached, and everything after anything it does not know.
 import t from 'tap';
-import { reachOf } from '../../src/forecast/reach.js';
+import { ALL_PARTS, reachOf } from '../../src/forecast/reach.js';
 
 const ours = 'cycle-a';
 const of = (entity: string, cycle: string | null, op: 'after' | 'before' | 'both' = 'after', other?: string) => {
@@ -12,37 +13,55 @@ const of = (entity: string, cycle: string | null, op: 'after' | 'before' | 'both
     after: op === 'before' ? null : json,
   };
 };
+const reach = (changes: ReturnType<typeof of>[]) => {
+  const r = reachOf(changes, ours);
+  return { cycle: r.cycle, parts: [...r.parts].sort() };
+};
+const none = { cycle: false, parts: [] };
+const all = { cycle: true, parts: [...ALL_PARTS].sort() };
 
 t.test('nothing written: nothing reached', async (t) => {
-  t.same(reachOf([], ours), { cycle: false, climate: false });
+  t.same(reach([]), none);
 });
 
 t.test('records the model never reads reach nothing, of any cycle', async (t) => {
-  for (const e of ['week_notes', 'forecasts', 'irrigation_entries', 'api_keys'])
-    t.same(reachOf([of(e, ours)], ours), { cycle: false, climate: false }, e);
+  for (const e of ['week_notes', 'forecasts', 'irrigation_entries', 'api_keys']) t.same(reach([of(e, ours)]), none, e);
 });
 
-t.test("a cycle's own records reach its inputs but not its climate; another cycle's reach neither", async (t) => {
-  for (const e of ['harvests', 'truss_counts', 'truss_count_rows', 'walks', 'walk_corrections', 'fruit_masses']) {
-    t.same(reachOf([of(e, ours)], ours), { cycle: true, climate: false }, `${e} of this cycle`);
-    t.same(reachOf([of(e, ours, 'before')], ours), { cycle: true, climate: false }, `${e} of this cycle, deleted`);
-    t.same(reachOf([of(e, 'cycle-b')], ours), { cycle: false, climate: false }, `${e} of another cycle`);
-    t.same(reachOf([of(e, 'cycle-b', 'both', ours)], ours), { cycle: true, climate: false }, `${e} moved here from ours`);
-    t.same(reachOf([of(e, null)], ours), { cycle: true, climate: false }, `${e} that does not say its cycle: taken as ours`);
+t.test("a cycle's own records reach their own part; another cycle's reach nothing", async (t) => {
+  for (const [e, part] of [
+    ['harvests', 'harvests'],
+    ['truss_counts', 'trussCounts'],
+    ['truss_count_rows', 'trussCounts'],
+    ['walks', 'walks'],
+    ['walk_corrections', 'walks'],
+    ['fruit_masses', 'fruitMass'],
+  ] as const) {
+    const own = { cycle: true, parts: [part] };
+    t.same(reach([of(e, ours)]), own, `${e} of this cycle`);
+    t.same(reach([of(e, ours, 'before')]), own, `${e} of this cycle, deleted`);
+    t.same(reach([of(e, 'cycle-b')]), none, `${e} of another cycle`);
+    t.same(reach([of(e, 'cycle-b', 'both', ours)]), own, `${e} moved here from ours`);
+    t.same(reach([of(e, null)]), own, `${e} that does not say its cycle: taken as ours`);
   }
   t.same(
-    reachOf([{ entity: 'harvests', before: null, after: 'not json' }], ours),
-    { cycle: true, climate: false },
+    reachOf([{ entity: 'harvests', before: null, after: 'not json' }], ours).parts,
+    new Set(['harvests']),
     'unreadable: taken as ours',
+  );
+  t.same(
+    reach([of('harvests', ours), of('walks', ours), of('harvests', 'cycle-b')]),
+    { cycle: true, parts: ['harvests', 'walks'] },
+    'parts add up',
   );
 });
 
-t.test('climate, weather, the registry and anything unknown reach the inputs and the climate', async (t) => {
+t.test('climate, weather, the registry and anything unknown reach every part', async (t) => {
   for (const e of ['climate_readings', 'climate_imports', 'weather_hours', 'cycles', 'rows', 'greenhouses', 'farms', 'a_table_added_later'])
-    t.same(reachOf([of(e, 'cycle-b')], ours), { cycle: true, climate: true }, e);
+    t.same(reach([of(e, 'cycle-b')]), all, e);
   t.same(
-    reachOf([of('week_notes', ours), of('harvests', 'cycle-b'), of('harvests', ours), of('weather_hours', null)], ours),
-    { cycle: true, climate: true },
+    reach([of('week_notes', ours), of('harvests', 'cycle-b'), of('harvests', ours), of('weather_hours', null)]),
+    all,
     'the widest reach of a run of writes',
   );
 });
