@@ -76,11 +76,16 @@ def export(model: Detector, out_base: str, height: int, width: int, info: dict, 
     if "trained" in info:
         manifest["trained"] = info["trained"]
     manifest_path = out_base + ".json"
-    with open(manifest_path + ".tmp", "w", encoding="utf8") as f:
+    write_manifest(manifest_path, manifest)
+    return manifest_path
+
+
+def write_manifest(path: str, manifest: dict) -> None:
+    """Writes a manifest whole or not at all (a box reading it at start never sees half of one)."""
+    with open(path + ".tmp", "w", encoding="utf8") as f:
         json.dump(manifest, f, indent=2)
         f.write("\n")
-    os.replace(manifest_path + ".tmp", manifest_path)
-    return manifest_path
+    os.replace(path + ".tmp", path)
 
 
 def main() -> None:

@@ -14,7 +14,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from export import sha256  # noqa: E402
+from export import sha256, write_manifest  # noqa: E402
 
 
 def set_conf(manifest_path: str, photo: float | None = None, video: float | None = None) -> dict:
@@ -49,10 +49,7 @@ def set_conf(manifest_path: str, photo: float | None = None, video: float | None
     os.replace(tmp, onnx_path)
     manifest["conf"] = conf
     manifest["sha256"] = sha256(onnx_path)
-    with open(manifest_path + ".tmp", "w", encoding="utf8") as f:
-        json.dump(manifest, f, indent=2)
-        f.write("\n")
-    os.replace(manifest_path + ".tmp", manifest_path)
+    write_manifest(manifest_path, manifest)
     return conf
 
 

@@ -254,22 +254,26 @@ export class Store {
         .where('id', '=', id)
         .$if(locked !== null, (q) => q.forUpdate())
         .executeTakeFirst() as Promise<AnyRow | undefined>;
+    /** A change-log row as every writer stamps it: who, when, and the version (the feed's columns are the caller's). */
+    const logRow = (e: LogEntry) => ({
+      organization_id: e.organization_id,
+      entity: e.entity,
+      entity_id: e.entity_id,
+      op: e.op,
+      actor_key_id: actor.keyId,
+      actor: actor.label,
+      before: e.before === undefined ? null : JSON.stringify(e.before),
+      after: e.after === undefined ? null : JSON.stringify(e.after),
+      version: e.version ?? clock.now(),
+      at: now,
+    });
     const log: Writer['log'] = async (e) => {
       await lock(e.organization_id);
       touched.add(e.entity);
       await db
         .insertInto('change_log')
         .values({
-          organization_id: e.organization_id,
-          entity: e.entity,
-          entity_id: e.entity_id,
-          op: e.op,
-          actor_key_id: actor.keyId,
-          actor: actor.label,
-          before: e.before === undefined ? null : JSON.stringify(e.before),
-          after: e.after === undefined ? null : JSON.stringify(e.after),
-          version: e.version ?? clock.now(),
-          at: now,
+          ...logRow(e),
           // Sync (src/db/feed.ts): the organization's feed number, and where the change came from.
           ...((await feed())
             ? { org_seq: e.organization_id === null ? null : await takeOrgSeqs(db, e.organization_id, 1), ...remoteIds(writer.remote) }
@@ -294,19 +298,7 @@ export class Store {
           orgSeq = next.get(e.organization_id)!;
           next.set(e.organization_id, orgSeq + 1);
         }
-        return {
-          organization_id: e.organization_id,
-          entity: e.entity,
-          entity_id: e.entity_id,
-          op: e.op,
-          actor_key_id: actor.keyId,
-          actor: actor.label,
-          before: e.before === undefined ? null : JSON.stringify(e.before),
-          after: e.after === undefined ? null : JSON.stringify(e.after),
-          version: e.version ?? clock.now(),
-          at: now,
-          ...(withFeed ? { org_seq: orgSeq, origin: e.origin, change_id: e.change_id } : {}),
-        };
+        return { ...logRow(e), ...(withFeed ? { org_seq: orgSeq, origin: e.origin, change_id: e.change_id } : {}) };
       });
       const per = Math.max(1, Math.floor(MAX_BOUND / Object.keys(rows[0]!).length));
       for (let i = 0; i < rows.length; i += per)

@@ -3,6 +3,7 @@ import type { Database } from '../db/schema.js';
 import type { LogEntry, Writer } from '../db/store.js';
 import { remoteIds } from '../db/feed.js';
 import type { WireChange } from './wire.js';
+import { findRow, wasDeleted } from './kinds/rows.js';
 
 type Row = Record<string, unknown>;
 const anyDb = (q: Transaction<Database>) => q as unknown as Kysely<any>;
@@ -141,28 +142,14 @@ export class BatchState {
   /** The record with this id as this transaction has it (a table's ids are UUIDs: the id alone finds it). */
   async row(table: string, id: string): Promise<Row | undefined> {
     const known = this.table(table);
-    if (!known.has(id)) {
-      const r = (await anyDb(this.trx).selectFrom(table).selectAll().where('id', '=', id).executeTakeFirst()) as Row | undefined;
-      known.set(id, r ?? null);
-    }
+    if (!known.has(id)) known.set(id, (await findRow(this.trx, table, id)) ?? null);
     return known.get(id) ?? undefined;
   }
 
   /** Whether a record of this kind was deleted here (src/sync/kinds/rows.ts wasDeleted). */
   async deleted(kind: string, id: string): Promise<boolean> {
     const seen = this.deletesOf(kind);
-    if (!seen.has(id)) {
-      const r = await anyDb(this.trx)
-        .selectFrom('change_log')
-        .select('seq')
-        .where('entity', '=', kind)
-        .where('entity_id', '=', id)
-        .where('op', '=', 'delete')
-        .where('after', 'is', null)
-        .limit(1)
-        .executeTakeFirst();
-      seen.set(id, r !== undefined);
-    }
+    if (!seen.has(id)) seen.set(id, await wasDeleted(this.trx, kind, id));
     return seen.get(id)!;
   }
 
