@@ -1,4 +1,5 @@
-import { SerialPort } from 'serialport';
+import { SerialPortStream } from '@serialport/stream';
+import { hangupAwareBinding } from './binding.js';
 import { LineSplitter } from './frames.js';
 
 /** How the serial line is set: SCALE_BAUD and SCALE_FRAMING (data bits, parity, stop bits: 8N1, 7E1...). */
@@ -51,7 +52,7 @@ export class ScaleConnection {
   /** Epoch ms of the next try, while waiting for it. */
   nextTryAt: number | null = null;
 
-  private port: SerialPort | null = null;
+  private port: SerialPortStream | null = null;
   private timer: NodeJS.Timeout | null = null;
   private readonly splitter = new LineSplitter();
 
@@ -78,7 +79,8 @@ export class ScaleConnection {
   private open(): void {
     this.nextTryAt = null;
     this.setState('connecting');
-    const port = new SerialPort({
+    const port = new SerialPortStream({
+      binding: hangupAwareBinding(),
       path: this.path,
       baudRate: this.settings.baudRate,
       dataBits: this.settings.dataBits,
