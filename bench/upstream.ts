@@ -21,13 +21,18 @@
  *
  * Figures: changes applied per second (all boxes' changes / time from the first push to the last
  * acknowledgement), p99 of a push batch's answer time, and the ratios against the SQLite upstream.
+ * An upstream past SYNC_PUSH_AT_ONCE + SYNC_PUSH_WAITING batches answers 503 upstream_busy with
+ * Retry-After (src/sync/admission.ts); a simulated box then waits as the agent does and sends the
+ * batch again. The batch p99 is of the pushes applied; the busy answers are counted with their
+ * own p99, and "delivered" is a batch from its first send to its acknowledgement, waits included.
+ * --at-once N --waiting M set the upstreams' admission (a large --at-once turns it off).
  * Goal: two PostgreSQL processes faster than one SQLite process, the second process raising
  * throughput, p99 under 500 ms. PostgreSQL runs durable (fsync, synchronous commit), as SQLite's
  * synchronous=FULL. Every push may hold a pooled connection at once: 60 connections for one
  * process, 30 each for two (the same 60 in all); with the default 10, pushes past ten wait for a
  * connection and those that wait over 10 s are answered 503 database_unavailable.
  *
- *   npm run bench upstream       (or: node --import tsx bench/upstream.ts [--boxes N] [--scale F])
+ *   npm run bench upstream       (or: node --import tsx bench/upstream.ts [--boxes N] [--scale F] [--at-once N] [--waiting M])
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -253,19 +258,25 @@ interface Outcome {
   p50BatchMs: number;
   p99BatchMs: number;
   maxBatchMs: number;
+  /** Pushes answered 503 upstream_busy, and p99 of their answer time. */
+  busyAnswers: number;
+  p99BusyMs: number;
+  /** p99 of a batch from its first send to its acknowledgement, waits after busy answers included. */
+  p99DeliveredMs: number;
   pullerRounds: number;
   pullerPulled: number;
   digestEqual: boolean;
 }
 
 async function runTarget(
+  admission: Record<string, string>,
   target: string,
   work: string,
   env: Record<string, string>[],
   template: { batches: WireChange[][]; tree: Tree },
   boxes: number,
 ): Promise<Outcome> {
-  const ups = env.map((e, i) => new Upstream(`${target}#${i + 1}`, e));
+  const ups = env.map((e, i) => new Upstream(`${target}#${i + 1}`, { ...admission, ...e }));
   // Started one after the other: the first migrates the database.
   for (const u of ups) await u.start();
   let puller: { app: App; base: string } | null = null;
@@ -285,7 +296,10 @@ async function runTarget(
     };
     await pull();
 
+    /** Answer times of the pushes applied; of those turned away busy; and each batch from its first send to its acknowledgement. */
     const times: number[] = [];
+    const busyTimes: number[] = [];
+    const delivered: number[] = [];
     let applied = 0;
     let pushing = true;
     let pullerRounds = 0;
@@ -304,14 +318,27 @@ async function runTarget(
       bodies.map(async (batches, i) => {
         const base = ups[i % ups.length]!.base;
         for (const body of batches) {
-          const t0 = performance.now();
-          const res = await fetch(`${base}/api/sync/v1/push`, {
-            method: 'POST',
-            headers: { 'x-api-key': orgs[i]!.key, 'content-type': 'application/json', 'content-encoding': 'gzip' },
-            body,
-          });
-          const text = await res.text();
-          times.push(performance.now() - t0);
+          const first = performance.now();
+          let res: Response;
+          let text: string;
+          for (;;) {
+            const t0 = performance.now();
+            res = await fetch(`${base}/api/sync/v1/push`, {
+              method: 'POST',
+              headers: { 'x-api-key': orgs[i]!.key, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+              body,
+            });
+            text = await res.text();
+            const retry = res.status === 503 ? res.headers.get('retry-after') : null;
+            if (retry === null) {
+              times.push(performance.now() - t0);
+              break;
+            }
+            // Turned away (src/sync/admission.ts): as the agent does, again after Retry-After, with jitter.
+            busyTimes.push(performance.now() - t0);
+            await new Promise((r) => setTimeout(r, Number(retry) * 1000 * (1 + Math.random() * 0.5)));
+          }
+          delivered.push(performance.now() - first);
           if (res.status !== 200) throw new Error(`${target} box ${i}: push answered ${res.status} ${text.slice(0, 500)}`);
           const answer = JSON.parse(text) as { results: { outcome: string; detail?: string }[] };
           const refused = answer.results.filter((r) => r.outcome === 'refused');
@@ -353,6 +380,9 @@ async function runTarget(
       p50BatchMs: sorted[Math.floor(sorted.length / 2)]!,
       p99BatchMs: p99(times),
       maxBatchMs: sorted[sorted.length - 1]!,
+      busyAnswers: busyTimes.length,
+      p99BusyMs: busyTimes.length ? p99(busyTimes) : 0,
+      p99DeliveredMs: p99(delivered),
       pullerRounds,
       pullerPulled,
       digestEqual,
@@ -363,8 +393,15 @@ async function runTarget(
   }
 }
 
-export async function runUpstreamBench(options: { boxes?: number; scale?: number; walks?: number } = {}) {
+export async function runUpstreamBench(
+  options: { boxes?: number; scale?: number; walks?: number; atOnce?: number; waiting?: number } = {},
+) {
   const boxes = options.boxes ?? 50;
+  // The upstreams' admission settings (SYNC_PUSH_AT_ONCE, SYNC_PUSH_WAITING); their defaults when not given.
+  const admission: Record<string, string> = {
+    ...(options.atOnce !== undefined ? { SYNC_PUSH_AT_ONCE: String(options.atOnce) } : {}),
+    ...(options.waiting !== undefined ? { SYNC_PUSH_WAITING: String(options.waiting) } : {}),
+  };
   const scale = options.scale ?? 1;
   const walks = options.walks ?? Math.round(50 * scale);
   const work = mkdtempSync(path.join(tmpdir(), 'cropwalk-upstream-bench-'));
@@ -389,6 +426,7 @@ export async function runUpstreamBench(options: { boxes?: number; scale?: number
     if (process.env.UPSTREAM_BENCH_ONLY === 'postgres')
       console.log(
         await runTarget(
+          admission,
           'postgres-1',
           work,
           [{ DATA_DIR: path.join(work, 'up-pg1'), DATABASE_URL: await database('upstream_try') }],
@@ -396,15 +434,23 @@ export async function runUpstreamBench(options: { boxes?: number; scale?: number
           boxes,
         ),
       );
-    results.push(await runTarget('sqlite', work, [{ DATA_DIR: path.join(work, 'up-sqlite') }], template, boxes));
+    results.push(await runTarget(admission, 'sqlite', work, [{ DATA_DIR: path.join(work, 'up-sqlite') }], template, boxes));
     const one = await database('upstream_one');
     results.push(
-      await runTarget('postgres-1', work, [{ DATA_DIR: path.join(work, 'up-pg1'), DATABASE_URL: one, PG_POOL_MAX: '60' }], template, boxes),
+      await runTarget(
+        admission,
+        'postgres-1',
+        work,
+        [{ DATA_DIR: path.join(work, 'up-pg1'), DATABASE_URL: one, PG_POOL_MAX: '60' }],
+        template,
+        boxes,
+      ),
     );
     const two = await database('upstream_two');
     const shared = path.join(work, 'up-pg2');
     results.push(
       await runTarget(
+        admission,
         'postgres-2',
         work,
         [
@@ -418,7 +464,7 @@ export async function runUpstreamBench(options: { boxes?: number; scale?: number
     const base = results[0]!;
     for (const r of results) {
       console.log(
-        `  ${r.target.padEnd(11)} ${r.changes} changes in ${r.seconds.toFixed(1)} s = ${Math.round(r.changesPerSecond)} changes/s (x${(r.changesPerSecond / base.changesPerSecond).toFixed(2)} of SQLite); batch p50 ${Math.round(r.p50BatchMs)} ms, p99 ${Math.round(r.p99BatchMs)} ms (x${(r.p99BatchMs / base.p99BatchMs).toFixed(2)}), max ${Math.round(r.maxBatchMs)} ms; puller ${r.pullerRounds} rounds, ${r.pullerPulled} changes, digest ${r.digestEqual ? 'equal' : 'DIFFERENT'}`,
+        `  ${r.target.padEnd(11)} ${r.changes} changes in ${r.seconds.toFixed(1)} s = ${Math.round(r.changesPerSecond)} changes/s (x${(r.changesPerSecond / base.changesPerSecond).toFixed(2)} of SQLite); batch p50 ${Math.round(r.p50BatchMs)} ms, p99 ${Math.round(r.p99BatchMs)} ms (x${(r.p99BatchMs / base.p99BatchMs).toFixed(2)}), max ${Math.round(r.maxBatchMs)} ms; ${r.busyAnswers} busy answers (p99 ${Math.round(r.p99BusyMs)} ms); batch delivered p99 ${Math.round(r.p99DeliveredMs)} ms; puller ${r.pullerRounds} rounds, ${r.pullerPulled} changes, digest ${r.digestEqual ? 'equal' : 'DIFFERENT'}`,
       );
     }
     const [sqlite, pg1, pg2] = results as [Outcome, Outcome, Outcome];
@@ -455,7 +501,13 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     const i = process.argv.indexOf(`--${name}`);
     return i > 0 ? Number(process.argv[i + 1]) : undefined;
   };
-  const r = await runUpstreamBench({ boxes: arg('boxes'), scale: arg('scale'), walks: arg('walks') });
+  const r = await runUpstreamBench({
+    boxes: arg('boxes'),
+    scale: arg('scale'),
+    walks: arg('walks'),
+    atOnce: arg('at-once'),
+    waiting: arg('waiting'),
+  });
   console.log(JSON.stringify(r.ratios));
   process.exit(r.goals.pullerLosesNothing ? 0 : 1);
 }

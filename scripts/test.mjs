@@ -74,6 +74,7 @@ export const POSTGRES_PASS = [
   'test/walks/jobs/restart.test.ts',
   // The upstream role: the upstream on PostgreSQL, the boxes on SQLite (test/sync/helpers.ts
   // startBox), two boxes pushing at once in faults.test.ts (5 seeds here, the 20 in the SQLite pass).
+  'test/sync/admission.test.ts',
   'test/sync/batch.test.ts',
   'test/sync/conflicts.test.ts',
   'test/sync/faults.test.ts',

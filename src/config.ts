@@ -88,6 +88,9 @@ export interface Config {
   stopTimeoutMs: number;
   /** Seconds between syncs with the upstream (docs/sync.md); 0 syncs only after writes and when asked. */
   syncIntervalS: number;
+  /** Pushed batches an upstream applies at once, and how many more wait before it answers 503 upstream_busy (src/sync/admission.ts). */
+  syncPushAtOnce: number;
+  syncPushWaiting: number;
   /** Walk clips travel to the upstream too (off: row videos are large). */
   syncClips: boolean;
 }
@@ -135,6 +138,8 @@ const ENV_KEYS: Record<keyof Config, string> = {
   scaleReconnectMaxMs: 'SCALE_RECONNECT_MAX_MS',
   stopTimeoutMs: 'STOP_TIMEOUT_MS',
   syncIntervalS: 'SYNC_INTERVAL_S',
+  syncPushAtOnce: 'SYNC_PUSH_AT_ONCE',
+  syncPushWaiting: 'SYNC_PUSH_WAITING',
   syncClips: 'SYNC_CLIPS',
 };
 
@@ -191,6 +196,9 @@ export const DEFAULTS: Config = {
   // Under systemd's TimeoutStopSec (30 s, systemd/cropwalk.service), so the service, not SIGKILL, ends it.
   stopTimeoutMs: 20_000,
   syncIntervalS: 60,
+  // Past a few batches at once, each only slows the others (bench/upstream.ts, docs/benchmarks.md).
+  syncPushAtOnce: 4,
+  syncPushWaiting: 8,
   syncClips: false,
 };
 
@@ -207,6 +215,9 @@ function coerce<K extends keyof Config>(key: K, raw: unknown): Config[K] {
     if (!Number.isFinite(n) || n < 0) throw new Error(`setting ${ENV_KEYS[key]} must be a non-negative number, got ${String(raw)}`);
     if (key === 'scoringThreads' && !(Number.isInteger(n) && n <= MAX_SCORING_THREADS)) {
       throw new Error(`setting SCORING_THREADS must be a whole number from 0 to ${MAX_SCORING_THREADS}, got ${String(raw)}`);
+    }
+    if ((key === 'syncPushAtOnce' || key === 'syncPushWaiting') && !(Number.isInteger(n) && (n >= 1 || key === 'syncPushWaiting'))) {
+      throw new Error(`setting ${ENV_KEYS[key]} must be a whole number${key === 'syncPushAtOnce' ? ' from 1' : ''}, got ${String(raw)}`);
     }
     return n as Config[K];
   }

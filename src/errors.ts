@@ -107,6 +107,17 @@ export class Unavailable extends DomainError {
   }
 }
 
+/** Too much is under way to take this now; nothing of it was done. Sending it again after `retryAfterSeconds` is expected. */
+export class Busy extends DomainError {
+  constructor(
+    code: string,
+    detail: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(detail, code, { retry_after_seconds: retryAfterSeconds });
+  }
+}
+
 /** Another service answered, but not with something usable (an upstream or a weather service answering garbage). */
 export class UpstreamFailed extends DomainError {
   constructor(code: string, detail: string, extra: Extra = {}) {

@@ -39,7 +39,7 @@ const ERROR_TEXT: Record<number, string> = {
   422: 'The request failed validation (path, query, header or body); `errors` lists each field.',
   429: 'Too many failed credentials from this client; see Retry-After.',
   500: 'Internal error; the log has it under X-Request-Id.',
-  503: 'A required part is unavailable: the database, or for an upload ffprobe, which checks it (code scoring_unavailable).',
+  503: 'A required part is unavailable: the database, or for an upload ffprobe, which checks it (code scoring_unavailable); or, for a sync push, the upstream is busy (code upstream_busy: send it again after Retry-After seconds).',
   507: "The appliance's disk is full: nothing was stored; free space on it and try again.",
 };
 

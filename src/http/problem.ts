@@ -9,6 +9,7 @@ import {
   StorageFull,
   TooLarge,
   Unavailable,
+  Busy,
   UnsupportedMedia,
   UpstreamFailed,
   isDatabaseUnreachable,
@@ -157,6 +158,8 @@ export function problemOf(err: unknown): HttpProblem | null {
     if (err instanceof Refused) return badRequest(err.code, err.message, err.extra);
     if (err instanceof Forbidden) return forbidden(err.message, err.code, err.extra);
     if (err instanceof Unavailable) return serviceUnavailable(err.code, err.message, err.extra);
+    if (err instanceof Busy)
+      return new HttpProblem(503, err.code, err.message, err.extra, { 'Retry-After': String(err.retryAfterSeconds) });
     if (err instanceof UpstreamFailed) return badGateway(err.code, err.message, err.extra);
     if (err instanceof StorageFull) return insufficientStorage(err.message);
   }

@@ -40,6 +40,8 @@ export interface RoundReport {
   files_received: number;
   bytes_sent: number;
   bytes_received: number;
+  /** Pushes the upstream turned away as busy, each sent again after its Retry-After. */
+  busy_waits: number;
   ms: number;
   /** Milliseconds spent pushing, pulling and moving files. */
   phases: { push: number; pull: number; files: number };
@@ -78,6 +80,13 @@ const BACKOFF_MAX_MS = 5 * 60_000;
 /** After a write, a round waits this long for the burst to end (each write restarts it), and never longer than BURST_MAX_MS. */
 const BURST_QUIET_MS = 2000;
 const BURST_MAX_MS = 10_000;
+/**
+ * A busy upstream (503 with Retry-After, src/sync/admission.ts) is waited on within the round,
+ * not backed off from: it is up, and said when to come back. One wait is at most a minute; past
+ * BUSY_WAIT_MAX_MS of waiting in a round the round ends as offline and the backoff takes over.
+ */
+const BUSY_WAIT_ONE_MAX_MS = 60_000;
+const BUSY_WAIT_MAX_MS = 10 * 60_000;
 
 class Failed extends Error {
   constructor(
@@ -105,6 +114,8 @@ export class SyncAgent {
   private burstTimer: NodeJS.Timeout | null = null;
   private burstStarted = 0;
   private stopped = false;
+  /** Ends a busy wait early when the agent stops. */
+  private wake: (() => void) | null = null;
   private greeted = false;
   /** Writes made by sync itself do not call for another round. */
   private applying = 0;
@@ -140,6 +151,7 @@ export class SyncAgent {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.wake?.();
     if (this.timer) clearTimeout(this.timer);
     if (this.burstTimer) clearTimeout(this.burstTimer);
     this.timer = this.burstTimer = null;
@@ -212,6 +224,7 @@ export class SyncAgent {
       files_received: 0,
       bytes_sent: 0,
       bytes_received: 0,
+      busy_waits: 0,
       ms: 0,
       phases: { push: 0, pull: 0, files: 0 },
     };
@@ -249,7 +262,10 @@ export class SyncAgent {
     } catch (err) {
       const failed =
         err instanceof UpstreamError
-          ? new Failed(err.failure === 'offline' ? 'offline' : err.failure === 'unauthorized' ? 'key_refused' : 'error', err.message)
+          ? new Failed(
+              err.failure === 'offline' || err.failure === 'busy' ? 'offline' : err.failure === 'unauthorized' ? 'key_refused' : 'error',
+              err.message,
+            )
           : err instanceof Failed
             ? err
             : new Failed('error', (err as Error).message);
@@ -343,7 +359,7 @@ export class SyncAgent {
       if (page.scanned === 0) break;
       let results: ChangeResult[] = [];
       if (page.changes.length) {
-        const answer = await this.client.push(page.changes);
+        const answer = await this.pushWhenLetIn(page.changes, report);
         results = answer.results;
         if (!Array.isArray(results) || results.length !== page.changes.length)
           throw new Failed('error', 'The upstream answered a push with another number of results than changes sent.');
@@ -385,6 +401,32 @@ export class SyncAgent {
       }
       after = page.last;
       if (!page.more) break;
+    }
+  }
+
+  /** Sends a batch; when the upstream is busy, again after its Retry-After, with jitter so boxes turned away together come back apart. */
+  private async pushWhenLetIn(changes: WireChange[], report: RoundReport) {
+    let waited = 0;
+    for (;;) {
+      try {
+        return await this.client.push(changes);
+      } catch (err) {
+        if (!(err instanceof UpstreamError) || err.failure !== 'busy' || this.stopped) throw err;
+        const wait = Math.min(BUSY_WAIT_ONE_MAX_MS, err.retryAfterMs ?? 1000) * (1 + Math.random() * 0.5);
+        if (waited + wait > BUSY_WAIT_MAX_MS)
+          throw new Failed('offline', `${err.message} (still busy after ${Math.round(waited / 1000)} s of waiting)`);
+        report.busy_waits++;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, wait);
+          this.wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        this.wake = null;
+        waited += wait;
+        if (this.stopped) throw new Failed('offline', 'the service is stopping');
+      }
     }
   }
 

@@ -27,7 +27,9 @@ export type Failure =
   /** 409 cursor_unknown: the upstream is another (reset) one; pull from the start. */
   | 'cursor'
   /** Another 4xx: the request itself was refused. */
-  | 'refused';
+  | 'refused'
+  /** 503 with Retry-After: the upstream is up but full; the same request again after `retryAfterMs`. */
+  | 'busy';
 
 export class UpstreamError extends Error {
   constructor(
@@ -36,9 +38,20 @@ export class UpstreamError extends Error {
     readonly status?: number,
     readonly code?: string,
     readonly body?: unknown,
+    readonly retryAfterMs?: number,
   ) {
     super(message);
   }
+}
+
+/** Retry-After as delay-seconds or an HTTP date (RFC 9110 10.2.3), in ms from `now`; null when absent or unreadable. */
+export function retryAfterMs(value: string | string[] | undefined, now = Date.now()): number | null {
+  const v = Array.isArray(value) ? value[0] : value;
+  if (!v) return null;
+  if (/^\d+$/.test(v.trim())) return Number(v.trim()) * 1000;
+  // An HTTP date names its day and month ("Sat, 28 Nov 2026 12:00:05 GMT"); Date.parse alone would take "-1" for a year.
+  const at = /[a-z]{3}/i.test(v) ? Date.parse(v) : NaN;
+  return Number.isNaN(at) ? null : Math.max(0, at - now);
 }
 
 export interface Traffic {
@@ -177,6 +190,8 @@ export class UpstreamClient {
     const detail = body?.detail ?? `status ${res.status}`;
     if (res.status === 401) throw new UpstreamError('unauthorized', `the upstream refused the key: ${detail}`, 401, body?.code, body);
     if (res.status === 409 && body?.code === 'cursor_unknown') throw new UpstreamError('cursor', detail, 409, body.code, body);
+    const retry = res.status === 503 ? retryAfterMs(res.headers['retry-after']) : null;
+    if (retry !== null) throw new UpstreamError('busy', `the upstream is busy: ${detail}`, 503, body?.code, body, retry);
     if (res.status >= 500 || res.status === 429)
       throw new UpstreamError('offline', `the upstream answered ${res.status}: ${detail}`, res.status, body?.code, body);
     if (res.status === 403) throw new UpstreamError('forbidden', `the upstream refused: ${detail}`, 403, body?.code, body);

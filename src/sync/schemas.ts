@@ -152,6 +152,7 @@ export const roundSchema: JsonSchema = {
     'files_received',
     'bytes_sent',
     'bytes_received',
+    'busy_waits',
     'ms',
   ],
   properties: {
@@ -166,6 +167,7 @@ export const roundSchema: JsonSchema = {
     files_received: int('Walk file contents received.'),
     bytes_sent: int('Bytes sent to the upstream, compressed as sent.'),
     bytes_received: int('Bytes received from it.'),
+    busy_waits: int('Times the upstream answered a push 503 upstream_busy and the batch was sent again after its Retry-After.'),
     ms: int('How long the round took, milliseconds.'),
     phases: {
       type: 'object',

@@ -8,6 +8,7 @@ import type { Actor } from '../db/store.js';
 import { newId } from '../db/ids.js';
 import { createKey } from '../keys/commands.js';
 import type { OrganizationTable } from '../db/schema.js';
+import { pushGateOf } from './admission.js';
 import { applyChanges, checkIdentity } from './apply.js';
 import { readFeed } from './outbox.js';
 import { kindsOf, nodeOf } from './registry.js';
@@ -121,13 +122,15 @@ export async function receivePush(services: Services, caller: Caller, changes: W
   }
   const origin = changes[0]?.origin ?? 'unknown';
   const actor: Actor = { keyId: caller.keyId, label: `sync:${origin}` };
-  const results = await applyChanges(services, { org: caller.organizationId, actor, changes, kinds: kindsOf(services) });
-  const counter = await services.db
-    .selectFrom('sync_counters')
-    .select('next')
-    .where('organization_id', '=', caller.organizationId)
-    .executeTakeFirst();
-  return { results, applied: counter?.next ?? 0 };
+  return pushGateOf(services).run(async () => {
+    const results = await applyChanges(services, { org: caller.organizationId, actor, changes, kinds: kindsOf(services) });
+    const counter = await services.db
+      .selectFrom('sync_counters')
+      .select('next')
+      .where('organization_id', '=', caller.organizationId)
+      .executeTakeFirst();
+    return { results, applied: counter?.next ?? 0 };
+  });
 }
 
 export const PULL_MAX = 2000;

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { conflict, HttpProblem, problemOf } from '../../src/http/problem.js';
 import {
+  Busy,
   Conflict,
   DomainError,
   Forbidden,
@@ -46,6 +47,7 @@ t.test('each kind of domain error has one answer: its status, code, detail and f
     [new Refused('climate_file_blocked', 'blocked', { blocking: [] }), 400, 'climate_file_blocked'],
     [new Forbidden('not yours'), 403, 'forbidden'],
     [new Unavailable('weather_unreachable', 'no answer'), 503, 'weather_unreachable'],
+    [new Busy('upstream_busy', 'full', 3), 503, 'upstream_busy'],
     [new UpstreamFailed('weather_garbage', 'not JSON'), 502, 'weather_garbage'],
     [new StorageFull(), 507, 'insufficient_storage'],
   ];
@@ -57,6 +59,9 @@ t.test('each kind of domain error has one answer: its status, code, detail and f
     errors: [{ in: 'body', name: 'kg', message: 'must be ≥ 0' }],
   });
   t.match(problemOf(new TooLarge(1024))!.toBody(), { limit_bytes: 1024 });
+  const busy = problemOf(new Busy('upstream_busy', 'full', 3))!;
+  t.same(busy.headers, { 'Retry-After': '3' }, 'a busy answer says when to come back, in the header as in the body');
+  t.match(busy.toBody(), { retry_after_seconds: 3 });
   t.equal(problemOf(new Error('a bug')), null, 'anything else is not a problem of the request: the caller answers 500');
   t.equal(problemOf(Object.assign(new Error('disk'), { code: 'ENOSPC' }))!.status, 507, 'a full disk wherever it is noticed');
 });

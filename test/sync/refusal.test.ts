@@ -3,6 +3,7 @@
 // every domain error, and an error that is not about the change is no refusal at all.
 import t from 'tap';
 import {
+  Busy,
   Conflict,
   Forbidden,
   Gone,
@@ -45,6 +46,7 @@ t.test('refusals carry the status and code the API answers', async (t) => {
   );
   for (const err of [
     new Unavailable('ffmpeg_missing', 'x'),
+    new Busy('upstream_busy', 'x', 1),
     new UpstreamFailed('bad', 'x'),
     new StorageFull(),
     new Error('a bug'),

@@ -1,0 +1,120 @@
+// A busy upstream (src/sync/admission.ts): past SYNC_PUSH_AT_ONCE batches applying and
+// SYNC_PUSH_WAITING waiting, a push is answered 503 upstream_busy with Retry-After and nothing
+// of it is applied; a real box waits that long and sends the batch again in the same round.
+import t from 'tap';
+import { gzipSync } from 'node:zlib';
+import { Busy } from '../../src/errors.js';
+import { loadConfig } from '../../src/config.js';
+import { PushGate, pushGateOf } from '../../src/sync/admission.js';
+import { retryAfterMs } from '../../src/sync/client.js';
+import { createTree } from '../helpers/server.js';
+import { call, digest, startBox, startUpstream, syncOnce, syncUntilQuiet } from './helpers.js';
+
+/** A promise and the function that settles it. */
+function held() {
+  let release!: () => void;
+  const done = new Promise<void>((r) => (release = r));
+  return { done, release };
+}
+
+t.test('the gate: at most atOnce apply, waiting more queue in order, the rest are turned away', async (t) => {
+  const gate = new PushGate(2, 1);
+  const order: string[] = [];
+  const holds = [held(), held(), held()];
+  const runs = holds.map((h, i) =>
+    gate.run(async () => {
+      order.push(`start ${i}`);
+      await h.done;
+      return i;
+    }),
+  );
+  await new Promise((r) => setImmediate(r));
+  t.same(order, ['start 0', 'start 1'], 'two apply at once; the third waits');
+  const turned = await gate.run(async () => 'never').catch((e: unknown) => e);
+  t.ok(turned instanceof Busy, 'a fourth is turned away');
+  t.equal((turned as Busy).code, 'upstream_busy');
+  t.ok((turned as Busy).retryAfterSeconds >= 1 && (turned as Busy).retryAfterSeconds <= 60, 'with a wait of 1 to 60 s');
+  t.equal(gate.turnedAway, 1);
+  holds[0]!.release();
+  t.equal(await runs[0], 0);
+  await new Promise((r) => setImmediate(r));
+  t.same(order, ['start 0', 'start 1', 'start 2'], 'the waiting one starts when a place frees');
+  holds[1]!.release();
+  holds[2]!.release();
+  t.same(await Promise.all(runs), [0, 1, 2]);
+  t.equal(await gate.run(async () => 'in'), 'in', 'an empty gate lets in at once');
+
+  // A failing batch frees its place too.
+  const solo = new PushGate(1, 0);
+  await t.rejects(
+    solo.run(async () => {
+      throw new Error('refused');
+    }),
+    /refused/,
+  );
+  t.equal(await solo.run(async () => 'next'), 'next');
+});
+
+t.test('Retry-After is read as seconds or as an HTTP date', async (t) => {
+  const now = Date.parse('2026-11-28T12:00:00Z');
+  t.equal(retryAfterMs('3', now), 3000);
+  t.equal(retryAfterMs(' 0 ', now), 0);
+  t.equal(retryAfterMs('Sat, 28 Nov 2026 12:00:05 GMT', now), 5000);
+  t.equal(retryAfterMs('Sat, 28 Nov 2026 11:00:00 GMT', now), 0, 'a date gone by: now');
+  t.equal(retryAfterMs(undefined, now), null);
+  t.equal(retryAfterMs('soon', now), null);
+  t.equal(retryAfterMs('-1', now), null);
+});
+
+t.test('SYNC_PUSH_AT_ONCE and SYNC_PUSH_WAITING are whole numbers, at least one at once', async (t) => {
+  t.equal(loadConfig({ DATA_DIR: t.testdirName }).syncPushAtOnce, 4, 'default');
+  t.equal(loadConfig({ DATA_DIR: t.testdirName, SYNC_PUSH_AT_ONCE: '2', SYNC_PUSH_WAITING: '0' }).syncPushWaiting, 0);
+  t.throws(() => loadConfig({ DATA_DIR: t.testdirName, SYNC_PUSH_AT_ONCE: '0' }), /SYNC_PUSH_AT_ONCE must be a whole number from 1/);
+  t.throws(() => loadConfig({ DATA_DIR: t.testdirName, SYNC_PUSH_WAITING: '1.5' }), /SYNC_PUSH_WAITING must be a whole number/);
+});
+
+t.test('a full upstream answers 503 upstream_busy with Retry-After, applies nothing, and the box sends again', async (t) => {
+  const up = await startUpstream(t, { syncPushAtOnce: 1, syncPushWaiting: 0 });
+  const tree = await createTree(up);
+  const key = tree.adminKey;
+  const box = await startBox(t, up.base, key);
+  await syncUntilQuiet([box]);
+  for (let i = 0; i < 3; i++) await call(box, 'POST', `${tree.cyclePath}/harvests`, key, { week: '2026-W10', kg: i + 1 });
+
+  // Another box's batch holds the only place.
+  const gate = pushGateOf(up.app.services);
+  const other = held();
+  const holding = gate.run(() => other.done);
+  const before = await digest(up, key);
+
+  // Over the wire: the answer a box gets.
+  const res = await fetch(`${up.base}/api/sync/v1/push`, {
+    method: 'POST',
+    headers: { 'x-api-key': key, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+    body: gzipSync(JSON.stringify({ changes: [] })),
+  });
+  t.equal(res.status, 503);
+  t.match(res.headers.get('content-type'), /application\/problem\+json/);
+  t.match(res.headers.get('retry-after'), /^\d+$/, 'Retry-After in seconds');
+  const problem = (await res.json()) as Record<string, unknown>;
+  t.match(problem, { status: 503, code: 'upstream_busy', detail: /nothing of this one was applied/, retry_after_seconds: Number });
+  t.equal(String(problem.retry_after_seconds), res.headers.get('retry-after'));
+
+  // The box's round meets the same answer, waits, and is let in once the place frees.
+  const round = syncOnce(box);
+  const deadline = Date.now() + 30_000;
+  while (gate.turnedAway < 2) {
+    if (Date.now() > deadline) throw new Error('the box never reached the full gate');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  t.same(await digest(up, key), before, 'nothing of a turned-away batch is applied');
+  other.release();
+  await holding;
+  const r = (await round) as Awaited<ReturnType<typeof syncOnce>> & { busy_waits: number };
+  t.match(r, { ok: true, state: 'idle', pushed: 3, refused: 0 }, 'the round ends with the batch acknowledged');
+  t.ok(r.busy_waits >= 1, 'after waiting on the busy upstream');
+  const kgs = (await call(up, 'GET', `${tree.cyclePath}/harvests`, key)).items.map((h: { kg: number }) => h.kg).sort();
+  t.same(kgs, [1, 2, 3], 'the upstream has every harvest, once');
+  const status = await call(box, 'GET', '/api/sync', key);
+  t.match(status, { state: 'idle' }, 'a busy upstream is not an offline one: no backoff left behind');
+});
