@@ -156,6 +156,7 @@ function run(route: CompiledRoute, scopes: ScopeResolvers) {
           : [];
 
       const services = ctx.services;
+      if (route.admit) ctx.res.once('close', route.admit(services));
       const call: RouteCall = {
         params,
         query,

@@ -113,6 +113,12 @@ interface RouteFields<P, Q, B, S extends ScopeName, W extends boolean> {
   body?: JsonSchema;
   multipart?: MultipartSpec;
   rawBody?: RawBodySpec;
+  /**
+   * Admission, after authentication and before the body is read: throws a domain error (Busy) to
+   * turn the request away at the cost of its headers alone, or returns the release, called once
+   * the answer is done or the connection gone.
+   */
+  admit?: (services: Services) => () => void;
   responses: Record<number, ResponseSpec>;
   /** Problem statuses this route can answer besides those implied by auth and validation. */
   errors?: number[];

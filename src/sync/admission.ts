@@ -4,17 +4,20 @@ import { Busy } from '../errors.js';
 import type { Services } from '../services.js';
 
 /**
- * Admission control for pushed batches (docs/sync.md, "A busy upstream"). A batch applies only
- * while fewer than SYNC_PUSH_AT_ONCE others do; up to SYNC_PUSH_WAITING more wait their turn;
- * past that the push is answered 503 `upstream_busy` with a Retry-After at once, and the box
- * sends the batch again then. Fifty boxes pushing at once would otherwise all start, share the
- * cores and the database, and each wait for all the others: every batch as slow as the whole
- * burst. A turned-away batch costs the upstream only its body's read.
+ * Admission control for pushed batches (docs/sync.md, "A busy upstream"). A push is counted from
+ * the moment it is let in, before its body is read, until it is answered: at most
+ * SYNC_PUSH_AT_ONCE apply at once and SYNC_PUSH_WAITING more are read or wait their turn; a push
+ * beyond those is answered 503 `upstream_busy` with a Retry-After before its body is read, and
+ * the box sends the batch again then. Without it fifty boxes pushing at once all start, share the
+ * cores, the event loop and the database, and each waits for all the others: every batch as slow
+ * as the whole burst. On SQLite, whose writes hold the event loop, only a count from arrival
+ * bounds the wait: the line forms in front of the loop, not in front of the database.
  */
 export class PushGate {
   private readonly limit: pLimit.Limit;
-  /** A running mean of a batch's time in the gate, for the Retry-After estimate. */
+  /** A running mean of a batch's apply, for the Retry-After estimate. */
   private meanMs = 250;
+  inFlight = 0;
   turnedAway = 0;
 
   constructor(
@@ -24,19 +27,29 @@ export class PushGate {
     this.limit = pLimit(atOnce);
   }
 
-  /** Runs `apply` when its turn comes; throws Busy when the line is already full. */
-  async run<T>(apply: () => Promise<T>): Promise<T> {
-    const ahead = this.limit.activeCount + this.limit.pendingCount;
-    if (ahead >= this.atOnce + this.waiting) {
+  /** Lets a push in, or throws Busy when the line is full; the release is to be called once it is answered (again: nothing). */
+  admit(): () => void {
+    if (this.inFlight >= this.atOnce + this.waiting) {
       this.turnedAway++;
-      // The line ahead drains atOnce batches per batch time; the box comes back about when its place would have come.
-      const seconds = Math.min(60, Math.max(1, Math.ceil(((ahead + 1) / this.atOnce) * (this.meanMs / 1000))));
+      // The line drains atOnce batches per batch time; the box comes back about when its place would have come.
+      const seconds = Math.min(60, Math.max(1, Math.ceil(((this.inFlight + 1) / this.atOnce) * (this.meanMs / 1000))));
       throw new Busy(
         'upstream_busy',
-        `The upstream is applying ${this.limit.activeCount} batches with ${this.limit.pendingCount} waiting; nothing of this one was applied. Send it again after ${seconds} s.`,
+        `The upstream is taking ${this.inFlight} batches (${this.atOnce} at once); nothing of this one was read or applied. Send it again after ${seconds} s.`,
         seconds,
       );
     }
+    this.inFlight++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.inFlight--;
+    };
+  }
+
+  /** Applies a batch when one of the atOnce places is free. */
+  async run<T>(apply: () => Promise<T>): Promise<T> {
     return this.limit(async () => {
       const t0 = performance.now();
       try {

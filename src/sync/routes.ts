@@ -10,6 +10,7 @@ import { Conflict, Forbidden } from '../errors.js';
 import { agentOf, type SyncAgent } from './agent.js';
 import { syncStatus } from './status.js';
 import { organizationDigest } from './digest.js';
+import { pushGateOf } from './admission.js';
 import { linkToUpstream, type LinkInput } from './link.js';
 import {
   appendUpload,
@@ -172,7 +173,7 @@ export const syncRoutes: RouteSpec[] = [
     path: `${V1}/push`,
     operationId: 'sync_push',
     summary: 'Receive a batch of changes from a box',
-    description: `Body: {"changes": [...]} as JSON, gzip-encoded or not (Content-Encoding), at most ${PUSH_LIMIT / 1024 / 1024} MiB. Applied in one transaction, each change checked by the same schemas and rules as the API; the answer, sent after the commit, is the acknowledgement: one result per change (applied, superseded, refused with the status and reason the API would give). A change sent again answers as the first time and applies nothing. A change for another organization than the key's: 403, and nothing of the batch is applied. While SYNC_PUSH_AT_ONCE batches apply and SYNC_PUSH_WAITING more wait, a further push is answered 503 upstream_busy with Retry-After (seconds) and nothing of it is applied: send it again then. Admin key.`,
+    description: `Body: {"changes": [...]} as JSON, gzip-encoded or not (Content-Encoding), at most ${PUSH_LIMIT / 1024 / 1024} MiB. Applied in one transaction, each change checked by the same schemas and rules as the API; the answer, sent after the commit, is the acknowledgement: one result per change (applied, superseded, refused with the status and reason the API would give). A change sent again answers as the first time and applies nothing. A change for another organization than the key's: 403, and nothing of the batch is applied. While SYNC_PUSH_AT_ONCE batches apply and SYNC_PUSH_WAITING more wait, a further push is answered 503 upstream_busy with Retry-After (seconds) before its body is read, and nothing of it is applied: send it again then. Admin key.`,
     tags: [TAG],
     auth: 'admin',
     rawBody: {
@@ -183,6 +184,7 @@ export const syncRoutes: RouteSpec[] = [
     },
     responses: { 200: { description: 'One result per change.', schema: pushAnswerSchema } },
     errors: [403, 413, 415, 503],
+    admit: (services) => pushGateOf(services).admit(),
     handler: async ({ services, principal, rawFile, http }) => {
       const body = await readFile(rawFile!.path);
       const gzipped = http.is('application/gzip') ? 'gzip' : undefined;

@@ -2,6 +2,7 @@
 // SYNC_PUSH_WAITING waiting, a push is answered 503 upstream_busy with Retry-After and nothing
 // of it is applied; a real box waits that long and sends the batch again in the same round.
 import t from 'tap';
+import { randomBytes } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { Busy } from '../../src/errors.js';
 import { loadConfig } from '../../src/config.js';
@@ -17,8 +18,30 @@ function held() {
   return { done, release };
 }
 
-t.test('the gate: at most atOnce apply, waiting more queue in order, the rest are turned away', async (t) => {
+t.test('the gate: atOnce + waiting are let in, the rest turned away; atOnce apply at once, in order', async (t) => {
   const gate = new PushGate(2, 1);
+  const releases = [gate.admit(), gate.admit(), gate.admit()];
+  t.equal(gate.inFlight, 3);
+  const turned = (() => {
+    try {
+      gate.admit();
+    } catch (err) {
+      return err;
+    }
+  })();
+  t.ok(turned instanceof Busy, 'a fourth is turned away');
+  t.equal((turned as Busy).code, 'upstream_busy');
+  t.ok((turned as Busy).retryAfterSeconds >= 1 && (turned as Busy).retryAfterSeconds <= 60, 'with a wait of 1 to 60 s');
+  t.equal(gate.turnedAway, 1);
+  t.equal(gate.inFlight, 3, 'a push turned away holds no place');
+  releases[0]!();
+  releases[0]!();
+  t.equal(gate.inFlight, 2, 'a place is freed once, however often its release is called');
+  const again = gate.admit();
+  t.equal(gate.inFlight, 3, 'and taken by the next');
+  for (const r of [...releases, again]) r();
+  t.equal(gate.inFlight, 0);
+
   const order: string[] = [];
   const holds = [held(), held(), held()];
   const runs = holds.map((h, i) =>
@@ -30,11 +53,6 @@ t.test('the gate: at most atOnce apply, waiting more queue in order, the rest ar
   );
   await new Promise((r) => setImmediate(r));
   t.same(order, ['start 0', 'start 1'], 'two apply at once; the third waits');
-  const turned = await gate.run(async () => 'never').catch((e: unknown) => e);
-  t.ok(turned instanceof Busy, 'a fourth is turned away');
-  t.equal((turned as Busy).code, 'upstream_busy');
-  t.ok((turned as Busy).retryAfterSeconds >= 1 && (turned as Busy).retryAfterSeconds <= 60, 'with a wait of 1 to 60 s');
-  t.equal(gate.turnedAway, 1);
   holds[0]!.release();
   t.equal(await runs[0], 0);
   await new Promise((r) => setImmediate(r));
@@ -42,7 +60,6 @@ t.test('the gate: at most atOnce apply, waiting more queue in order, the rest ar
   holds[1]!.release();
   holds[2]!.release();
   t.same(await Promise.all(runs), [0, 1, 2]);
-  t.equal(await gate.run(async () => 'in'), 'in', 'an empty gate lets in at once');
 
   // A failing batch frees its place too.
   const solo = new PushGate(1, 0);
@@ -83,8 +100,7 @@ t.test('a full upstream answers 503 upstream_busy with Retry-After, applies noth
 
   // Another box's batch holds the only place.
   const gate = pushGateOf(up.app.services);
-  const other = held();
-  const holding = gate.run(() => other.done);
+  const other = gate.admit();
   const before = await digest(up, key);
 
   // Over the wire: the answer a box gets.
@@ -97,19 +113,28 @@ t.test('a full upstream answers 503 upstream_busy with Retry-After, applies noth
   t.match(res.headers.get('content-type'), /application\/problem\+json/);
   t.match(res.headers.get('retry-after'), /^\d+$/, 'Retry-After in seconds');
   const problem = (await res.json()) as Record<string, unknown>;
-  t.match(problem, { status: 503, code: 'upstream_busy', detail: /nothing of this one was applied/, retry_after_seconds: Number });
+  t.match(problem, { status: 503, code: 'upstream_busy', detail: /nothing of this one was read or applied/, retry_after_seconds: Number });
   t.equal(String(problem.retry_after_seconds), res.headers.get('retry-after'));
 
+  // A big batch is turned away as cleanly: the answer comes, its body unread (it would not even unzip).
+  const big = await fetch(`${up.base}/api/sync/v1/push`, {
+    method: 'POST',
+    headers: { 'x-api-key': key, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+    body: randomBytes(3 * 1024 * 1024),
+  });
+  t.equal(big.status, 503, 'a 3 MiB body is answered busy');
+  t.match(await big.json(), { code: 'upstream_busy' });
+
   // The box's round meets the same answer, waits, and is let in once the place frees.
+  const turnedBefore = gate.turnedAway;
   const round = syncOnce(box);
   const deadline = Date.now() + 30_000;
-  while (gate.turnedAway < 2) {
+  while (gate.turnedAway === turnedBefore) {
     if (Date.now() > deadline) throw new Error('the box never reached the full gate');
     await new Promise((r) => setTimeout(r, 20));
   }
   t.same(await digest(up, key), before, 'nothing of a turned-away batch is applied');
-  other.release();
-  await holding;
+  other();
   const r = (await round) as Awaited<ReturnType<typeof syncOnce>> & { busy_waits: number };
   t.match(r, { ok: true, state: 'idle', pushed: 3, refused: 0 }, 'the round ends with the batch acknowledged');
   t.ok(r.busy_waits >= 1, 'after waiting on the busy upstream');
@@ -117,4 +142,5 @@ t.test('a full upstream answers 503 upstream_busy with Retry-After, applies noth
   t.same(kgs, [1, 2, 3], 'the upstream has every harvest, once');
   const status = await call(box, 'GET', '/api/sync', key);
   t.match(status, { state: 'idle' }, 'a busy upstream is not an offline one: no backoff left behind');
+  t.equal(gate.inFlight, 0, 'every push let in gave its place back');
 });
