@@ -131,6 +131,12 @@ t.test('walk files travel by content, resume after cuts, and are never sent twic
   const frame = await up.request('GET', `/api/observations/${walkId}/frames/0/image.jpg`, { key });
   t.equal(frame.status, 200, 'the upstream serves the frame');
   t.same(digestDiff(await digest(up, key), await digest(b2, key)), [], 'the walks are the same records on both');
+  // The corrected counts are made where a walk lands, never sent: a walk made by sync has them at once.
+  const countsOn = async (s: TestServer) => (await call(s, 'GET', `/api/observations/${walkId}`, key)).corrected_counts;
+  const boxCounts = await countsOn(b1);
+  t.match(boxCounts, { total: Number }, 'the scored walk has corrected counts on the box');
+  t.same(await countsOn(up), boxCounts, 'the same on the upstream, where sync made the walk');
+  t.same(await countsOn(b2), boxCounts, 'and on the other box');
 
   // Corrections travel and the corrected counts are made again from them where they land.
   const result = (await call(b2, 'GET', `/api/observations/${walkId}`, key)).result;
@@ -144,6 +150,8 @@ t.test('walk files travel by content, resume after cuts, and are never sent twic
     const c1 = (await call(b1, 'GET', `/api/organizations/${tree.orgId}/walks/${walkId}/corrections`, key)).corrected_counts;
     const c2 = (await call(b2, 'GET', `/api/organizations/${tree.orgId}/walks/${walkId}/corrections`, key)).corrected_counts;
     t.same(c1, c2, 'the corrected counts agree');
+    t.same(await countsOn(up), c2, 'and the upstream made them again from the correction');
+    t.not(c2.total, boxCounts.total, 'which changed them');
 
     // A reviewed walk is the same training data wherever it is exported: its frames' boxes travel with its frames.
     const labels = async (s: TestServer) => {

@@ -129,28 +129,33 @@ function parseResult(text: unknown): StoredResult | null {
 }
 
 /** The corrected counts are made from the result and the corrections wherever they are stored: never sent, never stamped. */
-async function recount(ctx: ApplyContext, walkId: string): Promise<void> {
-  const walk = (await findRow(ctx.trx, 'walks', walkId)) as unknown as WalkTable | undefined;
-  if (!walk) return;
+/** A walk's corrected counts: its stored result with these corrections applied; null for a walk without a result. */
+function correctedCounts(walk: Row, corrections: WalkCorrectionTable[]): Row {
   const result = walk.status === 'done' ? parseResult(walk.result) : null;
-  let counts: { green: number | null; turning: number | null; red: number | null; total: number | null } = {
-    green: null,
-    turning: null,
-    red: null,
-    total: null,
+  const counts = result ? applyCorrections(result.fruit, corrections.map(toCorrection)).counts : null;
+  return {
+    corrected_green: counts?.green ?? null,
+    corrected_turning: counts?.turning ?? null,
+    corrected_red: counts?.red ?? null,
+    corrected_total: counts?.total ?? null,
   };
-  if (result) {
-    const rows = (await ctx.trx
-      .selectFrom('walk_corrections')
-      .selectAll()
-      .where('walk_id', '=', walkId)
-      .orderBy('id')
-      .execute()) as WalkCorrectionTable[];
-    counts = applyCorrections(result.fruit, rows.map(toCorrection)).counts;
-  }
+}
+
+async function recount(ctx: ApplyContext, walkId: string): Promise<void> {
+  const walk = (await findRow(ctx.trx, 'walks', walkId)) as Row | undefined;
+  if (!walk) return;
+  const corrections =
+    walk.status === 'done'
+      ? ((await ctx.trx
+          .selectFrom('walk_corrections')
+          .selectAll()
+          .where('walk_id', '=', walkId)
+          .orderBy('id')
+          .execute()) as WalkCorrectionTable[])
+      : [];
   await ctx.trx
     .updateTable('walks')
-    .set({ corrected_green: counts.green, corrected_turning: counts.turning, corrected_red: counts.red, corrected_total: counts.total })
+    .set(correctedCounts(walk, corrections) as never)
     .where('id', '=', walkId)
     .execute();
 }
@@ -168,16 +173,19 @@ function checkManifest(unit: Record<string, unknown> | undefined, walkId: string
 }
 
 /** Records the walk's files; those whose content is already here are put in place at once, the others are fetched or awaited. */
-async function storeManifest(ctx: ApplyContext, walk: Row, files: ManifestEntry[]): Promise<void> {
+async function storeManifest(ctx: ApplyContext, walk: Row, files: ManifestEntry[], isNew: boolean): Promise<void> {
   const dataDir = ctx.services.config.dataDir;
+  // A walk inserted by this change holds no files yet (a deleted walk's went with it).
   const held = new Map(
-    (
-      await ctx.trx
-        .selectFrom('sync_walk_files')
-        .selectAll()
-        .where('walk_id', '=', walk.id as string)
-        .execute()
-    ).map((r) => [r.name, r]),
+    isNew
+      ? []
+      : (
+          await ctx.trx
+            .selectFrom('sync_walk_files')
+            .selectAll()
+            .where('walk_id', '=', walk.id as string)
+            .execute()
+        ).map((r) => [r.name, r]),
   );
   // The last entry of a name counts, as when they were written one by one.
   const changed = [...new Map(files.map((f) => [f.name, f])).values()].filter((f) => held.get(f.name)?.sha256 !== f.sha256);
@@ -219,12 +227,15 @@ async function storeManifest(ctx: ApplyContext, walk: Row, files: ManifestEntry[
   }
 }
 
-async function replaceClips(ctx: ApplyContext, walk: Row, clips: Row[]): Promise<void> {
-  const held = (await ctx.trx
-    .selectFrom('walk_clips')
-    .selectAll()
-    .where('walk_id', '=', walk.id as string)
-    .execute()) as unknown as Row[];
+async function replaceClips(ctx: ApplyContext, walk: Row, clips: Row[], isNew: boolean): Promise<void> {
+  // A walk inserted by this change has no clips yet: theirs name it.
+  const held = isNew
+    ? []
+    : ((await ctx.trx
+        .selectFrom('walk_clips')
+        .selectAll()
+        .where('walk_id', '=', walk.id as string)
+        .execute()) as unknown as Row[]);
   const keep = new Set(clips.map((c) => c.id));
   for (const h of held) if (!keep.has(h.id)) await removeRow(ctx, 'walk_clips', h);
   const heldIds = new Set(held.map((h) => h.id));
@@ -270,6 +281,8 @@ export const walksKind: SyncKind = rowKind({
     idempotency_key: null,
     clips_removed_at: null,
     frames_removed_at: null,
+    // Its corrections name it, so none is held yet when it is made.
+    ...correctedCounts(row, []),
   }),
   merge: { groups: [['week'], SCORING] },
   schema: walkSchema,
@@ -328,10 +341,11 @@ export const walksKind: SyncKind = rowKind({
           throw fieldInvalid(`clips.${i}`, 'must belong to the walk');
         return stored;
       });
-      await replaceClips(ctx, row, clean);
-      await storeManifest(ctx, row, checkManifest(change.unit, row.id as string, ctx.services.config.dataDir));
+      await replaceClips(ctx, row, clean, !before);
+      await storeManifest(ctx, row, checkManifest(change.unit, row.id as string, ctx.services.config.dataDir), !before);
     }
-    await recount(ctx, row.id as string);
+    // A walk inserted by this change got its counts with its row (localDefaults): no correction of it can be held yet.
+    if (before) await recount(ctx, row.id as string);
   },
   async remove(ctx, existing, change) {
     const id = existing.id as string;
