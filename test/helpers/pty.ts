@@ -1,5 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, openSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 /** Whether socat is installed (Debian package socat; scripts/setup.mjs installs it for the tests). */
@@ -57,4 +58,16 @@ export class PtyPair {
       await new Promise((r) => setTimeout(r, 10));
     }
   }
+}
+
+/** A pair under a fresh temporary folder, plugged unless `plugged` is false; pulled and removed when the test ends. */
+export async function ptyPairFor(t: { teardown(fn: () => unknown): void }, plugged = true): Promise<PtyPair> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'cropwalk-pty-'));
+  const pty = new PtyPair(dir);
+  t.teardown(async () => {
+    await pty.pull();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  if (plugged) await pty.plug();
+  return pty;
 }

@@ -1,9 +1,6 @@
 import t from 'tap';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { hangupAwareBinding } from '../../src/scales/binding.js';
-import { hasSocat, PtyPair } from '../helpers/pty.js';
+import { hasSocat, ptyPairFor } from '../helpers/pty.js';
 
 /**
  * The binding over a real pty pair: a line that hangs up while no read is waiting on the poller
@@ -34,11 +31,7 @@ if (process.platform === 'win32') {
   t.plan(0, 'socat is not installed (apt-get install socat): the binding test needs a real pty pair');
 } else {
   t.test('a hang-up before the read ends that read with a disconnect', async (t) => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'cropwalk-binding-'));
-    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-    const pty = new PtyPair(dir);
-    await pty.plug();
-    t.teardown(() => pty.pull());
+    const pty = await ptyPairFor(t);
     const port = await hangupAwareBinding().open({ path: pty.device, baudRate: 9600, hupcl: false });
     t.teardown(async () => {
       if (port.isOpen) await port.close();

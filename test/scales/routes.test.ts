@@ -1,10 +1,7 @@
 import t from 'tap';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { SettableClock } from '../../src/clock.js';
 import { createTree, startServer, type TestServer } from '../helpers/server.js';
-import { hasSocat, PtyPair } from '../helpers/pty.js';
+import { hasSocat, ptyPairFor } from '../helpers/pty.js';
 
 /** The scale routes, and the scale over a real tty (a socat pty pair) into harvests, driven over the HTTP API. */
 
@@ -24,11 +21,7 @@ if (!hasSocat()) {
   t.plan(0, 'socat is not installed (apt-get install socat): the scale tests need a real pty pair');
 } else {
   t.test('weights from a scale on a serial line become harvests, one per stable weight after zero', async (t) => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'cropwalk-scale-'));
-    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-    const pty = new PtyPair(dir);
-    await pty.plug();
-    t.teardown(() => pty.pull());
+    const pty = await ptyPairFor(t);
     // 23:30 UTC on 4 March is 00:30 on 5 March in Amsterdam: the harvest day is the greenhouse's.
     const clock = new SettableClock('2026-03-04T23:30:00Z');
     const s = await startServer(t, { scalePort: pty.device, scaleReconnectMinMs: 50, scaleReconnectMaxMs: 200 }, { clock });
@@ -126,11 +119,7 @@ if (!hasSocat()) {
   });
 
   t.test('assigning a scale: bad requests change nothing', async (t) => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'cropwalk-scale-'));
-    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-    const pty = new PtyPair(dir);
-    await pty.plug();
-    t.teardown(() => pty.pull());
+    const pty = await ptyPairFor(t);
     const s = await startServer(t, { scalePort: pty.device, scaleCycleId: undefined });
     const tree = await createTree(s);
     const ok = await s.request('PUT', '/api/scales/scale0', { admin: true, body: { cycle_id: tree.cycleId } });
@@ -178,9 +167,7 @@ if (!hasSocat()) {
   });
 
   t.test('a port that is not there is retried, and reported', async (t) => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'cropwalk-scale-'));
-    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-    const pty = new PtyPair(dir);
+    const pty = await ptyPairFor(t, false);
     const s = await startServer(t, { scalePort: pty.device, scaleReconnectMinMs: 20, scaleReconnectMaxMs: 80 });
     const sc = await until('a failed open', async () => {
       const x = await scale(s);
