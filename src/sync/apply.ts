@@ -66,10 +66,10 @@ export interface ApplyOptions {
  * Every change's outcome is recorded by id in the same transaction, so a batch received again
  * applies nothing twice and answers as the first time.
  *
- * Changes of a batched kind (harvests, irrigation entries: src/sync/batch.ts) are applied from
- * reads gathered once for the batch, their writes held back and written with multi-row
- * statements; such a change writes only once its checks passed, so one it refuses needs no
- * savepoint. Every other change runs in a savepoint of its own, rolled back alone when refused.
+ * Changes of a batched kind (harvests, irrigation entries, and walks not held here yet:
+ * src/sync/batch.ts) are applied from reads gathered once for the batch, their writes held back
+ * and written with multi-row statements; such a change writes only once its checks passed, so
+ * one it refuses needs no savepoint. Every other change runs in a savepoint of its own, rolled back alone when refused.
  * The whole runs under one savepoint: were a batched change refused after it wrote (no kind
  * does), the batch is rolled back to it and applied again with a savepoint for every change.
  */
@@ -196,7 +196,7 @@ export async function applyChanges(services: Services, opts: ApplyOptions): Prom
             };
           };
           let result: ChangeResult;
-          const batched = batch ? batchedOf(change) : undefined;
+          let batched = batch ? batchedOf(change) : undefined;
           if (batch && batched) {
             if (stale) {
               const rest = changes.slice(i).flatMap((c) => {
@@ -206,6 +206,10 @@ export async function applyChanges(services: Services, opts: ApplyOptions): Prom
               await batch.gather(rest);
               stale = false;
             }
+            // A kind some of whose changes take the gathered path (a walk not held here yet).
+            if (batched.only && !(await batched.only(batch, change))) batched = undefined;
+          }
+          if (batch && batched) {
             const writes = batch.writes;
             try {
               const kind = checkEnvelope(change, kinds);

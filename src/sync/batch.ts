@@ -3,7 +3,7 @@ import type { Database } from '../db/schema.js';
 import type { LogEntry, Writer } from '../db/store.js';
 import { remoteIds } from '../db/feed.js';
 import type { WireChange } from './wire.js';
-import { findRow, wasDeleted } from './kinds/rows.js';
+import { findRow, wasDeleted, writeFieldVersions } from './kinds/rows.js';
 
 type Row = Record<string, unknown>;
 const anyDb = (q: Transaction<Database>) => q as unknown as Kysely<any>;
@@ -47,6 +47,21 @@ export interface BatchedKind {
   table: string;
   kind: string;
   parents: readonly BatchedParent[];
+  /**
+   * When only some of the kind's changes may take the gathered path, which: asked with the
+   * batch's reads gathered. The others run alone in a savepoint (a walk already held here is
+   * merged by reading its clips, files and corrections, which the batch does not gather).
+   */
+  only?(batch: BatchState, change: WireChange): Promise<boolean>;
+}
+
+/** A field's version as sync_field_versions keeps it (src/sync/kinds/rows.ts columnVersions). */
+export interface FieldVersion {
+  organization_id: string;
+  entity: string;
+  entity_id: string;
+  field: string;
+  version: string;
 }
 
 /**
@@ -70,6 +85,8 @@ export class BatchState {
   /** New records not written yet, by table, in their order. */
   private readonly inserts = new Map<string, Row[]>();
   private readonly entries: (LogEntry & { origin: string | null; change_id: string | null })[] = [];
+  private readonly versions: FieldVersion[] = [];
+  private readonly deferred: (() => Promise<void>)[] = [];
   /** Writes made or held back so far: a change that is refused after writing anything cannot be answered alone. */
   writes = 0;
 
@@ -153,13 +170,31 @@ export class BatchState {
     return seen.get(id)!;
   }
 
-  /** A new record, written with the others of its table at the next flush. */
+  /**
+   * A new row, written with the others of its table at the next flush. A row without an id (a
+   * walk's file list) is written, never read back through this object.
+   */
   insert(table: string, row: Row): void {
     let list = this.inserts.get(table);
     if (!list) this.inserts.set(table, (list = []));
     list.push(row);
-    this.table(table).set(row.id as string, row);
+    if (typeof row.id === 'string') this.table(table).set(row.id, row);
     this.writes++;
+  }
+
+  /** The versions a new record's fields took, written with the others at the next flush. */
+  fieldVersions(org: string, entity: string, id: string, versions: ReadonlyMap<string, string>): void {
+    for (const [field, version] of versions) this.versions.push({ organization_id: org, entity, entity_id: id, field, version });
+    if (versions.size) this.writes++;
+  }
+
+  /**
+   * Work run at the next flush, after the held-back writes (one query for what several changes
+   * need, e.g. which of the batch's new walk files are here already). It must not refuse: every
+   * check has passed by then.
+   */
+  defer(fn: () => Promise<void>): void {
+    this.deferred.push(fn);
   }
 
   /** Changes a record now (after the inserts held back, one of which may be this record). */
@@ -198,10 +233,15 @@ export class BatchState {
     this.inserts.clear();
   }
 
-  /** Writes what is held back: the new records, then the change-log entries with their feed numbers. */
+  /**
+   * Writes what is held back: the new records, then the change-log entries with their feed
+   * numbers and the fields' versions; then runs the work deferred to it.
+   */
   async flush(): Promise<void> {
     await this.writeInserts();
     if (this.entries.length) await this.w.logMany(this.entries.splice(0));
+    if (this.versions.length) await writeFieldVersions(this.trx, this.versions.splice(0));
+    for (const fn of this.deferred.splice(0)) await fn();
   }
 
   /** Forgets what was read: a change applied outside this object may have changed anything. */

@@ -6,8 +6,9 @@
 // the feed numbers follow the batch's order; a batch sent again answers as the first time.
 import t from 'tap';
 import { newId } from '../../src/db/ids.js';
-import { createTree } from '../helpers/server.js';
-import { call, startUpstream } from './helpers.js';
+import { createHash } from 'node:crypto';
+import { createTree, dbCount, dbRows } from '../helpers/server.js';
+import { call, fkViolations, startUpstream } from './helpers.js';
 
 type Change = Record<string, any>;
 
@@ -100,6 +101,151 @@ t.test('a batch applied as one keeps every rule of a change applied alone', asyn
     const again = await push(batch);
     t.same(again, results, 'sent again, the batch answers as the first time and applies nothing twice');
     t.equal((await harvests()).size, held.size, 'nothing stored twice');
+  });
+
+  t.test('a walk made by a batch is applied with it; a walk held here is merged alone', async (t) => {
+    // Walks as a box sends them: the record, its clip rows and its file list (src/sync/kinds/walks.ts).
+    const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+    const walkChange = (eid: string, week: string, clipFor = eid): Change => {
+      const v = version();
+      const fruit = Array.from({ length: 9 }, (_, k) => ({
+        track_id: k,
+        ripeness: (['green', 'turning', 'red'] as const)[k % 3],
+        votes: { green: 1, turning: 0, red: 0 },
+        box: [10, 10, 40, 40],
+        frame: 0,
+        first_frame: 0,
+        last_frame: 0,
+        frames_seen: 1,
+        score: 0.9,
+        diameter_mm: null,
+      }));
+      const frames = [{ index: 0, clip: 0, time_s: 0, detections: 9, width: 640, height: 480 }];
+      const result = { detector: { name: 'builtin', version: '1' }, counts: { green: 3, turning: 3, red: 3, total: 9 }, frames, fruit };
+      const clip = (position: number) => ({
+        id: newId(),
+        organization_id: tree.orgId,
+        created_at: at,
+        updated_at: at,
+        version: v,
+        walk_id: clipFor,
+        cycle_id: tree.cycleId,
+        position,
+        file_name: `0${position}.jpeg`,
+        original_name: 'row.jpg',
+        size_bytes: 1000,
+        sha256: sha(`${eid}clip${position}`),
+        kind: 'image',
+        format: 'jpeg',
+        width: 640,
+        height: 480,
+        duration_s: 0,
+        status: 'done',
+        progress: 1,
+        frames: 1,
+        error: null,
+      });
+      return {
+        ...envelope('walks', eid, 'upsert', v),
+        row: {
+          id: eid,
+          organization_id: tree.orgId,
+          created_at: at,
+          updated_at: at,
+          version: v,
+          farm_id: tree.farmId,
+          greenhouse_id: tree.greenhouseId,
+          row_id: tree.rowId,
+          cycle_id: tree.cycleId,
+          source: 'cycle_batch',
+          example_key: null,
+          request_hash: sha(eid),
+          created_by_key_id: null,
+          week,
+          status: 'done',
+          mode: 'photo',
+          options: '{}',
+          detector: 'builtin',
+          error: null,
+          started_at: at,
+          finished_at: at,
+          count_green: 3,
+          count_turning: 3,
+          count_red: 3,
+          count_total: 9,
+          result: JSON.stringify(result),
+        },
+        fv: {},
+        unit: {
+          clips: [clip(0), clip(1)],
+          files: [
+            { name: 'frames/00000-image.jpg', sha256: sha(`${eid}image`), size: 100 },
+            { name: 'frames/00000-overlay.jpg', sha256: sha(`${eid}overlay`), size: 100 },
+            { name: 'frames/boxes.json', sha256: sha(`${eid}boxes`), size: 10 },
+          ],
+        },
+      };
+    };
+    const count = (table: string, walkId: string) =>
+      dbCount(up, `SELECT count(*) AS n FROM ${table} WHERE ${table === 'walks' ? 'id' : 'walk_id'} = ?`, walkId);
+    const [w, bad, h1, h2, h3] = [newId(), newId(), newId(), newId(), newId()];
+    const batch = [
+      harvest(h1, { week: '2026-W10', kg: 2 }),
+      walkChange(w, '2026-W10'),
+      harvest(h2, { week: '2026-W10', kg: 3 }),
+      // A clip that names another walk: refused before the walk writes anything.
+      walkChange(bad, '2026-W10', w),
+      // The walk made above, changed again in the same batch: now held here, it is merged alone.
+      walkChange(w, '2026-W11'),
+      harvest(h3, { week: '2026-W10', kg: 4 }),
+    ];
+    const [{ last }] = (await dbRows<{ last: number }>(up, 'SELECT max(seq) AS last FROM change_log')) as [{ last: number }];
+    const before = Number(last);
+    const results = await push(batch);
+    t.same(
+      results.map((r) => r.outcome),
+      ['applied', 'applied', 'applied', 'refused', 'applied', 'applied'],
+      'each change answered on its own',
+    );
+    t.match(
+      results[3],
+      { status: 422, code: 'validation_failed', errors: [{ name: 'clips.0' }] },
+      'the walk with a stranger clip: 422 naming it',
+    );
+    const [walk] = await dbRows<Change>(
+      up,
+      'SELECT week, corrected_green, corrected_turning, corrected_red, corrected_total FROM walks WHERE id = ?',
+      w,
+    );
+    t.equal(walk!.week, '2026-W11', 'the walk holds its later week');
+    t.same(
+      [walk!.corrected_green, walk!.corrected_turning, walk!.corrected_red, walk!.corrected_total].map(Number),
+      [3, 3, 3, 9],
+      'its corrected counts made with its row',
+    );
+    t.equal(await count('walk_clips', w), 2, 'its clips are stored');
+    t.equal(await count('sync_walk_files', w), 3, 'its files are awaited');
+    const fields = await dbCount(up, 'SELECT count(*) AS n FROM sync_field_versions WHERE entity_id = ?', w);
+    t.ok(fields > 0, "its fields' versions are recorded");
+    for (const table of ['walks', 'walk_clips', 'sync_walk_files'])
+      t.equal(await count(table, bad), 0, `the refused walk left nothing in ${table}`);
+    t.equal(await dbCount(up, 'SELECT count(*) AS n FROM change_log WHERE entity_id = ?', bad), 0, 'nor in the change log');
+    const held = await harvests();
+    t.ok(
+      [h1, h2, h3].every((h) => held.has(h)),
+      'the harvests around the walks are stored',
+    );
+    t.same(await fkViolations(up), [], 'every row names a parent that is there');
+
+    // The change log has the batch's changes in its order: the new walk with its clips between the harvests it came between.
+    const logged = await dbRows<{ entity: string }>(up, 'SELECT entity FROM change_log WHERE seq > ? ORDER BY seq', before);
+    t.same(
+      logged.map((r) => r.entity).filter((e, i, all) => e !== all[i - 1]),
+      ['harvests', 'walks', 'walk_clips', 'harvests', 'walks', 'walk_clips', 'harvests'],
+      'logged in the order of the batch',
+    );
+    t.same(await push(batch), results, 'sent again, the batch answers as the first time');
+    t.equal(await count('walk_clips', w), 2, 'and stores nothing twice');
   });
 
   t.test('a batch larger than one statement takes is written in several', async (t) => {

@@ -4,6 +4,7 @@ import { engineKindOf } from '../../db/engine.js';
 import type { Database } from '../../db/schema.js';
 import type { JsonSchema } from '../../http/route.js';
 import type { WireChange } from '../wire.js';
+import type { FieldVersion } from '../batch.js';
 import { checkFields, invalid, notHeld } from '../refusal.js';
 import {
   changedColumns,
@@ -121,20 +122,44 @@ export async function recordColumnVersions(
   id: string,
   versions: ReadonlyMap<string, string>,
 ): Promise<void> {
-  if (versions.size === 0) return;
+  await writeFieldVersions(
+    q,
+    [...versions].map(([field, version]) => ({ organization_id: org, entity, entity_id: id, field, version })),
+  );
+}
+
+/** Field versions of any records, a later version replacing an earlier one, in as few statements as the bound-value cap allows. */
+export async function writeFieldVersions(q: Q, rows: readonly FieldVersion[]): Promise<void> {
   // PostgreSQL's table carries the organization (Citus distributes by it); SQLite's has none.
   const pg = engineKindOf(anyDb(q)) === 'postgres';
-  const rows = [...versions].map(([field, version]) =>
-    pg ? sql`(${entity}, ${id}, ${field}, ${version}, ${org})` : sql`(${entity}, ${id}, ${field}, ${version})`,
-  );
-  await (
-    pg
-      ? sql`INSERT INTO sync_field_versions (entity, entity_id, field, version, organization_id) VALUES ${sql.join(rows)}
+  // One statement may not propose the same row twice (PostgreSQL refuses it): the latest version of each field.
+  const latest = new Map<string, FieldVersion>();
+  for (const r of rows) {
+    const key = JSON.stringify([r.organization_id, r.entity, r.entity_id, r.field]);
+    const had = latest.get(key);
+    if (!had || r.version > had.version) latest.set(key, r);
+  }
+  const all = [...latest.values()];
+  for (let i = 0; i < all.length; i += VERSIONS_PER_STATEMENT) {
+    const values = all
+      .slice(i, i + VERSIONS_PER_STATEMENT)
+      .map((r) =>
+        pg
+          ? sql`(${r.entity}, ${r.entity_id}, ${r.field}, ${r.version}, ${r.organization_id})`
+          : sql`(${r.entity}, ${r.entity_id}, ${r.field}, ${r.version})`,
+      );
+    await (
+      pg
+        ? sql`INSERT INTO sync_field_versions (entity, entity_id, field, version, organization_id) VALUES ${sql.join(values)}
       ON CONFLICT (entity, entity_id, field, organization_id) DO UPDATE SET version = excluded.version WHERE excluded.version > sync_field_versions.version`
-      : sql`INSERT INTO sync_field_versions (entity, entity_id, field, version) VALUES ${sql.join(rows)}
+        : sql`INSERT INTO sync_field_versions (entity, entity_id, field, version) VALUES ${sql.join(values)}
       ON CONFLICT (entity, entity_id, field) DO UPDATE SET version = excluded.version WHERE excluded.version > sync_field_versions.version`
-  ).execute(anyDb(q));
+    ).execute(anyDb(q));
+  }
 }
+
+/** Five values a row, under SQLite's 32,766 bound values a statement (src/sync/batch.ts). */
+const VERSIONS_PER_STATEMENT = 6000;
 
 export async function findRow(q: Q, table: string, id: string): Promise<Row | undefined> {
   return (await anyDb(q).selectFrom(table).selectAll().where('id', '=', id).executeTakeFirst()) as Row | undefined;
@@ -229,8 +254,8 @@ export interface RowKindSpec {
    * wins): the values to set, given the record here and the one received.
    */
   extraMerge?(existing: Row, incoming: Row): Row;
-  /** The API's rules across fields and records, on the record as it would be stored. */
-  check?(ctx: ApplyContext, row: Row, existing: Row | undefined): Promise<void> | void;
+  /** The API's rules across fields and records, on the record as it would be stored (and on what travels with it). */
+  check?(ctx: ApplyContext, row: Row, existing: Row | undefined, change: WireChange): Promise<void> | void;
   /** Does the record travel in this state? (a walk being scored does not: it is this box's job). */
   travels?(row: Row): boolean;
   /** What travels with the record (a walk's clips and files). */
@@ -252,10 +277,13 @@ export interface RowKindSpec {
   insertOnly?: boolean;
   /**
    * Its `check` reads nothing from the database, so a batch may apply its changes from reads
-   * gathered once for the whole batch, with its writes held back (src/sync/batch.ts). Taken only
-   * for a kind merged as a whole record, without natural key, afterApply or remove of its own.
+   * gathered once for the whole batch, with its writes held back (src/sync/batch.ts). `true` is
+   * taken only for a kind merged as a whole record, without natural key, afterApply or remove of
+   * its own. `'new'`: only a change of a record not held here takes that path, and the kind's
+   * afterApply writes through `ctx.batch` for a record it makes (a walk with its clips and file
+   * list); a change of a record held here runs alone, in a savepoint.
    */
-  batched?: boolean;
+  batched?: boolean | 'new';
 }
 
 async function insertRow(ctx: ApplyContext, table: string, row: Row): Promise<void> {
@@ -367,7 +395,7 @@ export function rowKind(spec: RowKindSpec): SyncKind {
         if (err instanceof Superseded) return 'superseded';
         throw err;
       }
-      await spec.check?.(ctx, row, undefined);
+      await spec.check?.(ctx, row, undefined, change);
       const stored = { ...row, ...(spec.localDefaults?.(row) ?? {}) };
       if (spec.naturalKey) {
         let q = anyDb(ctx.trx).selectFrom(spec.table).selectAll().where('id', '!=', change.eid);
@@ -384,7 +412,9 @@ export function rowKind(spec: RowKindSpec): SyncKind {
       }
       await insertRow(ctx, spec.table, stored);
       if (spec.merge !== 'record') {
-        await recordColumnVersions(ctx.trx, ctx.org, spec.kind, change.eid, new Map(fieldColumns.map((c) => [c, fv[c] ?? change.v])));
+        const versions = new Map(fieldColumns.map((c) => [c, fv[c] ?? change.v]));
+        if (ctx.batch) ctx.batch.fieldVersions(ctx.org, spec.kind, change.eid, versions);
+        else await recordColumnVersions(ctx.trx, ctx.org, spec.kind, change.eid, versions);
       }
       await logApplied(ctx, change, 'insert', undefined, stored);
       await spec.afterApply?.(ctx, stored, undefined, change, all);
@@ -439,7 +469,7 @@ export function rowKind(spec: RowKindSpec): SyncKind {
     }
     const merged = { ...existing, ...values };
     checkFields(spec.schema, merged, spec.what);
-    await spec.check?.(ctx, merged, existing);
+    await spec.check?.(ctx, merged, existing, change);
     await updateRow(ctx, spec.table, change.eid, values);
     await logApplied(ctx, change, 'update', existing, merged);
     await spec.afterApply?.(ctx, merged, existing, change, new Set([...taken, ...Object.keys(extra)]));
@@ -473,8 +503,18 @@ export function rowKind(spec: RowKindSpec): SyncKind {
       },
     ],
     serialize: (ctx, entry) => currentBody(ctx, spec, entry),
-    ...(spec.batched && spec.merge === 'record' && !spec.naturalKey && !spec.afterApply && !spec.remove
+    ...(spec.batched === true && spec.merge === 'record' && !spec.naturalKey && !spec.afterApply && !spec.remove
       ? { batched: { table: spec.table, kind: spec.kind, parents: spec.parents } }
+      : {}),
+    ...(spec.batched === 'new' && !spec.naturalKey
+      ? {
+          batched: {
+            table: spec.table,
+            kind: spec.kind,
+            parents: spec.parents,
+            only: async (batch, change) => (await batch.row(spec.table, change.eid)) === undefined,
+          },
+        }
       : {}),
     async apply(ctx, change) {
       if (change.op === 'upsert') return upsert(ctx, change);

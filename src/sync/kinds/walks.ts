@@ -13,7 +13,8 @@ import { checkFields, fieldInvalid, rowSchema, notHeld } from '../refusal.js';
 import { materialize, presentCopy, SHA256, walkFilePath, walkManifest, type ManifestEntry } from '../files.js';
 import { SYNCED, findRow, removeRow, rowKind, type ParentSpec } from './rows.js';
 import { pick, type ApplyContext, type SyncKind } from './kind.js';
-import { insertRows } from '../batch.js';
+import { insertRows, type BatchState } from '../batch.js';
+import type { WireChange } from '../wire.js';
 import { remoteIds } from '../../db/feed.js';
 
 /**
@@ -174,7 +175,6 @@ function checkManifest(unit: Record<string, unknown> | undefined, walkId: string
 
 /** Records the walk's files; those whose content is already here are put in place at once, the others are fetched or awaited. */
 async function storeManifest(ctx: ApplyContext, walk: Row, files: ManifestEntry[], isNew: boolean): Promise<void> {
-  const dataDir = ctx.services.config.dataDir;
   // A walk inserted by this change holds no files yet (a deleted walk's went with it).
   const held = new Map(
     isNew
@@ -190,16 +190,26 @@ async function storeManifest(ctx: ApplyContext, walk: Row, files: ManifestEntry[
   // The last entry of a name counts, as when they were written one by one.
   const changed = [...new Map(files.map((f) => [f.name, f])).values()].filter((f) => held.get(f.name)?.sha256 !== f.sha256);
   if (!changed.length) return;
+  const rows = changed.map((f) => ({
+    walk_id: walk.id as string,
+    name: f.name,
+    organization_id: ctx.org,
+    sha256: f.sha256,
+    size: f.size,
+    present: 0,
+  }));
+  const shas = [...new Set(changed.map((f) => f.sha256))];
+  if (ctx.batch && isNew) {
+    // Written with the batch's other new walks' files, and looked for among the files here in one query at the flush.
+    for (const r of rows) ctx.batch.insert('sync_walk_files', r);
+    placeAtFlush(ctx.batch, ctx, shas);
+    return;
+  }
   // One statement for the walk's files (a round trip each on PostgreSQL was most of what a walk cost).
-  const per = 1000;
-  for (let i = 0; i < changed.length; i += per)
+  for (let i = 0; i < rows.length; i += PER_QUERY)
     await ctx.trx
       .insertInto('sync_walk_files')
-      .values(
-        changed
-          .slice(i, i + per)
-          .map((f) => ({ walk_id: walk.id as string, name: f.name, organization_id: ctx.org, sha256: f.sha256, size: f.size, present: 0 })),
-      )
+      .values(rows.slice(i, i + PER_QUERY))
       .onConflict((oc) =>
         oc.columns(orgKey(ctx.trx, ['walk_id', 'name'])).doUpdateSet((eb) => ({
           sha256: eb.ref('excluded.sha256'),
@@ -208,15 +218,22 @@ async function storeManifest(ctx: ApplyContext, walk: Row, files: ManifestEntry[
         })),
       )
       .execute();
-  // A content already here (another walk's identical frame) is put in place at once; the others are fetched or awaited.
-  const shas = [...new Set(changed.map((f) => f.sha256))];
+  await placePresent(ctx, shas);
+}
+
+/** Values a statement asks for at once (under SQLite's bound-value cap). */
+const PER_QUERY = 1000;
+
+/** Puts the contents already here (another walk's identical frame) where the walks that want them expect them. */
+async function placePresent(ctx: ApplyContext, shas: readonly string[]): Promise<void> {
+  const dataDir = ctx.services.config.dataDir;
   const present = new Set<string>();
-  for (let i = 0; i < shas.length; i += per)
+  for (let i = 0; i < shas.length; i += PER_QUERY)
     for (const r of await ctx.trx
       .selectFrom('sync_walk_files')
       .select('sha256')
       .distinct()
-      .where('sha256', 'in', shas.slice(i, i + per))
+      .where('sha256', 'in', shas.slice(i, i + PER_QUERY))
       .where('present', '=', 1)
       .execute())
       present.add(r.sha256);
@@ -227,7 +244,38 @@ async function storeManifest(ctx: ApplyContext, walk: Row, files: ManifestEntry[
   }
 }
 
+/** The contents of a batch's new walks, put in place (those already here) once its held-back writes are written. */
+const toPlace = new WeakMap<BatchState, Set<string>>();
+function placeAtFlush(batch: BatchState, ctx: ApplyContext, shas: readonly string[]): void {
+  let set = toPlace.get(batch);
+  if (!set) {
+    const mine = (set = new Set());
+    toPlace.set(batch, mine);
+    batch.defer(async () => {
+      toPlace.delete(batch);
+      await placePresent(ctx, [...mine]);
+    });
+  }
+  for (const sha of shas) set.add(sha);
+}
+
 async function replaceClips(ctx: ApplyContext, walk: Row, clips: Row[], isNew: boolean): Promise<void> {
+  const entry = (c: Row, op: 'insert' | 'update') => ({
+    organization_id: ctx.org,
+    entity: 'walk_clips',
+    entity_id: c.id as string,
+    op,
+    after: c,
+    version: c.version as string,
+  });
+  if (ctx.batch && isNew) {
+    // A walk made by this change in a batch applied as one: its clips are written with the batch's others.
+    for (const c of clips) {
+      ctx.batch.insert('walk_clips', c);
+      ctx.batch.log(entry(c, 'insert'));
+    }
+    return;
+  }
   // A walk inserted by this change has no clips yet: theirs name it.
   const held = isNew
     ? []
@@ -255,17 +303,28 @@ async function replaceClips(ctx: ApplyContext, walk: Row, clips: Row[], isNew: b
         )
         .where('id', '=', c.id as string)
         .execute();
-    entries.push({
-      organization_id: ctx.org,
-      entity: 'walk_clips',
-      entity_id: c.id as string,
-      op: heldIds.has(c.id) ? 'update' : 'insert',
-      after: c,
-      version: c.version as string,
-      ...remoteIds(ctx.w.remote),
-    });
+    entries.push({ ...entry(c, heldIds.has(c.id) ? 'update' : 'insert'), ...remoteIds(ctx.w.remote) });
   }
   await ctx.w.logMany(entries);
+}
+
+/** What travels with a walk (its clip rows and file list), checked; kept by change, since a new walk's check and afterApply both need it. */
+const units = new WeakMap<WireChange, { clips: Row[]; files: ManifestEntry[] }>();
+function receivedUnit(ctx: ApplyContext, row: Row, change: WireChange): { clips: Row[]; files: ManifestEntry[] } {
+  const known = units.get(change);
+  if (known) return known;
+  const clips = (change.unit?.clips ?? []) as Row[];
+  if (!Array.isArray(clips)) throw fieldInvalid('clips', 'must be a list');
+  const clean = clips.map((c, i) => {
+    checkFields(clipSchema, c, `clip ${i} of the walk`);
+    const stored = pick(c, CLIP_COLUMNS);
+    if (stored.walk_id !== row.id || stored.organization_id !== ctx.org || stored.cycle_id !== row.cycle_id)
+      throw fieldInvalid(`clips.${i}`, 'must belong to the walk');
+    return stored;
+  });
+  const unit = { clips: clean, files: checkManifest(change.unit, row.id as string, ctx.services.config.dataDir) };
+  units.set(change, unit);
+  return unit;
 }
 
 export const walksKind: SyncKind = rowKind({
@@ -287,6 +346,8 @@ export const walksKind: SyncKind = rowKind({
   merge: { groups: [['week'], SCORING] },
   schema: walkSchema,
   parents: WALK_PARENTS,
+  // A walk made by a change is applied with the batch's reads and writes (src/sync/batch.ts); one held here is merged alone.
+  batched: 'new',
   travels: (row) => row.status === 'done' || row.status === 'failed',
   async unit(ctx, row) {
     const clips = (await ctx.db
@@ -304,7 +365,9 @@ export const walksKind: SyncKind = rowKind({
     );
     return { clips: clips.map((c) => pick(c, CLIP_COLUMNS)), files };
   },
-  check(ctx, row) {
+  check(ctx, row, existing, change) {
+    // A new walk takes all it carries: what travels with it is checked before anything is written.
+    if (!existing) receivedUnit(ctx, row, change);
     if (row.cycle_id !== null) {
       const week = requireWeek(String(row.week), 'week');
       if (week.label !== row.week) throw fieldInvalid('week', 'must be a week label');
@@ -317,7 +380,6 @@ export const walksKind: SyncKind = rowKind({
         throw fieldInvalid(o, 'must be JSON');
       }
     }
-    void ctx;
   },
   async afterApply(ctx, row, before, change, taken) {
     if (!row) {
@@ -332,17 +394,9 @@ export const walksKind: SyncKind = rowKind({
       return;
     }
     if (taken.has('status')) {
-      const clips = (change.unit?.clips ?? []) as Row[];
-      if (!Array.isArray(clips)) throw fieldInvalid('clips', 'must be a list');
-      const clean = clips.map((c, i) => {
-        checkFields(clipSchema, c, `clip ${i} of the walk`);
-        const stored = pick(c, CLIP_COLUMNS);
-        if (stored.walk_id !== row.id || stored.organization_id !== ctx.org || stored.cycle_id !== row.cycle_id)
-          throw fieldInvalid(`clips.${i}`, 'must belong to the walk');
-        return stored;
-      });
-      await replaceClips(ctx, row, clean, !before);
-      await storeManifest(ctx, row, checkManifest(change.unit, row.id as string, ctx.services.config.dataDir), !before);
+      const { clips, files } = receivedUnit(ctx, row, change);
+      await replaceClips(ctx, row, clips, !before);
+      await storeManifest(ctx, row, files, !before);
     }
     // A walk inserted by this change got its counts with its row (localDefaults): no correction of it can be held yet.
     if (before) await recount(ctx, row.id as string);
