@@ -33,8 +33,32 @@ function fromDateTime(d: DateTime): IsoWeek {
   };
 }
 
+/**
+ * Weeks already worked out, by the label or date they were read from. luxon's week arithmetic
+ * was a twentieth of what an upstream spent applying a pushed week (a harvest's week is read
+ * and its date's week worked out for every harvest: docs/postgres.md), and a season names a few
+ * hundred distinct labels and dates. Only the short texts a week can be are kept, frozen, and
+ * the whole is dropped when it grows past a bound.
+ */
+const known = new Map<string, IsoWeek | null>();
+const KNOWN_MAX = 20_000;
+function remembered(input: string, work: (input: string) => IsoWeek | null): IsoWeek | null {
+  const hit = known.get(input);
+  if (hit !== undefined || known.has(input)) return hit ?? null;
+  const week = work(input);
+  if (input.length <= 10) {
+    if (known.size >= KNOWN_MAX) known.clear();
+    known.set(input, week && Object.freeze(week));
+  }
+  return week;
+}
+
 /** Parses a week label or date; null when the text is neither (the caller answers 422 naming WEEK_FORMS). */
 export function parseWeek(input: string): IsoWeek | null {
+  return remembered(input, parseAnew);
+}
+
+function parseAnew(input: string): IsoWeek | null {
   const label = LABEL.exec(input);
   if (label) {
     const year = Number(label[1]);
@@ -50,6 +74,10 @@ export function parseWeek(input: string): IsoWeek | null {
 
 /** The ISO week a calendar date (YYYY-MM-DD) falls in; null for an impossible date. */
 export function weekOfDate(date: string): IsoWeek | null {
+  return DATE.test(date) ? remembered(date, weekOfDateAnew) : null;
+}
+
+function weekOfDateAnew(date: string): IsoWeek | null {
   const d = DateTime.fromISO(date, { zone: 'UTC' });
   if (!d.isValid || !DATE.test(date)) return null;
   return fromDateTime(d);

@@ -2,6 +2,7 @@ import t from 'tap';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { timeCases } from './cases.js';
+import { parseWeek, weekOfDate } from '../../src/time/weeks.js';
 
 const strip = (v: unknown) => JSON.parse(JSON.stringify(v, (k, x) => (k === 'local' ? undefined : x)));
 
@@ -36,4 +37,19 @@ t.test('answers do not depend on the process time zone', async (t) => {
     const out = execFileSync(process.execPath, ['--import', 'tsx', file], { env: { ...process.env, TZ: tz }, encoding: 'utf8' });
     t.equal(out, expected, `TZ=${tz}`);
   }
+});
+
+t.test('a week worked out once is the same the next time, and cannot be changed by whoever got it', async (t) => {
+  for (const text of ['2026-W07', '2026-02-11', '2026-W53', '2026-W54', '2026-02-30', 'yesterday']) {
+    const first = parseWeek(text);
+    t.same(parseWeek(text), first, `${text}: the same answer again`);
+  }
+  t.equal(parseWeek('2026-W54'), null, 'an impossible week stays refused');
+  const week = parseWeek('2026-W10')!;
+  t.throws(() => {
+    (week as { label: string }).label = '1999-W01';
+  }, 'a week handed out is frozen');
+  t.equal(parseWeek('2026-W10')!.label, '2026-W10', 'so the next caller gets the week itself');
+  t.equal(weekOfDate('2026-03-04')!.label, '2026-W10', 'a date read as a week and as a date agree');
+  t.equal(weekOfDate('2026-W10'), null, 'a label is no date');
 });
