@@ -8,7 +8,7 @@ import type { Actor } from '../db/store.js';
 import { applyChanges, checkIdentity } from './apply.js';
 import { refusalOf, type Refusal } from './refusal.js';
 import { UpstreamClient, UpstreamError } from './client.js';
-import { completeContent, materialize, partialPath, partialSize, presentCopy } from './files.js';
+import { completeContent, materialize, partialPath, partialSize, presentCopies, presentCopy } from './files.js';
 import { kindsOf, nodeOf } from './registry.js';
 import { readOutbox, type ReadLimits } from './outbox.js';
 import type { ChangeResult, WireChange } from './wire.js';
@@ -570,23 +570,36 @@ export class SyncAgent {
       .where('organization_id', '=', org)
       .where('present', '=', 0)
       .execute();
+    const copies = await presentCopies(
+      this.services.db,
+      dataDir,
+      wanted.map((w) => w.sha256),
+    );
+    const missing: typeof wanted = [];
     for (const w of wanted) {
-      const copy = await presentCopy(this.services.db, dataDir, w.sha256);
-      if (copy) {
-        await this.services.db.transaction().execute((trx) => materialize(trx, dataDir, w.sha256, copy));
-        continue;
+      const copy = copies.get(w.sha256);
+      if (copy) await this.services.db.transaction().execute((trx) => materialize(trx, dataDir, w.sha256, copy));
+      else missing.push(w);
+    }
+    // Which of them the upstream holds whole, asked in one call for many: a content that has not
+    // reached it yet (its walk's box has not sent it) costs no request of its own, round after round.
+    for (let i = 0; i < missing.length; i += UPLOAD_STATUS_BATCH) {
+      const part = missing.slice(i, i + UPLOAD_STATUS_BATCH);
+      const there = new Set((await this.client.uploadStatuses(part.map((w) => w.sha256))).filter((s) => s.complete).map((s) => s.sha256));
+      for (const w of part) {
+        const partial = partialPath(dataDir, w.sha256);
+        const from = existsSync(partial) ? partialSize(dataDir, w.sha256) : 0;
+        if (from < w.size && !there.has(w.sha256)) continue;
+        let have: number;
+        try {
+          have = from >= w.size ? from : await this.client.download(w.sha256, partial, from);
+        } catch (err) {
+          if (err instanceof UpstreamError && (err.status === 404 || err.code === 'not_here_yet')) continue;
+          throw err;
+        }
+        if (have < w.size) continue;
+        if ((await completeContent(this.services.db, dataDir, w.sha256)) === 'placed') report.files_received++;
       }
-      const part = partialPath(dataDir, w.sha256);
-      const from = existsSync(part) ? partialSize(dataDir, w.sha256) : 0;
-      let have: number;
-      try {
-        have = from >= w.size ? from : await this.client.download(w.sha256, part, from);
-      } catch (err) {
-        if (err instanceof UpstreamError && (err.status === 404 || err.code === 'not_here_yet')) continue;
-        throw err;
-      }
-      if (have < w.size) continue;
-      if ((await completeContent(this.services.db, dataDir, w.sha256)) === 'placed') report.files_received++;
     }
   }
 }

@@ -109,29 +109,49 @@ export function partialSize(dataDir: string, sha: string): number {
 
 /** A file here holding this content (a walk file already in place), if any. */
 export async function presentCopy(db: Q, dataDir: string, sha: string): Promise<string | null> {
-  const rows = await db
-    .selectFrom('sync_walk_files')
-    .select(['walk_id', 'name'])
-    .where('sha256', '=', sha)
-    .where('present', '=', 1)
-    .execute();
-  for (const r of rows) {
-    const p = walkFilePath(dataDir, r.walk_id, r.name);
-    if (p && existsSync(p)) return p;
+  return (await presentCopies(db, dataDir, [sha])).get(sha) ?? null;
+}
+
+/** Contents asked about in one query. */
+const PER_QUERY = 1000;
+
+/** For each of these contents held here (a walk file in place), a file holding it: one query for many. */
+export async function presentCopies(db: Q, dataDir: string, shas: readonly string[]): Promise<Map<string, string>> {
+  const found = new Map<string, string>();
+  for (let i = 0; i < shas.length; i += PER_QUERY) {
+    const rows = await db
+      .selectFrom('sync_walk_files')
+      .select(['walk_id', 'name', 'sha256'])
+      .where('sha256', 'in', shas.slice(i, i + PER_QUERY))
+      .where('present', '=', 1)
+      .execute();
+    for (const r of rows) {
+      if (found.has(r.sha256)) continue;
+      const p = walkFilePath(dataDir, r.walk_id, r.name);
+      if (p && existsSync(p)) found.set(r.sha256, p);
+    }
   }
-  return null;
+  return found;
 }
 
 /** Is this content one of this organization's walk files (held or awaited)? Its size if so. */
 export async function wanted(db: Q, organizationId: string, sha: string): Promise<{ size: number } | null> {
-  const r = await db
-    .selectFrom('sync_walk_files')
-    .select('size')
-    .where('sha256', '=', sha)
-    .where('organization_id', '=', organizationId)
-    .limit(1)
-    .executeTakeFirst();
-  return r ?? null;
+  const size = (await wantedSizes(db, organizationId, [sha])).get(sha);
+  return size === undefined ? null : { size };
+}
+
+/** The size of each of these contents that is one of this organization's walk files (held or awaited): one query for many. */
+export async function wantedSizes(db: Q, organizationId: string, shas: readonly string[]): Promise<Map<string, number>> {
+  const sizes = new Map<string, number>();
+  for (let i = 0; i < shas.length; i += PER_QUERY)
+    for (const r of await db
+      .selectFrom('sync_walk_files')
+      .select(['sha256', 'size'])
+      .where('sha256', 'in', shas.slice(i, i + PER_QUERY))
+      .where('organization_id', '=', organizationId)
+      .execute())
+      if (!sizes.has(r.sha256)) sizes.set(r.sha256, r.size);
+  return sizes;
 }
 
 function place(from: string, to: string): void {

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import type { Readable } from 'node:stream';
 import { gunzipSync } from 'node:zlib';
 import type { Services } from '../services.js';
-import { Conflict, Forbidden, Invalid, NotFound, TooLarge, UnsupportedMedia } from '../errors.js';
+import { Conflict, Forbidden, Invalid, TooLarge, UnsupportedMedia } from '../errors.js';
 import type { Actor } from '../db/store.js';
 import { newId } from '../db/ids.js';
 import { createKey } from '../keys/commands.js';
@@ -13,7 +13,7 @@ import { applyChanges, checkIdentity } from './apply.js';
 import { readFeed } from './outbox.js';
 import { kindsOf, nodeOf } from './registry.js';
 import { notHeld } from './refusal.js';
-import { completeContent, partialPath, partialSize, presentCopy, SHA256, wanted } from './files.js';
+import { completeContent, partialPath, partialSize, presentCopies, presentCopy, SHA256, wanted, wantedSizes } from './files.js';
 import {
   cursorTag,
   decodeCursor,
@@ -220,11 +220,9 @@ export interface UploadState {
 
 async function uploadState(services: Services, caller: Caller, sha: string): Promise<UploadState> {
   if (!SHA256.test(sha)) throw new Invalid([], 'The content is named by its sha256 in lower-case hex.');
-  const want = await wanted(services.db, caller.organizationId, sha);
-  if (!want) throw notHeld('No walk of this organization has a file with this content.');
-  if (await presentCopy(services.db, services.config.dataDir, sha))
-    return { sha256: sha, offset: want.size, size: want.size, complete: true };
-  return { sha256: sha, offset: partialSize(services.config.dataDir, sha), size: want.size, complete: false };
+  const { wanted: listed, ...state } = (await uploadStatuses(services, caller, [sha])).items[0]!;
+  if (!listed) throw notHeld('No walk of this organization has a file with this content.');
+  return state;
 }
 
 export function uploadStatus(services: Services, caller: Caller, sha: string): Promise<UploadState> {
@@ -234,7 +232,11 @@ export function uploadStatus(services: Services, caller: Caller, sha: string): P
 /** Most contents asked about in one call. */
 export const STATUS_MAX = 1000;
 
-/** What is held of many contents at once; a content no walk of the organization lists answers `wanted: false`. */
+/**
+ * What is held of many contents at once; a content no walk of the organization lists answers
+ * `wanted: false`. Two queries for the whole list: a box asks after every walk file it awaits,
+ * every round, before it fetches any (src/sync/agent.ts).
+ */
 export async function uploadStatuses(
   services: Services,
   caller: Caller,
@@ -245,16 +247,17 @@ export async function uploadStatuses(
       [{ in: 'body', name: 'contents', message: `must be at most ${STATUS_MAX} sha256 in lower-case hex` }],
       `contents is a list of at most ${STATUS_MAX} sha256 in lower-case hex.`,
     );
-  const items: (UploadState & { wanted: boolean })[] = [];
-  for (const sha of shas) {
-    try {
-      items.push({ ...(await uploadState(services, caller, sha)), wanted: true });
-    } catch (err) {
-      if (err instanceof NotFound) items.push({ sha256: sha, offset: 0, size: 0, complete: false, wanted: false });
-      else throw err;
-    }
-  }
-  return { items };
+  const dataDir = services.config.dataDir;
+  const sizes = await wantedSizes(services.db, caller.organizationId, shas);
+  const copies = await presentCopies(services.db, dataDir, [...sizes.keys()]);
+  return {
+    items: shas.map((sha) => {
+      const size = sizes.get(sha);
+      if (size === undefined) return { sha256: sha, offset: 0, size: 0, complete: false, wanted: false };
+      if (copies.has(sha)) return { sha256: sha, offset: size, size, complete: true, wanted: true };
+      return { sha256: sha, offset: partialSize(dataDir, sha), size, complete: false, wanted: true };
+    }),
+  };
 }
 
 /**

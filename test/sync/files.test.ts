@@ -69,6 +69,20 @@ t.test('walk files travel by content, resume after cuts, and are never sent twic
   );
   t.ok('frames/boxes.json' in onB1, "and its frames' fruit boxes (the training export's labels)");
 
+  // Before a file has reached the upstream, a box that pulls its walk asks after the walk's files
+  // in one call and fetches none of them (it was a request a file, every round).
+  p1.chaos({ ...CUT_EVERYTHING, cutRequest: 0, cutResponse: 0, drop: 1 });
+  p1.only = (c) => c.method === 'PATCH';
+  t.notOk((await syncOnce(b1)).ok, 'box 1 pushes the walk, and its round fails on the uploads the link drops');
+  t.equal(p1.uploads.length, 0, 'no byte of a file reached the upstream');
+  const asked = p2.forwarded.length;
+  t.ok((await syncOnce(b2)).ok, 'box 2 pulls the walk');
+  const b2Asked = p2.forwarded.slice(asked).map((c) => `${c.method} ${c.path.split('?')[0]}`);
+  t.equal(b2Asked.filter((r) => r.includes('/files/')).length, 0, 'and fetches none of its files');
+  t.equal(b2Asked.filter((r) => r.endsWith('/uploads/status')).length, 1, 'having asked after all of them in one call');
+  t.ok((await b2.request('GET', '/api/sync', { key })).body.files.downloads_pending > 0, 'they are still awaited there');
+  p1.heal();
+
   // Every upload is cut mid-body (each time at another byte); everything else goes through.
   p1.chaos(CUT_EVERYTHING);
   const cutOnce = new Set<string>();
