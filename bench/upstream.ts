@@ -25,14 +25,15 @@
  * Retry-After (src/sync/admission.ts); a simulated box then waits as the agent does and sends the
  * batch again. The batch p99 is of the pushes applied; the busy answers are counted with their
  * own p99, and "delivered" is a batch from its first send to its acknowledgement, waits included.
- * --at-once N --waiting M set the upstreams' admission (a large --at-once turns it off).
+ * --at-once N --waiting M set the upstreams' admission (a large --at-once turns it off); --page N
+ * the changes a box sends in one batch (its outbox page, 500: src/sync/outbox.ts DEFAULT_LIMITS).
  * Goal: two PostgreSQL processes faster than one SQLite process, the second process raising
  * throughput, p99 under 500 ms. PostgreSQL runs durable (fsync, synchronous commit), as SQLite's
  * synchronous=FULL. Every push may hold a pooled connection at once: 60 connections for one
  * process, 30 each for two (the same 60 in all); with the default 10, pushes past ten wait for a
  * connection and those that wait over 10 s are answered 503 database_unavailable.
  *
- *   npm run bench upstream       (or: node --import tsx bench/upstream.ts [--boxes N] [--scale F] [--at-once N] [--waiting M])
+ *   npm run bench upstream       (or: node --import tsx bench/upstream.ts [--boxes N] [--scale F] [--at-once N] [--waiting M] [--page N])
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -45,7 +46,7 @@ import pg from 'pg';
 import { createApp, type App } from '../src/app.js';
 import { createLogger } from '../src/log.js';
 import { newId } from '../src/db/ids.js';
-import { readOutbox } from '../src/sync/outbox.js';
+import { DEFAULT_LIMITS, readOutbox } from '../src/sync/outbox.js';
 import { kindsOf, nodeOf } from '../src/sync/registry.js';
 import type { WireChange } from '../src/sync/wire.js';
 import { climateDay, writeWalks } from './sync.js';
@@ -119,7 +120,12 @@ export async function inProcess(dataDir: string, config: Record<string, unknown>
 }
 
 /** The busy week, made on a real box, read back as the batches its agent would push. */
-export async function makeWeek(work: string, walks: number, scale: number): Promise<{ batches: WireChange[][]; tree: Tree }> {
+export async function makeWeek(
+  work: string,
+  walks: number,
+  scale: number,
+  page: number = DEFAULT_LIMITS.maxChanges,
+): Promise<{ batches: WireChange[][]; tree: Tree }> {
   const dataDir = path.join(work, 'template');
   let box = await inProcess(dataDir);
   const { tree, key, cyclePath: C } = await makeTree(box.base, 'Template');
@@ -149,11 +155,11 @@ export async function makeWeek(work: string, walks: number, scale: number): Prom
   const kinds = kindsOf(services);
   const batches: WireChange[][] = [];
   for (let after = 0; ;) {
-    const page = await readOutbox(services, kinds, nodeOf(services), tree.orgId, after);
-    if (page.scanned === 0) break;
-    const changes = page.changes.filter((c) => !REGISTRY.has(c.kind));
+    const read = await readOutbox(services, kinds, nodeOf(services), tree.orgId, after, { ...DEFAULT_LIMITS, maxChanges: page });
+    if (read.scanned === 0) break;
+    const changes = read.changes.filter((c) => !REGISTRY.has(c.kind));
     if (changes.length) batches.push(changes);
-    after = page.last;
+    after = read.last;
   }
   await box.app.close();
   return { batches: batches.map((b) => JSON.parse(JSON.stringify(b).replaceAll(nodeOf(services), '@NODE@')) as WireChange[]), tree };
@@ -394,7 +400,7 @@ async function runTarget(
 }
 
 export async function runUpstreamBench(
-  options: { boxes?: number; scale?: number; walks?: number; atOnce?: number; waiting?: number } = {},
+  options: { boxes?: number; scale?: number; walks?: number; atOnce?: number; waiting?: number; page?: number } = {},
 ) {
   const boxes = options.boxes ?? 50;
   // The upstreams' admission settings (SYNC_PUSH_AT_ONCE, SYNC_PUSH_WAITING); their defaults when not given.
@@ -408,7 +414,7 @@ export async function runUpstreamBench(
   const cluster = await startCluster({ durable: true });
   try {
     const t0 = performance.now();
-    const template = await makeWeek(work, walks, scale);
+    const template = await makeWeek(work, walks, scale, options.page);
     const perBox = template.batches.reduce((n, b) => n + b.length, 0);
     console.log(
       `bench upstream: the week is ${perBox} changes in ${template.batches.length} batches per box (made in ${((performance.now() - t0) / 1000).toFixed(1)} s); ${boxes} boxes`,
@@ -507,6 +513,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     walks: arg('walks'),
     atOnce: arg('at-once'),
     waiting: arg('waiting'),
+    page: arg('page'),
   });
   console.log(JSON.stringify(r.ratios));
   process.exit(r.goals.pullerLosesNothing ? 0 : 1);

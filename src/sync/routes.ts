@@ -221,7 +221,7 @@ export const syncRoutes: RouteSpec[] = [
     path: `${V1}/uploads/status`,
     operationId: 'sync_upload_statuses',
     summary: 'How much of many walk files this upstream holds',
-    description: `As GET ${V1}/uploads/{content}, for up to ${STATUS_MAX} contents in one call; a content no walk of the organization lists answers \`wanted: false\`. Admin key.`,
+    description: `As GET ${V1}/uploads/{content}, for up to ${STATUS_MAX} contents in one call; a content no walk of the organization lists answers \`wanted: false\`. A box asks it before sending walk files (how much is held) and before fetching them (\`complete\`: the upstream holds the whole content, so GET ${V1}/files/{content} has it). Admin key.`,
     tags: [TAG],
     auth: 'admin',
     body: {
