@@ -201,11 +201,15 @@ export async function writeWalks(
       score: 0.9,
       diameter_mm: null,
     }));
+    // The stored result as scoring writes it (src/walks/jobs/result.ts): an upstream refuses one the API could not present.
     const result = {
-      detector: { name: 'builtin', version: '1' },
+      detector: { name: 'builtin', kind: 'builtin', fallback_reason: null },
       counts: { green: 20, turning: 20, red: 20, total: 60 },
       frames,
       fruit,
+      stems: { count: null, reason: 'the built-in detector does not see stems' },
+      plants: { count: null, reason: 'the built-in detector does not see plants' },
+      quality: { score: 0.8, warnings: [] },
       clips: [{ position: 0, frames: 12 }],
     };
     await store.write(SYSTEM_ACTOR, async (w) => {

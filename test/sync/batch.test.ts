@@ -106,7 +106,7 @@ t.test('a batch applied as one keeps every rule of a change applied alone', asyn
   t.test('a walk made by a batch is applied with it; a walk held here is merged alone', async (t) => {
     // Walks as a box sends them: the record, its clip rows and its file list (src/sync/kinds/walks.ts).
     const sha = (s: string) => createHash('sha256').update(s).digest('hex');
-    const walkChange = (eid: string, week: string, clipFor = eid): Change => {
+    const walkChange = (eid: string, week: string, clipFor = eid, unpresentable = false): Change => {
       const v = version();
       const fruit = Array.from({ length: 9 }, (_, k) => ({
         track_id: k,
@@ -120,8 +120,19 @@ t.test('a batch applied as one keeps every rule of a change applied alone', asyn
         score: 0.9,
         diameter_mm: null,
       }));
-      const frames = [{ index: 0, clip: 0, time_s: 0, detections: 9, width: 640, height: 480 }];
-      const result = { detector: { name: 'builtin', version: '1' }, counts: { green: 3, turning: 3, red: 3, total: 9 }, frames, fruit };
+      const quality = { sharpness: 0.6, brightness: 0.5, dark_fraction: 0.01, bright_fraction: 0.01, motion_px_per_s: null, score: 0.8 };
+      const frames = [{ index: 0, clip: 0, time_s: 0, detections: 9, width: 640, height: 480, quality }];
+      // The stored result as scoring writes it (src/walks/jobs/result.ts); one without its quality the API could not present.
+      const result = {
+        detector: { name: 'builtin', kind: 'builtin', fallback_reason: null },
+        counts: { green: 3, turning: 3, red: 3, total: 9 },
+        frames,
+        fruit,
+        stems: { count: null, reason: 'the built-in detector does not see stems' },
+        plants: { count: null, reason: 'the built-in detector does not see plants' },
+        ...(unpresentable ? {} : { quality: { score: 0.8, warnings: [] } }),
+        clips: [{ position: 0, frames: 1 }],
+      };
       const clip = (position: number) => ({
         id: newId(),
         organization_id: tree.orgId,
@@ -188,7 +199,7 @@ t.test('a batch applied as one keeps every rule of a change applied alone', asyn
     };
     const count = (table: string, walkId: string) =>
       dbCount(up, `SELECT count(*) AS n FROM ${table} WHERE ${table === 'walks' ? 'id' : 'walk_id'} = ?`, walkId);
-    const [w, bad, h1, h2, h3] = [newId(), newId(), newId(), newId(), newId()];
+    const [w, bad, unpresentable, h1, h2, h3] = [newId(), newId(), newId(), newId(), newId(), newId()];
     const batch = [
       harvest(h1, { week: '2026-W10', kg: 2 }),
       walkChange(w, '2026-W10'),
@@ -197,6 +208,8 @@ t.test('a batch applied as one keeps every rule of a change applied alone', asyn
       walkChange(bad, '2026-W10', w),
       // The walk made above, changed again in the same batch: now held here, it is merged alone.
       walkChange(w, '2026-W11'),
+      // A result the API could not present (no quality): refused, not stored.
+      walkChange(unpresentable, '2026-W10', unpresentable, true),
       harvest(h3, { week: '2026-W10', kg: 4 }),
     ];
     const [{ last }] = (await dbRows<{ last: number }>(up, 'SELECT max(seq) AS last FROM change_log')) as [{ last: number }];
@@ -204,9 +217,15 @@ t.test('a batch applied as one keeps every rule of a change applied alone', asyn
     const results = await push(batch);
     t.same(
       results.map((r) => r.outcome),
-      ['applied', 'applied', 'applied', 'refused', 'applied', 'applied'],
+      ['applied', 'applied', 'applied', 'refused', 'applied', 'refused', 'applied'],
       'each change answered on its own',
     );
+    t.match(
+      results[5],
+      { status: 422, code: 'validation_failed', errors: [{ name: String }] },
+      'the walk whose result cannot be shown: 422',
+    );
+    t.match(results[5]!.detail, /result/, 'naming its result');
     t.match(
       results[3],
       { status: 422, code: 'validation_failed', errors: [{ name: 'clips.0' }] },

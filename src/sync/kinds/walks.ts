@@ -8,6 +8,7 @@ import { checkCorrectionChange, checkNewCorrection, requireCorrectable, toCorrec
 import { createCorrectionBody, patchCorrectionBody } from '../../walks/corrections/schemas.js';
 import type { WalkCorrectionTable } from '../../walks/corrections/tables.js';
 import type { WalkTable } from '../../walks/jobs/tables.js';
+import { storedResultSchema } from '../../walks/jobs/presenters.js';
 import { requireWeek } from '../../time/weeks.js';
 import { checkFields, fieldInvalid, rowSchema, notHeld } from '../refusal.js';
 import { materialize, presentCopy, SHA256, walkFilePath, walkManifest, type ManifestEntry } from '../files.js';
@@ -372,7 +373,11 @@ export const walksKind: SyncKind = rowKind({
       const week = requireWeek(String(row.week), 'week');
       if (week.label !== row.week) throw fieldInvalid('week', 'must be a week label');
     }
-    if (row.status === 'done' && !parseResult(row.result)) throw fieldInvalid('result', 'must be the stored result of a scored walk');
+    if (row.status === 'done') {
+      const result = parseResult(row.result);
+      if (!result) throw fieldInvalid('result', 'must be the stored result of a scored walk');
+      checkFields(storedResultSchema, result as never, 'result');
+    }
     for (const o of ['options']) {
       try {
         JSON.parse(row[o] as string);

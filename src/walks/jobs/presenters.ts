@@ -483,6 +483,32 @@ export const walkSchema: JsonSchema = {
   },
 };
 
+/**
+ * A scored walk's result as it is stored (walks.result): what GET /api/observations/{id} presents
+ * as `result`, less the frame URLs the presenter adds, plus the clips it keeps. A walk received
+ * by sync is checked against it (src/sync/kinds/walks.ts): a result the API could not present is
+ * refused there rather than stored.
+ */
+export const storedResultSchema: JsonSchema = (() => {
+  const presented = structuredClone(
+    (walkSchema.properties as Record<string, { oneOf: JsonSchema[] }>).result!.oneOf.find((s) => s.type === 'object')!,
+  ) as JsonSchema & { properties: Record<string, JsonSchema> };
+  const frame = presented.properties.frames!.items as { required: string[]; properties: Record<string, JsonSchema> };
+  frame.required = frame.required.filter((n) => n !== 'image_url' && n !== 'overlay_url');
+  delete frame.properties.image_url;
+  delete frame.properties.overlay_url;
+  presented.properties.clips = {
+    type: 'array',
+    items: {
+      type: 'object',
+      required: ['position', 'frames'],
+      additionalProperties: false,
+      properties: { position: { type: 'integer', minimum: 0 }, frames: { type: 'integer', minimum: 0 } },
+    },
+  };
+  return presented;
+})();
+
 /** A walk in a list: everything but the result (fetch the walk for frames and fruit). */
 export function presentWalkSummary(walk: WalkTable, clipCount: number, zone = 'UTC') {
   return {
