@@ -69,8 +69,8 @@ export interface ApplyOptions {
  * Changes of a batched kind (harvests, irrigation entries, and walks not held here yet:
  * src/sync/batch.ts) are applied from reads gathered once for the batch, their writes held back
  * and written with multi-row statements; such a change writes only once its checks passed, so
- * one it refuses needs no savepoint. Every other change runs in a savepoint of its own, rolled back alone when refused.
- * The whole runs under one savepoint: were a batched change refused after it wrote (no kind
+ * one it refuses needs no savepoint. Every other change runs in a savepoint of its own, rolled
+ * back alone when refused. The whole runs under one savepoint: were a batched change refused after it wrote (no kind
  * does), the batch is rolled back to it and applied again with a savepoint for every change.
  */
 export async function applyChanges(services: Services, opts: ApplyOptions): Promise<ChangeResult[]> {
