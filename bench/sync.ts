@@ -43,6 +43,7 @@ import { Store, SYSTEM_ACTOR } from '../src/db/store.js';
 import { newId } from '../src/db/ids.js';
 import { CLIMATE_METRICS } from '../src/climate/metrics.js';
 import { frameFileName, framesDir } from '../src/walks/jobs/storage.js';
+import { storedResult } from '../test/helpers/stored-result.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
@@ -180,38 +181,8 @@ export async function writeWalks(
   let bytes = 0;
   for (let n = 0; n < walks; n++) {
     const id = newId();
-    const frames = Array.from({ length: 12 }, (_, i) => ({
-      index: i,
-      clip: i,
-      time_s: 0,
-      detections: 30,
-      width: 1280,
-      height: 960,
-      quality: { sharpness: 0.6, brightness: 0.5, dark_fraction: 0.01, bright_fraction: 0.01, motion_px_per_s: null, score: 0.8 },
-    }));
-    const fruit = Array.from({ length: 60 }, (_, k) => ({
-      track_id: k,
-      ripeness: (['green', 'turning', 'red'] as const)[k % 3],
-      votes: { green: 1, turning: 0, red: 0 },
-      box: [100, 100, 160, 160],
-      frame: k % 12,
-      first_frame: k % 12,
-      last_frame: k % 12,
-      frames_seen: 1,
-      score: 0.9,
-      diameter_mm: null,
-    }));
-    // The stored result as scoring writes it (src/walks/jobs/result.ts): an upstream refuses one the API could not present.
-    const result = {
-      detector: { name: 'builtin', kind: 'builtin', fallback_reason: null },
-      counts: { green: 20, turning: 20, red: 20, total: 60 },
-      frames,
-      fruit,
-      stems: { count: null, reason: 'the built-in detector does not see stems' },
-      plants: { count: null, reason: 'the built-in detector does not see plants' },
-      quality: { score: 0.8, warnings: [] },
-      clips: [{ position: 0, frames: 12 }],
-    };
+    // The stored result as scoring writes it: an upstream refuses one the API could not present.
+    const result = storedResult(60, 12, { width: 1280, height: 960 });
     await store.write(SYSTEM_ACTOR, async (w) => {
       await w.insert('walks', {
         id,
@@ -269,7 +240,7 @@ export async function writeWalks(
     });
     const dir = framesDir(dataDir, id);
     mkdirSync(dir, { recursive: true });
-    for (const f of frames) {
+    for (const f of result.frames) {
       for (const name of ['image.jpg', 'overlay.jpg'] as const) {
         // JPEG data does not compress: random bytes of a scored frame's size stand for it.
         const b = randomBytes(FRAME_BYTES - 10_000 + Math.floor(Math.random() * 20_000));

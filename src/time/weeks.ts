@@ -79,8 +79,7 @@ export function weekOfDate(date: string): IsoWeek | null {
 
 function weekOfDateAnew(date: string): IsoWeek | null {
   const d = DateTime.fromISO(date, { zone: 'UTC' });
-  if (!d.isValid || !DATE.test(date)) return null;
-  return fromDateTime(d);
+  return d.isValid ? fromDateTime(d) : null;
 }
 
 /** The week `n` weeks after `week` (negative goes back). */

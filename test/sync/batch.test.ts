@@ -8,6 +8,7 @@ import t from 'tap';
 import { newId } from '../../src/db/ids.js';
 import { createHash } from 'node:crypto';
 import { createTree, dbCount, dbRows } from '../helpers/server.js';
+import { storedResult } from '../helpers/stored-result.js';
 import { call, fkViolations, startUpstream } from './helpers.js';
 
 type Change = Record<string, any>;
@@ -108,31 +109,10 @@ t.test('a batch applied as one keeps every rule of a change applied alone', asyn
     const sha = (s: string) => createHash('sha256').update(s).digest('hex');
     const walkChange = (eid: string, week: string, clipFor = eid, unpresentable = false): Change => {
       const v = version();
-      const fruit = Array.from({ length: 9 }, (_, k) => ({
-        track_id: k,
-        ripeness: (['green', 'turning', 'red'] as const)[k % 3],
-        votes: { green: 1, turning: 0, red: 0 },
-        box: [10, 10, 40, 40],
-        frame: 0,
-        first_frame: 0,
-        last_frame: 0,
-        frames_seen: 1,
-        score: 0.9,
-        diameter_mm: null,
-      }));
-      const quality = { sharpness: 0.6, brightness: 0.5, dark_fraction: 0.01, bright_fraction: 0.01, motion_px_per_s: null, score: 0.8 };
-      const frames = [{ index: 0, clip: 0, time_s: 0, detections: 9, width: 640, height: 480, quality }];
-      // The stored result as scoring writes it (src/walks/jobs/result.ts); one without its quality the API could not present.
-      const result = {
-        detector: { name: 'builtin', kind: 'builtin', fallback_reason: null },
-        counts: { green: 3, turning: 3, red: 3, total: 9 },
-        frames,
-        fruit,
-        stems: { count: null, reason: 'the built-in detector does not see stems' },
-        plants: { count: null, reason: 'the built-in detector does not see plants' },
-        ...(unpresentable ? {} : { quality: { score: 0.8, warnings: [] } }),
-        clips: [{ position: 0, frames: 1 }],
-      };
+      // The stored result as scoring writes it; one without its quality the API could not present.
+      const whole = storedResult(9, 1);
+      const { quality: _quality, ...unshowable } = whole;
+      const result = unpresentable ? unshowable : whole;
       const clip = (position: number) => ({
         id: newId(),
         organization_id: tree.orgId,

@@ -11,7 +11,7 @@ import type { WalkTable } from '../../walks/jobs/tables.js';
 import { storedResultSchema } from '../../walks/jobs/presenters.js';
 import { requireWeek } from '../../time/weeks.js';
 import { checkFields, fieldInvalid, rowSchema, notHeld } from '../refusal.js';
-import { materialize, presentCopy, SHA256, walkFilePath, walkManifest, type ManifestEntry } from '../files.js';
+import { materialize, presentCopies, SHA256, walkFilePath, walkManifest, type ManifestEntry } from '../files.js';
 import { SYNCED, findRow, removeRow, rowKind, type ParentSpec } from './rows.js';
 import { pick, type ApplyContext, type SyncKind } from './kind.js';
 import { insertRows, type BatchState } from '../batch.js';
@@ -222,27 +222,13 @@ async function storeManifest(ctx: ApplyContext, walk: Row, files: ManifestEntry[
   await placePresent(ctx, shas);
 }
 
-/** Values a statement asks for at once (under SQLite's bound-value cap). */
+/** A walk's files written in one statement (under SQLite's bound-value cap). */
 const PER_QUERY = 1000;
 
 /** Puts the contents already here (another walk's identical frame) where the walks that want them expect them. */
 async function placePresent(ctx: ApplyContext, shas: readonly string[]): Promise<void> {
   const dataDir = ctx.services.config.dataDir;
-  const present = new Set<string>();
-  for (let i = 0; i < shas.length; i += PER_QUERY)
-    for (const r of await ctx.trx
-      .selectFrom('sync_walk_files')
-      .select('sha256')
-      .distinct()
-      .where('sha256', 'in', shas.slice(i, i + PER_QUERY))
-      .where('present', '=', 1)
-      .execute())
-      present.add(r.sha256);
-  for (const sha of shas) {
-    if (!present.has(sha)) continue;
-    const copy = await presentCopy(ctx.trx, dataDir, sha);
-    if (copy) await materialize(ctx.trx, dataDir, sha, copy);
-  }
+  for (const [sha, copy] of await presentCopies(ctx.trx, dataDir, shas)) await materialize(ctx.trx, dataDir, sha, copy);
 }
 
 /** The contents of a batch's new walks, put in place (those already here) once its held-back writes are written. */
