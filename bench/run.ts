@@ -1,7 +1,7 @@
 // `npm run bench [name ...]`: every benchmark, each printing its figures as
 // ratios against a baseline measured in the same run. Names: registry,
 // records, climate-import, climate-store, scoring-accuracy, scoring-walk,
-// scoring-photo-walk, scoring-model, scoring-service, web, sync, postgres, upstream, media-photo, forecast-agc2, forecast-speed. Figures are written to bench/out/results.json as well.
+// scoring-photo-walk, scoring-model, scoring-service, web, sync, postgres, bulk, upstream, media-photo, forecast-agc2, forecast-speed. Figures are written to bench/out/results.json as well.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
@@ -82,6 +82,12 @@ const BENCHES: Bench[] = [
     module: './postgres.js',
     fn: 'runPostgresBench',
     what: 'bulk paths on PostgreSQL (COPY, multi-row statements) vs the same on SQLite: a year of climate imported hourly, a 100,000-line harvest CSV',
+  },
+  {
+    name: 'bulk',
+    module: './bulk.js',
+    fn: 'runBulkBench',
+    what: 'change-log rows on PostgreSQL in batches of 50, 500 and 5,000: one JSON value a statement (src/db/bulk.ts) vs multi-row VALUES',
   },
   {
     name: 'upstream',

@@ -38,6 +38,7 @@ export const POSTGRES_PASS = [
   'test/db/postgres-schema.test.ts',
   'test/db/postgres-store.test.ts',
   'test/db/postgres-processes.test.ts',
+  'test/db/bulk.test.ts',
   'test/registry/routes.test.ts',
   'test/registry/record-kinds.test.ts',
   'test/keys/routes.test.ts',

@@ -10,6 +10,7 @@ import { hasFeed, remoteIds, takeOrgSeqs, type RemoteOrigin } from './feed.js';
 import type { Engine, PostgresEngine, TransactionEngine } from './engine.js';
 import { isRetryable, kyselyOn, LOCK_SPACE } from './postgres.js';
 import { Unavailable } from '../errors.js';
+import { insertRows } from './bulk.js';
 
 /** Who made a change: a key, the appliance admin token, or the box itself (watcher, jobs). */
 export interface Actor {
@@ -104,8 +105,6 @@ export const MAX_ATTEMPTS = 8;
 export const KEYS_CHANNEL = 'cropwalk_api_keys';
 
 const CHUNK = 500;
-/** SQLite allows 32,766 bound values per statement; multi-row inserts stay under it. */
-const MAX_BOUND = 30_000;
 
 const insideWrite = new AsyncLocalStorage<true>();
 /**
@@ -300,12 +299,7 @@ export class Store {
         }
         return { ...logRow(e), ...(withFeed ? { org_seq: orgSeq, origin: e.origin, change_id: e.change_id } : {}) };
       });
-      const per = Math.max(1, Math.floor(MAX_BOUND / Object.keys(rows[0]!).length));
-      for (let i = 0; i < rows.length; i += per)
-        await db
-          .insertInto('change_log')
-          .values(rows.slice(i, i + per))
-          .execute();
+      await insertRows(db, 'change_log', rows);
     };
 
     const writer: Writer = {
@@ -330,13 +324,7 @@ export class Store {
         for (const org of new Set(values.map((v) => v.organization_id))) await lock(org);
         touched.add(table);
         const rows = values.map((v) => ({ ...v, id: v.id ?? newId(), created_at: now, updated_at: now, version: clock.now() }) as AnyRow);
-        const width = Object.keys(rows[0]!).length;
-        const per = Math.max(1, Math.floor(MAX_BOUND / width));
-        for (let i = 0; i < rows.length; i += per)
-          await db
-            .insertInto(table)
-            .values(rows.slice(i, i + per))
-            .execute();
+        await insertRows(db, table, rows);
         // Sync (src/db/feed.ts): one run of feed numbers per organization for the whole batch.
         const withFeed = await feed();
         const next = new Map<string, number>();
@@ -360,13 +348,7 @@ export class Store {
           version: row.version,
           at: now,
         }));
-        // As wide as its entries are (16 columns with the sync ids), so a long insert stays under the bound.
-        const logPer = entries.length ? Math.floor(MAX_BOUND / Object.keys(entries[0]!).length) : 1;
-        for (let i = 0; i < entries.length; i += logPer)
-          await db
-            .insertInto('change_log')
-            .values(entries.slice(i, i + logPer))
-            .execute();
+        await insertRows(db, 'change_log', entries);
         return rows as any[];
       },
       async update(table, id, patch) {

@@ -4,30 +4,13 @@ import type { LogEntry, Writer } from '../db/store.js';
 import { remoteIds } from '../db/feed.js';
 import type { WireChange } from './wire.js';
 import { findRow, wasDeleted, writeFieldVersions } from './kinds/rows.js';
+import { among, insertRows } from '../db/bulk.js';
 
 type Row = Record<string, unknown>;
 const anyDb = (q: Transaction<Database>) => q as unknown as Kysely<any>;
 
-/** SQLite allows 32,766 bound values per statement (src/db/store.ts); a multi-row insert stays under it. */
-const MAX_BOUND = 30_000;
 /** Ids asked for in one `IN (...)`. */
 const CHUNK = 1000;
-
-/**
- * Inserts rows of one table in their order with multi-row statements: the rows that follow one
- * another with the same columns go in one (a row received without a column leaves it to its
- * default, which a multi-row VALUES cannot say on SQLite), under SQLite's bound-value cap.
- */
-export async function insertRows(trx: Transaction<Database>, table: string, rows: readonly Row[]): Promise<void> {
-  for (let i = 0; i < rows.length;) {
-    const shape = Object.keys(rows[i]!).join(',');
-    const per = Math.max(1, Math.floor(MAX_BOUND / Math.max(1, Object.keys(rows[i]!).length)));
-    let j = i + 1;
-    while (j < rows.length && j - i < per && Object.keys(rows[j]!).join(',') === shape) j++;
-    await anyDb(trx).insertInto(table).values(rows.slice(i, j)).execute();
-    i = j;
-  }
-}
 
 /** A parent a batched kind's records name (src/sync/kinds/rows.ts ParentSpec, the part read here). */
 export interface BatchedParent {
@@ -118,7 +101,11 @@ export class BatchState {
       const asked = [...set].filter((id) => !known.has(id));
       for (let i = 0; i < asked.length; i += CHUNK) {
         const part = asked.slice(i, i + CHUNK);
-        const found = (await anyDb(this.trx).selectFrom(table).selectAll().where('id', 'in', part).execute()) as Row[];
+        const found = (await anyDb(this.trx)
+          .selectFrom(table)
+          .selectAll()
+          .where(among(anyDb(this.trx), 'id', part))
+          .execute()) as Row[];
         for (const r of found) known.set(r.id as string, r);
       }
       const kind = kinds.get(table)!;
@@ -134,7 +121,7 @@ export class BatchState {
           .selectFrom('change_log')
           .select('entity_id')
           .where('entity', '=', kind)
-          .where('entity_id', 'in', part)
+          .where(among(anyDb(this.trx), 'entity_id', part))
           .where('op', '=', 'delete')
           .where('after', 'is', null)
           .execute()) as { entity_id: string }[];
@@ -229,7 +216,7 @@ export class BatchState {
   }
 
   private async writeInserts(): Promise<void> {
-    for (const [table, list] of this.inserts) await insertRows(this.trx, table, list);
+    for (const [table, list] of this.inserts) await insertRows(anyDb(this.trx), table, list);
     this.inserts.clear();
   }
 

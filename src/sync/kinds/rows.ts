@@ -1,6 +1,7 @@
 import { Conflict, Forbidden } from '../../errors.js';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { engineKindOf } from '../../db/engine.js';
+import { insertRows } from '../../db/bulk.js';
 import type { Database } from '../../db/schema.js';
 import type { JsonSchema } from '../../http/route.js';
 import type { WireChange } from '../wire.js';
@@ -139,27 +140,15 @@ export async function writeFieldVersions(q: Q, rows: readonly FieldVersion[]): P
     const had = latest.get(key);
     if (!had || r.version > had.version) latest.set(key, r);
   }
-  const all = [...latest.values()];
-  for (let i = 0; i < all.length; i += VERSIONS_PER_STATEMENT) {
-    const values = all
-      .slice(i, i + VERSIONS_PER_STATEMENT)
-      .map((r) =>
-        pg
-          ? sql`(${r.entity}, ${r.entity_id}, ${r.field}, ${r.version}, ${r.organization_id})`
-          : sql`(${r.entity}, ${r.entity_id}, ${r.field}, ${r.version})`,
-      );
-    await (
-      pg
-        ? sql`INSERT INTO sync_field_versions (entity, entity_id, field, version, organization_id) VALUES ${sql.join(values)}
-      ON CONFLICT (entity, entity_id, field, organization_id) DO UPDATE SET version = excluded.version WHERE excluded.version > sync_field_versions.version`
-        : sql`INSERT INTO sync_field_versions (entity, entity_id, field, version) VALUES ${sql.join(values)}
-      ON CONFLICT (entity, entity_id, field) DO UPDATE SET version = excluded.version WHERE excluded.version > sync_field_versions.version`
-    ).execute(anyDb(q));
-  }
+  const all = [...latest.values()].map((r) => (pg ? r : { entity: r.entity, entity_id: r.entity_id, field: r.field, version: r.version }));
+  const key = pg ? sql`(entity, entity_id, field, organization_id)` : sql`(entity, entity_id, field)`;
+  await insertRows(
+    anyDb(q),
+    'sync_field_versions',
+    all,
+    sql`ON CONFLICT ${key} DO UPDATE SET version = excluded.version WHERE excluded.version > sync_field_versions.version`,
+  );
 }
-
-/** Five values a row, under SQLite's 32,766 bound values a statement (src/sync/batch.ts). */
-const VERSIONS_PER_STATEMENT = 6000;
 
 export async function findRow(q: Q, table: string, id: string): Promise<Row | undefined> {
   return (await anyDb(q).selectFrom(table).selectAll().where('id', '=', id).executeTakeFirst()) as Row | undefined;

@@ -1,3 +1,4 @@
+import type { Kysely } from 'kysely';
 import { orgKey } from '../../db/engine.js';
 import { Invalid } from '../../errors.js';
 import { weekLabelSchema } from '../../http/schemas.js';
@@ -14,7 +15,8 @@ import { checkFields, fieldInvalid, rowSchema, notHeld } from '../refusal.js';
 import { materialize, presentCopies, SHA256, walkFilePath, walkManifest, type ManifestEntry } from '../files.js';
 import { SYNCED, findRow, removeRow, rowKind, type ParentSpec } from './rows.js';
 import { pick, type ApplyContext, type SyncKind } from './kind.js';
-import { insertRows, type BatchState } from '../batch.js';
+import type { BatchState } from '../batch.js';
+import { insertRows } from '../../db/bulk.js';
 import type { WireChange } from '../wire.js';
 import { remoteIds } from '../../db/feed.js';
 
@@ -276,7 +278,7 @@ async function replaceClips(ctx: ApplyContext, walk: Row, clips: Row[], isNew: b
   const heldIds = new Set(held.map((h) => h.id));
   // New clips in one statement, their change-log entries in another, in the clips' order.
   const fresh = clips.filter((c) => !heldIds.has(c.id));
-  await insertRows(ctx.trx, 'walk_clips', fresh);
+  await insertRows(ctx.trx as unknown as Kysely<any>, 'walk_clips', fresh);
   const entries: Parameters<typeof ctx.w.logMany>[0] = [];
   for (const c of clips) {
     if (heldIds.has(c.id))
