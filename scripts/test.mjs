@@ -82,6 +82,7 @@ export const POSTGRES_PASS = [
   'test/sync/files.test.ts',
   'test/sync/kill.test.ts',
   'test/sync/kinds.test.ts',
+  'test/sync/kinds/rows.test.ts',
   'test/sync/refusal.test.ts',
   'test/sync/routes.test.ts',
   'test/sync/schedule.test.ts',

@@ -3,7 +3,7 @@ import type { Database } from '../db/schema.js';
 import type { LogEntry, Writer } from '../db/store.js';
 import { remoteIds } from '../db/feed.js';
 import type { WireChange } from './wire.js';
-import { findRow, wasDeleted, writeFieldVersions } from './kinds/rows.js';
+import { findRow, tombstones, wasDeleted, writeFieldVersions } from './kinds/rows.js';
 import { among, insertRows } from '../db/bulk.js';
 
 type Row = Record<string, unknown>;
@@ -117,13 +117,10 @@ export class BatchState {
       const seen = this.deletesOf(kind);
       for (let i = 0; i < list.length; i += CHUNK) {
         const part = list.slice(i, i + CHUNK);
-        const found = (await anyDb(this.trx)
-          .selectFrom('change_log')
+        const found = (await tombstones(this.trx)
           .select('entity_id')
           .where('entity', '=', kind)
           .where(among(anyDb(this.trx), 'entity_id', part))
-          .where('op', '=', 'delete')
-          .where('after', 'is', null)
           .execute()) as { entity_id: string }[];
         for (const id of part) seen.set(id, false);
         for (const r of found) seen.set(r.entity_id, true);

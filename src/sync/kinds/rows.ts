@@ -35,16 +35,17 @@ export const SYNCED = ['id', 'organization_id', 'created_at', 'updated_at', 'ver
  * travel, and a later write of it may win the key back (see lostTo).
  */
 export async function wasDeleted(q: Q, entity: string, id: string): Promise<boolean> {
-  const r = await anyDb(q)
-    .selectFrom('change_log')
-    .select('seq')
-    .where('entity', '=', entity)
-    .where('entity_id', '=', id)
-    .where('op', '=', 'delete')
-    .where('after', 'is', null)
-    .limit(1)
-    .executeTakeFirst();
+  const r = await tombstones(q).select('seq').where('entity', '=', entity).where('entity_id', '=', id).limit(1).executeTakeFirst();
   return r !== undefined;
+}
+
+/**
+ * The change log's tombstones (deletes without an `after`), read through their partial index
+ * (migration 0012): the values are written out, not bound, so that SQLite's planner and
+ * PostgreSQL's, whatever its statistics of the table say, see that the index covers the query.
+ */
+export function tombstones(q: Q) {
+  return anyDb(q).selectFrom('change_log').where('op', '=', sql.lit('delete')).where('after', 'is', null);
 }
 
 /** The record with this id as the transaction has it: through the batch's gathered reads when the kind is batched. */
