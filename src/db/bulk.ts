@@ -21,8 +21,8 @@ const PG_ROWS = 5000;
  *   and 1.6 times (bench/bulk.ts): Kysely compiling and pg sending every value, the server parsing
  *   and planning them. Rows are taken in their order (WITH ORDINALITY), so a serial key such as
  *   the change log's follows it. A row holding a value JSON cannot carry as the column's text (a
- *   Buffer, a Date, a BigInt, a non-finite number; undefined, which Kysely writes as DEFAULT)
- *   goes by VALUES instead.
+ *   Buffer, a Date, a BigInt, a non-finite number, text with a lone surrogate or a NUL;
+ *   undefined, which Kysely writes as DEFAULT) goes by VALUES instead.
  *
  * `conflict` is appended to every statement (an `ON CONFLICT ...` clause, named as the engine's
  * table keys it).
@@ -61,11 +61,18 @@ async function insertJson(db: Kysely<any>, table: string, columns: string[], row
     ORDER BY r.ordinality ${conflict ?? sql``}`.execute(db);
 }
 
+/**
+ * Text PostgreSQL's JSON input refuses where a bound parameter is taken: a lone UTF-16 surrogate
+ * (which pg sends as U+FFFD, as SQLite stores it) and NUL (refused either way, with its own error).
+ */
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
 /** Whether every value of a row reaches PostgreSQL the same as JSON as it does as a bound parameter. */
 function jsonSafe(row: Row): boolean {
   for (const k in row) {
     const v = row[k];
-    if (v === null || typeof v === 'string' || typeof v === 'boolean') continue;
+    if (v === null || typeof v === 'boolean') continue;
+    if (typeof v === 'string' && !v.includes('\u0000') && !LONE_SURROGATE.test(v)) continue;
     if (typeof v === 'number' && Number.isFinite(v)) continue;
     return false;
   }
