@@ -1,4 +1,5 @@
 import { orgKey } from '../db/engine.js';
+import { among } from '../db/bulk.js';
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, linkSync, mkdirSync, readdirSync, renameSync, statSync, copyFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -112,7 +113,7 @@ export async function presentCopy(db: Q, dataDir: string, sha: string): Promise<
   return (await presentCopies(db, dataDir, [sha])).get(sha) ?? null;
 }
 
-/** Contents asked about in one query. */
+/** Contents asked about in one query (under SQLite's bound-value cap). */
 const PER_QUERY = 1000;
 
 /** For each of these contents held here (a walk file in place), a file holding it: one query for many. */
@@ -122,7 +123,7 @@ export async function presentCopies(db: Q, dataDir: string, shas: readonly strin
     const rows = await db
       .selectFrom('sync_walk_files')
       .select(['walk_id', 'name', 'sha256'])
-      .where('sha256', 'in', shas.slice(i, i + PER_QUERY))
+      .where(among(db as Kysely<any>, 'sha256', shas.slice(i, i + PER_QUERY)))
       .where('present', '=', 1)
       .execute();
     for (const r of rows) {
@@ -147,7 +148,7 @@ export async function wantedSizes(db: Q, organizationId: string, shas: readonly 
     for (const r of await db
       .selectFrom('sync_walk_files')
       .select(['sha256', 'size'])
-      .where('sha256', 'in', shas.slice(i, i + PER_QUERY))
+      .where(among(db as Kysely<any>, 'sha256', shas.slice(i, i + PER_QUERY)))
       .where('organization_id', '=', organizationId)
       .execute())
       if (!sizes.has(r.sha256)) sizes.set(r.sha256, r.size);

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { orgKey } from '../../db/engine.js';
 import { Invalid } from '../../errors.js';
 import { weekLabelSchema } from '../../http/schemas.js';
@@ -19,6 +19,8 @@ import type { BatchState } from '../batch.js';
 import { insertRows } from '../../db/bulk.js';
 import type { WireChange } from '../wire.js';
 import { remoteIds } from '../../db/feed.js';
+
+const anyDb = (ctx: ApplyContext) => ctx.trx as unknown as Kysely<any>;
 
 /**
  * Walks (docs/sync.md, "Walks and corrections"). A walk travels once it is scored, done or
@@ -209,23 +211,15 @@ async function storeManifest(ctx: ApplyContext, walk: Row, files: ManifestEntry[
     return;
   }
   // One statement for the walk's files (a round trip each on PostgreSQL was most of what a walk cost).
-  for (let i = 0; i < rows.length; i += PER_QUERY)
-    await ctx.trx
-      .insertInto('sync_walk_files')
-      .values(rows.slice(i, i + PER_QUERY))
-      .onConflict((oc) =>
-        oc.columns(orgKey(ctx.trx, ['walk_id', 'name'])).doUpdateSet((eb) => ({
-          sha256: eb.ref('excluded.sha256'),
-          size: eb.ref('excluded.size'),
-          present: 0,
-        })),
-      )
-      .execute();
+  const key = sql.join(orgKey(anyDb(ctx), ['walk_id', 'name']).map((c) => sql.id(c)));
+  await insertRows(
+    anyDb(ctx),
+    'sync_walk_files',
+    rows,
+    sql`ON CONFLICT (${key}) DO UPDATE SET sha256 = excluded.sha256, size = excluded.size, present = 0`,
+  );
   await placePresent(ctx, shas);
 }
-
-/** A walk's files written in one statement (under SQLite's bound-value cap). */
-const PER_QUERY = 1000;
 
 /** Puts the contents already here (another walk's identical frame) where the walks that want them expect them. */
 async function placePresent(ctx: ApplyContext, shas: readonly string[]): Promise<void> {
@@ -278,7 +272,7 @@ async function replaceClips(ctx: ApplyContext, walk: Row, clips: Row[], isNew: b
   const heldIds = new Set(held.map((h) => h.id));
   // New clips in one statement, their change-log entries in another, in the clips' order.
   const fresh = clips.filter((c) => !heldIds.has(c.id));
-  await insertRows(ctx.trx as unknown as Kysely<any>, 'walk_clips', fresh);
+  await insertRows(anyDb(ctx), 'walk_clips', fresh);
   const entries: Parameters<typeof ctx.w.logMany>[0] = [];
   for (const c of clips) {
     if (heldIds.has(c.id))
