@@ -245,6 +245,31 @@ t.test('a batch applied as one keeps every rule of a change applied alone', asyn
     );
     t.same(await push(batch), results, 'sent again, the batch answers as the first time');
     t.equal(await count('walk_clips', w), 2, 'and stores nothing twice');
+
+    // Scored again on the box: the held walk's file list names a new overlay. Merged alone, its
+    // files are written over the ones held (one statement with its conflict clause).
+    const rescored = walkChange(w, '2026-W11');
+    const files = (rescored.unit as { files: { name: string; sha256: string; size: number }[] }).files;
+    files[1] = { ...files[1]!, sha256: sha(`${w}overlay-2`), size: 120 };
+    t.same(
+      (await push([rescored])).map((r) => r.outcome),
+      ['applied'],
+      'the walk scored again is applied',
+    );
+    const listed = await dbRows<{ name: string; sha256: string; size: number; present: number }>(
+      up,
+      'SELECT name, sha256, size, present FROM sync_walk_files WHERE walk_id = ? ORDER BY name',
+      w,
+    );
+    t.same(
+      listed.map((r) => [r.name, r.sha256, Number(r.size), Number(r.present)]),
+      [
+        ['frames/00000-image.jpg', sha(`${w}image`), 100, 0],
+        ['frames/00000-overlay.jpg', sha(`${w}overlay-2`), 120, 0],
+        ['frames/boxes.json', sha(`${w}boxes`), 10, 0],
+      ],
+      'the changed file is awaited with its new content and size, the others as they were',
+    );
   });
 
   t.test('a batch larger than one statement takes is written in several', async (t) => {
