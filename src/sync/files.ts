@@ -29,17 +29,26 @@ type Q = Kysely<Database> | Transaction<Database>;
 const FRAME_FILE = /^(\d{5}-(image|overlay)\.jpg|boxes\.json)$/;
 const CLIP_FILE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,100}$/;
 
+/**
+ * Whether `name` is a file a walk may have, `frames/<frame file>` or `clips/<clip file>`. The
+ * patterns allow no separator and no leading dot, so such a name cannot leave its folder; it is
+ * checked for every file of every walk a push carries, without building a path.
+ */
+export function isWalkFileName(name: string): boolean {
+  const [dir, file, ...rest] = name.split('/');
+  if (rest.length || !file) return false;
+  return (dir === 'frames' && FRAME_FILE.test(file)) || (dir === 'clips' && CLIP_FILE.test(file));
+}
+
 /** The file a manifest name stands for in a walk's folder, or null for a name that is none of a walk's files. */
 export function walkFilePath(dataDir: string, walkId: string, name: string): string | null {
-  const [dir, file, ...rest] = name.split('/');
-  if (rest.length || !file) return null;
+  if (!isWalkFileName(name)) return null;
+  const [dir, file] = name.split('/') as [string, string];
   try {
-    if (dir === 'frames' && FRAME_FILE.test(file)) return inside(framesDir(dataDir, walkId), file);
-    if (dir === 'clips' && CLIP_FILE.test(file)) return inside(clipsDir(dataDir, walkId), file);
+    return inside(dir === 'frames' ? framesDir(dataDir, walkId) : clipsDir(dataDir, walkId), file);
   } catch {
     return null;
   }
-  return null;
 }
 
 export async function sha256File(file: string): Promise<string> {

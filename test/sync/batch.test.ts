@@ -71,6 +71,78 @@ t.test('a batch applied as one keeps every rule of a change applied alone', asyn
   const harvests = async () =>
     new Map<string, Change>((await call(up, 'GET', `${tree.cyclePath}/harvests`, key)).items.map((h: Change) => [h.harvest_id ?? h.id, h]));
 
+  // Walks as a box sends them: the record, its clip rows and its file list (src/sync/kinds/walks.ts).
+  const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+  const walkChange = (eid: string, week: string, clipFor = eid, unpresentable = false): Change => {
+    const v = version();
+    // The stored result as scoring writes it; one without its quality the API could not present.
+    const whole = storedResult(9, 1);
+    const { quality: _quality, ...unshowable } = whole;
+    const result = unpresentable ? unshowable : whole;
+    const clip = (position: number) => ({
+      id: newId(),
+      organization_id: tree.orgId,
+      created_at: at,
+      updated_at: at,
+      version: v,
+      walk_id: clipFor,
+      cycle_id: tree.cycleId,
+      position,
+      file_name: `0${position}.jpeg`,
+      original_name: 'row.jpg',
+      size_bytes: 1000,
+      sha256: sha(`${eid}clip${position}`),
+      kind: 'image',
+      format: 'jpeg',
+      width: 640,
+      height: 480,
+      duration_s: 0,
+      status: 'done',
+      progress: 1,
+      frames: 1,
+      error: null,
+    });
+    return {
+      ...envelope('walks', eid, 'upsert', v),
+      row: {
+        id: eid,
+        organization_id: tree.orgId,
+        created_at: at,
+        updated_at: at,
+        version: v,
+        farm_id: tree.farmId,
+        greenhouse_id: tree.greenhouseId,
+        row_id: tree.rowId,
+        cycle_id: tree.cycleId,
+        source: 'cycle_batch',
+        example_key: null,
+        request_hash: sha(eid),
+        created_by_key_id: null,
+        week,
+        status: 'done',
+        mode: 'photo',
+        options: '{}',
+        detector: 'builtin',
+        error: null,
+        started_at: at,
+        finished_at: at,
+        count_green: 3,
+        count_turning: 3,
+        count_red: 3,
+        count_total: 9,
+        result: JSON.stringify(result),
+      },
+      fv: {},
+      unit: {
+        clips: [clip(0), clip(1)],
+        files: [
+          { name: 'frames/00000-image.jpg', sha256: sha(`${eid}image`), size: 100 },
+          { name: 'frames/00000-overlay.jpg', sha256: sha(`${eid}overlay`), size: 100 },
+          { name: 'frames/boxes.json', sha256: sha(`${eid}boxes`), size: 10 },
+        ],
+      },
+    };
+  };
   t.test('a refused change in the middle: the others are applied, it alone is answered with its reason', async (t) => {
     const [a, b, c, d, e] = [newId(), newId(), newId(), newId(), newId()];
     const batch = [
@@ -105,78 +177,6 @@ t.test('a batch applied as one keeps every rule of a change applied alone', asyn
   });
 
   t.test('a walk made by a batch is applied with it; a walk held here is merged alone', async (t) => {
-    // Walks as a box sends them: the record, its clip rows and its file list (src/sync/kinds/walks.ts).
-    const sha = (s: string) => createHash('sha256').update(s).digest('hex');
-    const walkChange = (eid: string, week: string, clipFor = eid, unpresentable = false): Change => {
-      const v = version();
-      // The stored result as scoring writes it; one without its quality the API could not present.
-      const whole = storedResult(9, 1);
-      const { quality: _quality, ...unshowable } = whole;
-      const result = unpresentable ? unshowable : whole;
-      const clip = (position: number) => ({
-        id: newId(),
-        organization_id: tree.orgId,
-        created_at: at,
-        updated_at: at,
-        version: v,
-        walk_id: clipFor,
-        cycle_id: tree.cycleId,
-        position,
-        file_name: `0${position}.jpeg`,
-        original_name: 'row.jpg',
-        size_bytes: 1000,
-        sha256: sha(`${eid}clip${position}`),
-        kind: 'image',
-        format: 'jpeg',
-        width: 640,
-        height: 480,
-        duration_s: 0,
-        status: 'done',
-        progress: 1,
-        frames: 1,
-        error: null,
-      });
-      return {
-        ...envelope('walks', eid, 'upsert', v),
-        row: {
-          id: eid,
-          organization_id: tree.orgId,
-          created_at: at,
-          updated_at: at,
-          version: v,
-          farm_id: tree.farmId,
-          greenhouse_id: tree.greenhouseId,
-          row_id: tree.rowId,
-          cycle_id: tree.cycleId,
-          source: 'cycle_batch',
-          example_key: null,
-          request_hash: sha(eid),
-          created_by_key_id: null,
-          week,
-          status: 'done',
-          mode: 'photo',
-          options: '{}',
-          detector: 'builtin',
-          error: null,
-          started_at: at,
-          finished_at: at,
-          count_green: 3,
-          count_turning: 3,
-          count_red: 3,
-          count_total: 9,
-          result: JSON.stringify(result),
-        },
-        fv: {},
-        unit: {
-          clips: [clip(0), clip(1)],
-          files: [
-            { name: 'frames/00000-image.jpg', sha256: sha(`${eid}image`), size: 100 },
-            { name: 'frames/00000-overlay.jpg', sha256: sha(`${eid}overlay`), size: 100 },
-            { name: 'frames/boxes.json', sha256: sha(`${eid}boxes`), size: 10 },
-          ],
-        },
-      };
-    };
     const count = (table: string, walkId: string) =>
       dbCount(up, `SELECT count(*) AS n FROM ${table} WHERE ${table === 'walks' ? 'id' : 'walk_id'} = ?`, walkId);
     const [w, bad, unpresentable, h1, h2, h3] = [newId(), newId(), newId(), newId(), newId(), newId()];
@@ -270,6 +270,56 @@ t.test('a batch applied as one keeps every rule of a change applied alone', asyn
       ],
       'the changed file is awaited with its new content and size, the others as they were',
     );
+  });
+
+  t.test("a walk's file list is checked before it writes anything: a name a walk cannot have is refused, naming it", async (t) => {
+    const file = (name: unknown) => ({ name, sha256: sha(String(name)), size: 10 });
+    const cases: [string, (c: Change) => void, string][] = [
+      ['a parent folder', (c) => (c.unit.files[0].name = '../../../etc/passwd'), 'files.0.name'],
+      ['a parent folder after frames', (c) => (c.unit.files[1].name = 'frames/../../00000-image.jpg'), 'files.1.name'],
+      ['an absolute path', (c) => (c.unit.files[2].name = '/etc/passwd'), 'files.2.name'],
+      ['a hidden clip file', (c) => c.unit.files.push(file('clips/.htaccess')), 'files.3.name'],
+      ['a clip file with backslashes', (c) => c.unit.files.push(file('clips/a\\..\\..\\b')), 'files.3.name'],
+      ['a folder below a frame', (c) => c.unit.files.push(file('frames/00000-image.jpg/x')), 'files.3.name'],
+      ['a frame file scoring never makes', (c) => c.unit.files.push(file('frames/run.sh')), 'files.3.name'],
+      ['no file name', (c) => c.unit.files.push(file('clips/')), 'files.3.name'],
+      ['a name that is no text', (c) => c.unit.files.push(file(7)), 'files.3.name'],
+      ['a content that is no sha256', (c) => (c.unit.files[0].sha256 = 'abc'), 'files.0.sha256'],
+      ['a size below nothing', (c) => (c.unit.files[0].size = -1), 'files.0.size'],
+      [
+        'a walk id that cannot name a folder',
+        (c) => {
+          c.eid = c.row.id = '../walks-of-another';
+          for (const clip of c.unit.clips) clip.walk_id = c.eid;
+        },
+        'files.0.name',
+      ],
+    ];
+    const h = newId();
+    const batch: Change[] = [];
+    for (const [, spoil] of cases) {
+      const c = walkChange(newId(), '2026-W10');
+      spoil(c);
+      batch.push(c);
+    }
+    batch.push(harvest(h, { week: '2026-W10', kg: 5 }));
+    const results = await push(batch);
+    for (const [i, [what, , name]] of cases.entries())
+      t.match(
+        results[i],
+        { outcome: 'refused', status: 422, code: 'validation_failed', errors: [{ name }] },
+        `${what}: 422 naming ${name}`,
+      );
+    t.equal(results[cases.length]!.outcome, 'applied', 'the harvest after them is applied');
+    for (const c of batch.slice(0, -1)) {
+      for (const table of ['walks', 'walk_clips', 'sync_walk_files'])
+        t.equal(
+          await dbCount(up, `SELECT count(*) AS n FROM ${table} WHERE ${table === 'walks' ? 'id' : 'walk_id'} = ?`, c.eid),
+          0,
+          `the refused walk ${c.eid} left nothing in ${table}`,
+        );
+    }
+    t.same(await fkViolations(up), [], 'every row names a parent that is there');
   });
 
   t.test('a batch larger than one statement takes is written in several', async (t) => {

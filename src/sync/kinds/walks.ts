@@ -3,6 +3,7 @@ import { orgKey } from '../../db/engine.js';
 import { Invalid } from '../../errors.js';
 import { weekLabelSchema } from '../../http/schemas.js';
 import { forgetWalks } from '../../walks/jobs/runner.js';
+import { isWalkId } from '../../walks/jobs/storage.js';
 import type { StoredResult } from '../../walks/jobs/result.js';
 import { applyCorrections } from '../../walks/corrections/apply.js';
 import { checkCorrectionChange, checkNewCorrection, requireCorrectable, toCorrection } from '../../walks/corrections/commands.js';
@@ -12,7 +13,7 @@ import type { WalkTable } from '../../walks/jobs/tables.js';
 import { storedResultSchema } from '../../walks/jobs/presenters.js';
 import { requireWeek } from '../../time/weeks.js';
 import { checkFields, fieldInvalid, rowSchema, notHeld } from '../refusal.js';
-import { materialize, presentCopies, SHA256, walkFilePath, walkManifest, type ManifestEntry } from '../files.js';
+import { isWalkFileName, materialize, presentCopies, SHA256, walkManifest, type ManifestEntry } from '../files.js';
 import { SYNCED, findRow, removeRow, rowKind, type ParentSpec } from './rows.js';
 import { pick, type ApplyContext, type SyncKind } from './kind.js';
 import type { BatchState } from '../batch.js';
@@ -124,14 +125,27 @@ const WALK_PARENTS: ParentSpec[] = [
   { column: 'cycle_id', table: 'cycles', kind: 'cycles', what: 'crop cycle', same: ['farm_id', 'greenhouse_id', 'row_id'], nullable: true },
 ];
 
+/**
+ * A pushed walk's result is read when it is checked and again for its corrected counts: the
+ * last few texts' readings are kept (by the text itself, a string held by the change), so that a
+ * result of a few hundred kilobytes is parsed once. The readings are shared: never changed.
+ */
+const parsed = new Map<string, StoredResult | null>();
+const PARSED_KEPT = 8;
+
 function parseResult(text: unknown): StoredResult | null {
   if (typeof text !== 'string') return null;
+  if (parsed.has(text)) return parsed.get(text)!;
+  let r: StoredResult | null;
   try {
-    const r = JSON.parse(text) as StoredResult;
-    return r && Array.isArray(r.fruit) && Array.isArray(r.frames) ? r : null;
+    r = JSON.parse(text) as StoredResult;
+    if (!(r && Array.isArray(r.fruit) && Array.isArray(r.frames))) r = null;
   } catch {
-    return null;
+    r = null;
   }
+  if (parsed.size >= PARSED_KEPT) parsed.delete(parsed.keys().next().value!);
+  parsed.set(text, r);
+  return r;
 }
 
 /** The corrected counts are made from the result and the corrections wherever they are stored: never sent, never stamped. */
@@ -166,11 +180,13 @@ async function recount(ctx: ApplyContext, walkId: string): Promise<void> {
     .execute();
 }
 
-function checkManifest(unit: Record<string, unknown> | undefined, walkId: string, dataDir: string): ManifestEntry[] {
+function checkManifest(unit: Record<string, unknown> | undefined, walkId: string): ManifestEntry[] {
   const files = (unit?.files ?? []) as ManifestEntry[];
   if (!Array.isArray(files) || files.length > 100_000) throw fieldInvalid('files', 'must be a list of files');
+  // The walk's folder is named by its id: a walk whose id cannot name one has no files to take.
+  const placeable = isWalkId(walkId);
   for (const [i, f] of files.entries()) {
-    if (!f || typeof f.name !== 'string' || !walkFilePath(dataDir, walkId, f.name))
+    if (!f || typeof f.name !== 'string' || !placeable || !isWalkFileName(f.name))
       throw fieldInvalid(`files.${i}.name`, 'is not a walk file name');
     if (typeof f.sha256 !== 'string' || !SHA256.test(f.sha256)) throw fieldInvalid(`files.${i}.sha256`, 'must be a sha256 in hex');
     if (!Number.isSafeInteger(f.size) || f.size < 0) throw fieldInvalid(`files.${i}.size`, 'must be a byte count');
@@ -305,7 +321,7 @@ function receivedUnit(ctx: ApplyContext, row: Row, change: WireChange): { clips:
       throw fieldInvalid(`clips.${i}`, 'must belong to the walk');
     return stored;
   });
-  const unit = { clips: clean, files: checkManifest(change.unit, row.id as string, ctx.services.config.dataDir) };
+  const unit = { clips: clean, files: checkManifest(change.unit, row.id as string) };
   units.set(change, unit);
   return unit;
 }

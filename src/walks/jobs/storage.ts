@@ -17,8 +17,13 @@ export function walksRoot(dataDir: string): string {
   return path.resolve(dataDir, 'walks');
 }
 
+/** Whether a walk with this id can have a folder (a walk's id names it). */
+export function isWalkId(walkId: string): boolean {
+  return ID.test(walkId);
+}
+
 export function walkDir(dataDir: string, walkId: string): string {
-  if (!ID.test(walkId)) throw new Error(`not a walk id: ${walkId}`);
+  if (!isWalkId(walkId)) throw new Error(`not a walk id: ${walkId}`);
   return inside(walksRoot(dataDir), walkId);
 }
 
