@@ -10,7 +10,7 @@ import { refusalOf, type Refusal } from './refusal.js';
 import { UpstreamClient, UpstreamError } from './client.js';
 import { completeContent, materialize, partialPath, partialSize, presentCopies, presentCopy } from './files.js';
 import { kindsOf, nodeOf } from './registry.js';
-import { readOutbox, type ReadLimits } from './outbox.js';
+import { DEFAULT_LIMITS, readOutbox, type ReadLimits } from './outbox.js';
 import type { ChangeResult, WireChange } from './wire.js';
 import type { SyncLinkTable } from './tables.js';
 import type { ManifestEntry } from './files.js';
@@ -107,7 +107,7 @@ export class SyncAgent {
   lastPullAt: string | null = null;
   lastReport: RoundReport | null = null;
   readonly client: UpstreamClient;
-  limits: ReadLimits = { maxChanges: 500, maxBytes: 4 * 1024 * 1024 };
+  limits: ReadLimits = { ...DEFAULT_LIMITS };
   pullPage = 500;
   private running: Promise<RoundReport> | null = null;
   private timer: NodeJS.Timeout | null = null;

@@ -62,7 +62,7 @@ export interface Traffic {
 
 /** A call with no byte either way for this long is dead. */
 const IDLE_MS = 30_000;
-/** Most time for a call that moves records (a 4 MiB batch on a slow link included). */
+/** Most time for a call that moves records (a pulled page of 4 MiB on a slow link included). */
 const CALL_MS = 120_000;
 /** Most time for one file. */
 const FILE_MS = 60 * 60_000;
