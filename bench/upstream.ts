@@ -26,7 +26,10 @@
  * batch again. The batch p99 is of the pushes applied; the busy answers are counted with their
  * own p99, and "delivered" is a batch from its first send to its acknowledgement, waits included.
  * --at-once N --waiting M set the upstreams' admission (a large --at-once turns it off); --page N
- * the changes a box sends in one batch (its outbox page, 500: src/sync/outbox.ts DEFAULT_LIMITS).
+ * the changes a box sends in one batch (its outbox page: 500 changes or 1 MiB, src/sync/outbox.ts
+ * DEFAULT_LIMITS). UPSTREAM_BENCH_TRACE=<prefix> writes <prefix>-<target>.json: the kinds in each
+ * batch, and each applied push's box, batch, start and answer time (how the tail was found:
+ * docs/postgres.md, "Pages of 1 MiB").
  * Goal: two PostgreSQL processes faster than one SQLite process, the second process raising
  * throughput, p99 under 500 ms. PostgreSQL runs durable (fsync, synchronous commit), as SQLite's
  * synchronous=FULL. Every push may hold a pooled connection at once: 60 connections for one
@@ -36,7 +39,7 @@
  *   npm run bench upstream       (or: node --import tsx bench/upstream.ts [--boxes N] [--scale F] [--at-once N] [--waiting M] [--page N])
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -304,6 +307,7 @@ async function runTarget(
 
     /** Answer times of the pushes applied; of those turned away busy; and each batch from its first send to its acknowledgement. */
     const times: number[] = [];
+    const trace: { box: number; batch: number; t: number; ms: number }[] = [];
     const busyTimes: number[] = [];
     const delivered: number[] = [];
     let applied = 0;
@@ -323,7 +327,7 @@ async function runTarget(
     const pushes = Promise.all(
       bodies.map(async (batches, i) => {
         const base = ups[i % ups.length]!.base;
-        for (const body of batches) {
+        for (const [batch, body] of batches.entries()) {
           const first = performance.now();
           let res: Response;
           let text: string;
@@ -338,6 +342,7 @@ async function runTarget(
             const retry = res.status === 503 ? res.headers.get('retry-after') : null;
             if (retry === null) {
               times.push(performance.now() - t0);
+              trace.push({ box: i, batch, t: t0 - started, ms: performance.now() - t0 });
               break;
             }
             // Turned away (src/sync/admission.ts): as the agent does, again after Retry-After, with jitter.
@@ -375,6 +380,14 @@ async function runTarget(
     const digestEqual = JSON.stringify(want) === JSON.stringify(got);
     if (!digestEqual) console.error(`${target}: the puller's digest differs: ${JSON.stringify({ want, got })}`);
     const sorted = [...times].sort((a, b) => a - b);
+    if (process.env.UPSTREAM_BENCH_TRACE) {
+      const kinds = template.batches.map((b) => {
+        const n: Record<string, number> = {};
+        for (const c of b) n[c.kind] = (n[c.kind] ?? 0) + 1;
+        return n;
+      });
+      writeFileSync(`${process.env.UPSTREAM_BENCH_TRACE}-${target}.json`, JSON.stringify({ kinds, trace }));
+    }
     return {
       target,
       boxes,
