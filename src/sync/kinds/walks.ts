@@ -128,7 +128,9 @@ const WALK_PARENTS: ParentSpec[] = [
 /**
  * A pushed walk's result is read when it is checked and again for its corrected counts: the
  * last few texts' readings are kept (by the text itself, a string held by the change), so that a
- * result of a few hundred kilobytes is parsed once. The readings are shared: never changed.
+ * result of a few hundred kilobytes is parsed once. A reading is shared, so nothing may change it:
+ * the check adds nothing (bodies are validated without coercion, and the stored result's schema
+ * has no defaults) and counting only reads it.
  */
 const parsed = new Map<string, StoredResult | null>();
 const PARSED_KEPT = 8;
