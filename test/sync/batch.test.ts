@@ -9,6 +9,7 @@ import { newId } from '../../src/db/ids.js';
 import { createHash } from 'node:crypto';
 import { createTree, dbCount, dbRows } from '../helpers/server.js';
 import { storedResult } from '../helpers/stored-result.js';
+import { bodyAjv } from '../../src/http/ajv.js';
 import { call, fkViolations, startUpstream } from './helpers.js';
 
 type Change = Record<string, any>;
@@ -320,6 +321,52 @@ t.test('a batch applied as one keeps every rule of a change applied alone', asyn
         );
     }
     t.same(await fkViolations(up), [], 'every row names a parent that is there');
+  });
+
+  t.test("pushed corrections are checked by the API's schemas, compiled once for all of them", async (t) => {
+    const w = newId();
+    t.equal((await push([walkChange(w, '2026-W12')]))[0]!.outcome, 'applied', 'the walk they correct');
+    const correction = (track: number, ripeness: string): Change => {
+      const eid = newId();
+      const v = version();
+      return {
+        ...envelope('walk_corrections', eid, 'upsert', v),
+        row: {
+          id: eid,
+          organization_id: tree.orgId,
+          created_at: at,
+          updated_at: at,
+          version: v,
+          walk_id: w,
+          cycle_id: tree.cycleId,
+          kind: 'ripeness',
+          track_id: track,
+          ripeness,
+          frame_id: null,
+          box: null,
+          counts: null,
+          note: null,
+          created_by_key_id: null,
+        },
+      };
+    };
+    // ajv keeps every schema it compiles: a schema made per change would add one for each.
+    const kept = () => (bodyAjv as unknown as { _cache: Map<unknown, unknown> })._cache.size;
+    t.same(
+      (await push([correction(0, 'red')])).map((r) => r.outcome),
+      ['applied'],
+    );
+    const before = kept();
+    const results = await push([correction(1, 'red'), correction(2, 'green'), correction(3, 'red'), correction(4, 'purple')]);
+    t.same(
+      results.map((r) => r.outcome),
+      ['applied', 'applied', 'applied', 'refused'],
+      'each checked: a ripeness the API does not know is refused',
+    );
+    t.match(results[3], { status: 422, errors: [{ name: 'ripeness' }] }, 'naming it');
+    t.equal(kept(), before, 'and no schema was compiled for them');
+    const [row] = await dbRows<Change>(up, 'SELECT corrected_red, corrected_green FROM walks WHERE id = ?', w);
+    t.same([Number(row!.corrected_red), Number(row!.corrected_green)], [5, 2], 'the corrected counts follow them');
   });
 
   t.test('a batch larger than one statement takes is written in several', async (t) => {

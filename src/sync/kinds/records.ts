@@ -10,7 +10,7 @@ import { checkWeekNote } from '../../records/week-notes/commands.js';
 import { duplicateRows } from '../../records/truss-counts/commands.js';
 import { saveTrussCountBody } from '../../records/truss-counts/schemas.js';
 import type { JsonSchema } from '../../http/route.js';
-import { checkFields, fieldInvalid, invalid, rowSchema } from '../refusal.js';
+import { checkedAhead, checkFields, fieldInvalid, invalid, rowSchema } from '../refusal.js';
 import {
   SYNCED,
   Superseded,
@@ -154,7 +154,7 @@ const countSchema = rowSchema(
   { ...parentSchemas, counted_on: dateSchema, stems_per_m2: { ...saveTrussCountBody.properties.stems_per_m2!, type: ['number', 'null'] } },
   ['counted_on'],
 );
-const countRowSchema: JsonSchema = {
+const countRowSchema: JsonSchema = checkedAhead({
   ...(saveTrussCountBody.properties.rows!.items as JsonSchema),
   additionalProperties: true,
   properties: {
@@ -162,7 +162,7 @@ const countRowSchema: JsonSchema = {
     flowers: { type: ['integer', 'null'], minimum: 0, maximum: 1000 },
     position: { type: 'integer', minimum: 0 },
   },
-};
+});
 const MAX_ROWS = (saveTrussCountBody.properties.rows as { maxItems: number }).maxItems;
 
 type Row = Record<string, unknown>;

@@ -12,7 +12,7 @@ import type { WalkCorrectionTable } from '../../walks/corrections/tables.js';
 import type { WalkTable } from '../../walks/jobs/tables.js';
 import { storedResultSchema } from '../../walks/jobs/presenters.js';
 import { requireWeek } from '../../time/weeks.js';
-import { checkFields, fieldInvalid, rowSchema, notHeld } from '../refusal.js';
+import { checkedAhead, checkFields, fieldInvalid, rowSchema, notHeld } from '../refusal.js';
 import { isWalkFileName, materialize, presentCopies, SHA256, walkManifest, type ManifestEntry } from '../files.js';
 import { SYNCED, findRow, removeRow, rowKind, type ParentSpec } from './rows.js';
 import { pick, type ApplyContext, type SyncKind } from './kind.js';
@@ -119,6 +119,9 @@ const clipSchema = rowSchema(
   },
   ['walk_id', 'position', 'file_name', 'sha256', 'kind'],
 );
+
+// The largest check a pushed walk takes: compiled when the module loads.
+checkedAhead(storedResultSchema);
 
 const WALK_PARENTS: ParentSpec[] = [
   { column: 'organization_id', table: 'organizations', kind: 'organizations', what: 'organization' },
@@ -459,6 +462,12 @@ const CORRECTION_COLUMNS = [
   'note',
   'created_by_key_id',
 ];
+// The same schemas as POST {walk}/corrections, on a pushed correction's parsed values. Made once:
+// a schema made per change was compiled again for each, and kept by ajv for ever.
+const correctionValuesSchema = rowSchema(
+  { box: createCorrectionBody.properties.box!, counts: createCorrectionBody.properties.counts! },
+  [],
+);
 const correctionSchema = rowSchema(
   {
     walk_id: { type: 'string' },
@@ -500,9 +509,8 @@ export const walkCorrectionsKind: SyncKind = rowKind({
     const result = requireCorrectable(walk);
     const box = parsedJson(row, 'box');
     const counts = parsedJson(row, 'counts');
-    // The same schemas as POST {walk}/corrections, on the parsed values.
     checkFields(
-      rowSchema({ box: createCorrectionBody.properties.box!, counts: createCorrectionBody.properties.counts! }, []),
+      correctionValuesSchema,
       { ...(box !== undefined ? { box } : {}), ...(counts !== undefined ? { counts } : {}) },
       'correction',
     );
