@@ -35,17 +35,23 @@ const CLIP_FILE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,100}$/;
  * checked for every file of every walk a push carries, without building a path.
  */
 export function isWalkFileName(name: string): boolean {
+  return walkFileParts(name) !== null;
+}
+
+function walkFileParts(name: string): { dir: 'frames' | 'clips'; file: string } | null {
   const [dir, file, ...rest] = name.split('/');
-  if (rest.length || !file) return false;
-  return (dir === 'frames' && FRAME_FILE.test(file)) || (dir === 'clips' && CLIP_FILE.test(file));
+  if (rest.length || !file) return null;
+  if (dir === 'frames' && FRAME_FILE.test(file)) return { dir, file };
+  if (dir === 'clips' && CLIP_FILE.test(file)) return { dir, file };
+  return null;
 }
 
 /** The file a manifest name stands for in a walk's folder, or null for a name that is none of a walk's files. */
 export function walkFilePath(dataDir: string, walkId: string, name: string): string | null {
-  if (!isWalkFileName(name)) return null;
-  const [dir, file] = name.split('/') as [string, string];
+  const parts = walkFileParts(name);
+  if (!parts) return null;
   try {
-    return inside(dir === 'frames' ? framesDir(dataDir, walkId) : clipsDir(dataDir, walkId), file);
+    return inside(parts.dir === 'frames' ? framesDir(dataDir, walkId) : clipsDir(dataDir, walkId), parts.file);
   } catch {
     return null;
   }

@@ -47,26 +47,22 @@ t.test('a batch applied as one keeps every rule of a change applied alone', asyn
       row: { ...harvestRow, id: eid, cycle_id: cycleId, created_at: at, updated_at: at, version: v, note: null, ...fields },
     };
   };
-  const irrigation = (eid: string, cycleId = tree.cycleId): Change => {
+  // The fields every synced row carries (src/sync/kinds/rows.ts SYNCED), and a record made with them.
+  const synced = (id: string, v: string) => ({ id, organization_id: tree.orgId, created_at: at, updated_at: at, version: v });
+  const upsert = (kind: string, eid: string, fields: Record<string, unknown>): Change => {
     const v = version();
-    return {
-      ...envelope('irrigation_entries', eid, 'upsert', v),
-      row: {
-        id: eid,
-        organization_id: tree.orgId,
-        farm_id: tree.farmId,
-        greenhouse_id: tree.greenhouseId,
-        row_id: tree.rowId,
-        cycle_id: cycleId,
-        created_at: at,
-        updated_at: at,
-        version: v,
-        at: '2026-03-09T06:00:00.000Z',
-        volume_l: 300,
-        note: null,
-      },
-    };
+    return { ...envelope(kind, eid, 'upsert', v), row: { ...synced(eid, v), ...fields } };
   };
+  const irrigation = (eid: string, cycleId = tree.cycleId): Change =>
+    upsert('irrigation_entries', eid, {
+      farm_id: tree.farmId,
+      greenhouse_id: tree.greenhouseId,
+      row_id: tree.rowId,
+      cycle_id: cycleId,
+      at: '2026-03-09T06:00:00.000Z',
+      volume_l: 300,
+      note: null,
+    });
   const remove = (kind: string, eid: string): Change => envelope(kind, eid, 'delete', version());
   const push = async (changes: Change[]) => (await call(up, 'POST', '/api/sync/v1/push', key, { changes }, 200)).results as Change[];
   const harvests = async () =>
@@ -75,17 +71,35 @@ t.test('a batch applied as one keeps every rule of a change applied alone', asyn
   // Walks as a box sends them: the record, its clip rows and its file list (src/sync/kinds/walks.ts).
   const sha = (s: string) => createHash('sha256').update(s).digest('hex');
   const walkChange = (eid: string, week: string, clipFor = eid, unpresentable = false): Change => {
-    const v = version();
     // The stored result as scoring writes it; one without its quality the API could not present.
     const whole = storedResult(9, 1);
     const { quality: _quality, ...unshowable } = whole;
     const result = unpresentable ? unshowable : whole;
+    const change = upsert('walks', eid, {
+      farm_id: tree.farmId,
+      greenhouse_id: tree.greenhouseId,
+      row_id: tree.rowId,
+      cycle_id: tree.cycleId,
+      source: 'cycle_batch',
+      example_key: null,
+      request_hash: sha(eid),
+      created_by_key_id: null,
+      week,
+      status: 'done',
+      mode: 'photo',
+      options: '{}',
+      detector: 'builtin',
+      error: null,
+      started_at: at,
+      finished_at: at,
+      count_green: 3,
+      count_turning: 3,
+      count_red: 3,
+      count_total: 9,
+      result: JSON.stringify(result),
+    });
     const clip = (position: number) => ({
-      id: newId(),
-      organization_id: tree.orgId,
-      created_at: at,
-      updated_at: at,
-      version: v,
+      ...synced(newId(), change.v),
       walk_id: clipFor,
       cycle_id: tree.cycleId,
       position,
@@ -104,35 +118,7 @@ t.test('a batch applied as one keeps every rule of a change applied alone', asyn
       error: null,
     });
     return {
-      ...envelope('walks', eid, 'upsert', v),
-      row: {
-        id: eid,
-        organization_id: tree.orgId,
-        created_at: at,
-        updated_at: at,
-        version: v,
-        farm_id: tree.farmId,
-        greenhouse_id: tree.greenhouseId,
-        row_id: tree.rowId,
-        cycle_id: tree.cycleId,
-        source: 'cycle_batch',
-        example_key: null,
-        request_hash: sha(eid),
-        created_by_key_id: null,
-        week,
-        status: 'done',
-        mode: 'photo',
-        options: '{}',
-        detector: 'builtin',
-        error: null,
-        started_at: at,
-        finished_at: at,
-        count_green: 3,
-        count_turning: 3,
-        count_red: 3,
-        count_total: 9,
-        result: JSON.stringify(result),
-      },
+      ...change,
       fv: {},
       unit: {
         clips: [clip(0), clip(1)],
@@ -326,30 +312,19 @@ t.test('a batch applied as one keeps every rule of a change applied alone', asyn
   t.test("pushed corrections are checked by the API's schemas, compiled once for all of them", async (t) => {
     const w = newId();
     t.equal((await push([walkChange(w, '2026-W12')]))[0]!.outcome, 'applied', 'the walk they correct');
-    const correction = (track: number, ripeness: string): Change => {
-      const eid = newId();
-      const v = version();
-      return {
-        ...envelope('walk_corrections', eid, 'upsert', v),
-        row: {
-          id: eid,
-          organization_id: tree.orgId,
-          created_at: at,
-          updated_at: at,
-          version: v,
-          walk_id: w,
-          cycle_id: tree.cycleId,
-          kind: 'ripeness',
-          track_id: track,
-          ripeness,
-          frame_id: null,
-          box: null,
-          counts: null,
-          note: null,
-          created_by_key_id: null,
-        },
-      };
-    };
+    const correction = (track: number, ripeness: string): Change =>
+      upsert('walk_corrections', newId(), {
+        walk_id: w,
+        cycle_id: tree.cycleId,
+        kind: 'ripeness',
+        track_id: track,
+        ripeness,
+        frame_id: null,
+        box: null,
+        counts: null,
+        note: null,
+        created_by_key_id: null,
+      });
     // ajv keeps every schema it compiles: a schema made per change would add one for each.
     const kept = () => (bodyAjv as unknown as { _cache: Map<unknown, unknown> })._cache.size;
     t.same(
