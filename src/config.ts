@@ -143,6 +143,19 @@ const ENV_KEYS: Record<keyof Config, string> = {
   syncClips: 'SYNC_CLIPS',
 };
 
+/**
+ * An upstream's push admission by the machine's cores (docs/postgres.md, "Admission by the
+ * machine's cores"). A pushed batch is CPU, in this process and in the database, and on a small
+ * machine the two share the cores: past about half of them at once, a batch only waits for CPU
+ * behind the others, and its wait is added to their answer times. Those waiting are as many as
+ * those applying, so a batch waits about one batch's time; more boxes are told to come back
+ * (Retry-After). At most 8 at once, under the pool's ten connections (one per batch applying).
+ */
+export function pushAdmissionFor(cores: number): { atOnce: number; waiting: number } {
+  const atOnce = Math.max(1, Math.min(8, Math.floor(cores / 2)));
+  return { atOnce, waiting: atOnce };
+}
+
 export const DEFAULTS: Config = {
   port: 8080,
   host: '0.0.0.0',
@@ -196,9 +209,8 @@ export const DEFAULTS: Config = {
   // Under systemd's TimeoutStopSec (30 s, systemd/cropwalk.service), so the service, not SIGKILL, ends it.
   stopTimeoutMs: 20_000,
   syncIntervalS: 60,
-  // Past a few batches at once, each only slows the others (bench/upstream.ts, docs/benchmarks.md).
-  syncPushAtOnce: 4,
-  syncPushWaiting: 8,
+  syncPushAtOnce: pushAdmissionFor(availableParallelism()).atOnce,
+  syncPushWaiting: pushAdmissionFor(availableParallelism()).waiting,
   syncClips: false,
 };
 

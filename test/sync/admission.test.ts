@@ -3,9 +3,10 @@
 // of it is applied; a real box waits that long and sends the batch again in the same round.
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { gzipSync } from 'node:zlib';
 import { Busy } from '../../src/errors.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig, pushAdmissionFor } from '../../src/config.js';
 import { PushGate, pushGateOf } from '../../src/sync/admission.js';
 import { retryAfterMs } from '../../src/sync/client.js';
 import { createTree } from '../helpers/server.js';
@@ -84,10 +85,23 @@ t.test('Retry-After is read as seconds or as an HTTP date', async (t) => {
 });
 
 t.test('SYNC_PUSH_AT_ONCE and SYNC_PUSH_WAITING are whole numbers, at least one at once', async (t) => {
-  t.equal(loadConfig({ DATA_DIR: t.testdirName }).syncPushAtOnce, 4, 'default');
+  const { atOnce, waiting } = pushAdmissionFor(availableParallelism());
+  t.equal(loadConfig({ DATA_DIR: t.testdirName }).syncPushAtOnce, atOnce, 'default: by the cores');
+  t.equal(loadConfig({ DATA_DIR: t.testdirName }).syncPushWaiting, waiting);
   t.equal(loadConfig({ DATA_DIR: t.testdirName, SYNC_PUSH_AT_ONCE: '2', SYNC_PUSH_WAITING: '0' }).syncPushWaiting, 0);
   t.throws(() => loadConfig({ DATA_DIR: t.testdirName, SYNC_PUSH_AT_ONCE: '0' }), /SYNC_PUSH_AT_ONCE must be a whole number from 1/);
   t.throws(() => loadConfig({ DATA_DIR: t.testdirName, SYNC_PUSH_WAITING: '1.5' }), /SYNC_PUSH_WAITING must be a whole number/);
+});
+
+t.test('the default admission: half the cores at once, from one to eight, as many waiting', async (t) => {
+  const at = (cores: number) => pushAdmissionFor(cores);
+  t.same(at(1), { atOnce: 1, waiting: 1 }, 'one core');
+  t.same(at(2), { atOnce: 1, waiting: 1 }, 'two cores: the database has the other');
+  t.same(at(3), { atOnce: 1, waiting: 1 });
+  t.same(at(4), { atOnce: 2, waiting: 2 });
+  t.same(at(8), { atOnce: 4, waiting: 4 });
+  t.same(at(16), { atOnce: 8, waiting: 8 });
+  t.same(at(64), { atOnce: 8, waiting: 8 }, 'under the pool of ten connections');
 });
 
 t.test('a full upstream answers 503 upstream_busy with Retry-After, applies nothing, and the box sends again', async (t) => {
