@@ -36,7 +36,13 @@
  * process, 30 each for two (the same 60 in all); with the default 10, pushes past ten wait for a
  * connection and those that wait over 10 s are answered 503 database_unavailable.
  *
- *   npm run bench upstream       (or: node --import tsx bench/upstream.ts [--boxes N] [--scale F] [--at-once N] [--waiting M] [--page N])
+ * A process's first batches run code for the first time and take about twice as long
+ * (docs/postgres.md, "A process's first seconds"); as a benchmark warms what it measures, each
+ * process first takes two more boxes' weeks alone, one after the other, and their times are
+ * printed beside the figures (the first against the second). --cold leaves that out: the timed
+ * pushes then start on new processes.
+ *
+ *   npm run bench upstream       (or: node --import tsx bench/upstream.ts [--boxes N] [--scale F] [--at-once N] [--waiting M] [--page N] [--cold])
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -275,6 +281,26 @@ interface Outcome {
   pullerRounds: number;
   pullerPulled: number;
   digestEqual: boolean;
+  /** Per process, before the timed pushes: one box's week alone into the new process, then a second box's (null with --cold). */
+  warmUp: { firstMs: number; firstMaxBatchMs: number; secondMs: number; secondMaxBatchMs: number }[] | null;
+}
+
+/** One box's week pushed batch after batch into one upstream, alone: its time and its slowest batch. */
+async function pushWeekAlone(base: string, key: string, batches: Buffer[]): Promise<{ ms: number; maxBatchMs: number }> {
+  const t0 = performance.now();
+  let maxBatchMs = 0;
+  for (const body of batches) {
+    const t = performance.now();
+    const res = await fetch(`${base}/api/sync/v1/push`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body,
+    });
+    const text = await res.text();
+    if (res.status !== 200) throw new Error(`warm-up push answered ${res.status} ${text.slice(0, 500)}`);
+    maxBatchMs = Math.max(maxBatchMs, performance.now() - t);
+  }
+  return { ms: performance.now() - t0, maxBatchMs };
 }
 
 async function runTarget(
@@ -284,6 +310,7 @@ async function runTarget(
   env: Record<string, string>[],
   template: { batches: WireChange[][]; tree: Tree },
   boxes: number,
+  cold: boolean,
 ): Promise<Outcome> {
   const ups = env.map((e, i) => new Upstream(`${target}#${i + 1}`, { ...admission, ...e }));
   // Started one after the other: the first migrates the database.
@@ -294,6 +321,28 @@ async function runTarget(
     for (let i = 0; i < boxes; i++) orgs.push(await makeTree(ups[i % ups.length]!.base, `Grower ${i}`));
     const bodies = orgs.map((o, i) => boxBatches(template.batches, template.tree, o.tree, `bx${i}n${newId().slice(-8).replace('-', '')}`));
     const changes = template.batches.reduce((n, b) => n + b.length, 0) * boxes;
+
+    // A process's first batches run code not yet compiled (docs/postgres.md, "A process's first
+    // seconds"): unless --cold, each process first takes two more boxes' weeks alone, untimed in
+    // the figures below and reported beside them, as a benchmark warms what it measures.
+    let warmUp: Outcome['warmUp'] = null;
+    if (!cold) {
+      warmUp = [];
+      for (const [j, u] of ups.entries()) {
+        const [a, b] = [await makeTree(u.base, `Warm-up ${j}a`), await makeTree(u.base, `Warm-up ${j}b`)];
+        const first = await pushWeekAlone(
+          u.base,
+          a.key,
+          boxBatches(template.batches, template.tree, a.tree, `wu${j}a${newId().slice(-8)}`),
+        );
+        const second = await pushWeekAlone(
+          u.base,
+          b.key,
+          boxBatches(template.batches, template.tree, b.tree, `wu${j}b${newId().slice(-8)}`),
+        );
+        warmUp.push({ firstMs: first.ms, firstMaxBatchMs: first.maxBatchMs, secondMs: second.ms, secondMaxBatchMs: second.maxBatchMs });
+      }
+    }
 
     // The puller: a real box of the first organization, pulling round after round while the pushes run.
     puller = await inProcess(path.join(work, `${target}-puller`), { upstreamUrl: ups[0]!.base, upstreamKey: orgs[0]!.key });
@@ -405,6 +454,7 @@ async function runTarget(
       pullerRounds,
       pullerPulled,
       digestEqual,
+      warmUp,
     };
   } finally {
     await puller?.app.close();
@@ -413,8 +463,9 @@ async function runTarget(
 }
 
 export async function runUpstreamBench(
-  options: { boxes?: number; scale?: number; walks?: number; atOnce?: number; waiting?: number; page?: number } = {},
+  options: { boxes?: number; scale?: number; walks?: number; atOnce?: number; waiting?: number; page?: number; cold?: boolean } = {},
 ) {
+  const cold = options.cold ?? false;
   const boxes = options.boxes ?? 50;
   // The upstreams' admission settings (SYNC_PUSH_AT_ONCE, SYNC_PUSH_WAITING); their defaults when not given.
   const admission: Record<string, string> = {
@@ -451,9 +502,10 @@ export async function runUpstreamBench(
           [{ DATA_DIR: path.join(work, 'up-pg1'), DATABASE_URL: await database('upstream_try') }],
           template,
           boxes,
+          cold,
         ),
       );
-    results.push(await runTarget(admission, 'sqlite', work, [{ DATA_DIR: path.join(work, 'up-sqlite') }], template, boxes));
+    results.push(await runTarget(admission, 'sqlite', work, [{ DATA_DIR: path.join(work, 'up-sqlite') }], template, boxes, cold));
     const one = await database('upstream_one');
     results.push(
       await runTarget(
@@ -463,6 +515,7 @@ export async function runUpstreamBench(
         [{ DATA_DIR: path.join(work, 'up-pg1'), DATABASE_URL: one, PG_POOL_MAX: '60' }],
         template,
         boxes,
+        cold,
       ),
     );
     const two = await database('upstream_two');
@@ -478,9 +531,20 @@ export async function runUpstreamBench(
         ],
         template,
         boxes,
+        cold,
       ),
     );
     const base = results[0]!;
+    console.log(
+      cold
+        ? '  --cold: the timed pushes start on new processes'
+        : "  before the timed pushes, each process took two boxes' weeks alone (the first after its start, then the second):",
+    );
+    for (const r of results)
+      for (const [j, w] of (r.warmUp ?? []).entries())
+        console.log(
+          `    ${`${r.target}#${j + 1}`.padEnd(13)} first week ${Math.round(w.firstMs)} ms (slowest batch ${Math.round(w.firstMaxBatchMs)} ms), second ${Math.round(w.secondMs)} ms (${Math.round(w.secondMaxBatchMs)} ms): x${(w.firstMs / w.secondMs).toFixed(2)}`,
+        );
     for (const r of results) {
       console.log(
         `  ${r.target.padEnd(11)} ${r.changes} changes in ${r.seconds.toFixed(1)} s = ${Math.round(r.changesPerSecond)} changes/s (x${(r.changesPerSecond / base.changesPerSecond).toFixed(2)} of SQLite); batch p50 ${Math.round(r.p50BatchMs)} ms, p99 ${Math.round(r.p99BatchMs)} ms (x${(r.p99BatchMs / base.p99BatchMs).toFixed(2)}), max ${Math.round(r.maxBatchMs)} ms; ${r.busyAnswers} busy answers (p99 ${Math.round(r.p99BusyMs)} ms); batch delivered p99 ${Math.round(r.p99DeliveredMs)} ms; puller ${r.pullerRounds} rounds, ${r.pullerPulled} changes, digest ${r.digestEqual ? 'equal' : 'DIFFERENT'}`,
@@ -527,6 +591,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     atOnce: arg('at-once'),
     waiting: arg('waiting'),
     page: arg('page'),
+    cold: process.argv.includes('--cold'),
   });
   console.log(JSON.stringify(r.ratios));
   process.exit(r.goals.pullerLosesNothing ? 0 : 1);
