@@ -36,8 +36,8 @@
  * process, 30 each for two (the same 60 in all); with the default 10, pushes past ten wait for a
  * connection and those that wait over 10 s are answered 503 database_unavailable.
  *
- * A process's first batches run code for the first time and take about twice as long
- * (docs/postgres.md, "A process's first seconds"); as a benchmark warms what it measures, each
+ * A process's first batches run code for the first time and take longer (docs/postgres.md,
+ * "Pages of 1 MiB, and the first seconds of a process"); as a benchmark warms what it measures, each
  * process first takes two more boxes' weeks alone, one after the other, and their times are
  * printed beside the figures (the first against the second). --cold leaves that out: the timed
  * pushes then start on new processes.
@@ -322,9 +322,9 @@ async function runTarget(
     const bodies = orgs.map((o, i) => boxBatches(template.batches, template.tree, o.tree, `bx${i}n${newId().slice(-8).replace('-', '')}`));
     const changes = template.batches.reduce((n, b) => n + b.length, 0) * boxes;
 
-    // A process's first batches run code not yet compiled (docs/postgres.md, "A process's first
-    // seconds"): unless --cold, each process first takes two more boxes' weeks alone, untimed in
-    // the figures below and reported beside them, as a benchmark warms what it measures.
+    // A process's first batches run code not yet compiled (docs/postgres.md, "Pages of 1 MiB, and
+    // the first seconds of a process"): unless --cold, each process first takes two more boxes'
+    // weeks alone, untimed in the figures below and reported beside them.
     let warmUp: Outcome['warmUp'] = null;
     if (!cold) {
       warmUp = [];
