@@ -145,7 +145,7 @@ const ENV_KEYS: Record<keyof Config, string> = {
 
 /**
  * An upstream's push admission by the machine's cores (docs/postgres.md, "Admission by the
- * machine's cores"). A pushed batch is CPU, in this process and in the database, and on a small
+ * machine's cores, and a warmed benchmark"). A pushed batch is CPU, in this process and in the database, and on a small
  * machine the two share the cores: past about half of them at once, a batch only waits for CPU
  * behind the others, and its wait is added to their answer times. Those waiting are as many as
  * those applying, so a batch waits about one batch's time; more boxes are told to come back
@@ -155,6 +155,8 @@ export function pushAdmissionFor(cores: number): { atOnce: number; waiting: numb
   const atOnce = Math.max(1, Math.min(8, Math.floor(cores / 2)));
   return { atOnce, waiting: atOnce };
 }
+
+const PUSH_ADMISSION = pushAdmissionFor(availableParallelism());
 
 export const DEFAULTS: Config = {
   port: 8080,
@@ -209,8 +211,8 @@ export const DEFAULTS: Config = {
   // Under systemd's TimeoutStopSec (30 s, systemd/cropwalk.service), so the service, not SIGKILL, ends it.
   stopTimeoutMs: 20_000,
   syncIntervalS: 60,
-  syncPushAtOnce: pushAdmissionFor(availableParallelism()).atOnce,
-  syncPushWaiting: pushAdmissionFor(availableParallelism()).waiting,
+  syncPushAtOnce: PUSH_ADMISSION.atOnce,
+  syncPushWaiting: PUSH_ADMISSION.waiting,
   syncClips: false,
 };
 

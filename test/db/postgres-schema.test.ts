@@ -10,12 +10,19 @@ import { sqlitePassSkip, testDatabase } from '../helpers/postgres.js';
  * src/db/citus.ts hold for every table the migrations make, a table that breaks one is caught,
  * and docs/citus.md distributes exactly the tables there are.
  */
-t.test("an import's undo blobs are stored out of line without compression", async (t) => {
-  if (sqlitePassSkip(t)) return;
+/** A migrated PostgreSQL database of the test's own, closed after it; null where the test skips. */
+async function migrated(t: { skip(...args: any[]): unknown; teardown(fn: () => unknown): void }) {
+  if (sqlitePassSkip(t)) return null;
   const url = await testDatabase(t);
-  if (!url) return;
+  if (!url) return null;
   const opened = await openStorage('/nonexistent', { databaseUrl: url });
   t.teardown(() => opened.close());
+  return opened;
+}
+
+t.test("an import's undo blobs are stored out of line without compression", async (t) => {
+  const opened = await migrated(t);
+  if (!opened) return;
   // pglz took 60–110 ms of a year's import (migrations/postgres/0013_climate_undo_storage.ts).
   const r = await sql<{ attname: string; attstorage: string }>`
     SELECT attname, attstorage FROM pg_attribute
@@ -27,11 +34,8 @@ t.test("an import's undo blobs are stored out of line without compression", asyn
 });
 
 t.test('the migrated schema keeps the Citus rules', async (t) => {
-  if (sqlitePassSkip(t)) return;
-  const url = await testDatabase(t);
-  if (!url) return;
-  const opened = await openStorage('/nonexistent', { databaseUrl: url });
-  t.teardown(() => opened.close());
+  const opened = await migrated(t);
+  if (!opened) return;
   t.same(await citusViolations(opened.db), [], 'no table breaks a rule');
 
   const distributed = await distributedTables(opened.db);

@@ -94,14 +94,13 @@ t.test('SYNC_PUSH_AT_ONCE and SYNC_PUSH_WAITING are whole numbers, at least one 
 });
 
 t.test('the default admission: half the cores at once, from one to eight, as many waiting', async (t) => {
-  const at = (cores: number) => pushAdmissionFor(cores);
-  t.same(at(1), { atOnce: 1, waiting: 1 }, 'one core');
-  t.same(at(2), { atOnce: 1, waiting: 1 }, 'two cores: the database has the other');
-  t.same(at(3), { atOnce: 1, waiting: 1 });
-  t.same(at(4), { atOnce: 2, waiting: 2 });
-  t.same(at(8), { atOnce: 4, waiting: 4 });
-  t.same(at(16), { atOnce: 8, waiting: 8 });
-  t.same(at(64), { atOnce: 8, waiting: 8 }, 'under the pool of ten connections');
+  t.same(pushAdmissionFor(1), { atOnce: 1, waiting: 1 }, 'one core');
+  t.same(pushAdmissionFor(2), { atOnce: 1, waiting: 1 }, 'two cores: the database has the other');
+  t.same(pushAdmissionFor(3), { atOnce: 1, waiting: 1 });
+  t.same(pushAdmissionFor(4), { atOnce: 2, waiting: 2 });
+  t.same(pushAdmissionFor(8), { atOnce: 4, waiting: 4 });
+  t.same(pushAdmissionFor(16), { atOnce: 8, waiting: 8 });
+  t.same(pushAdmissionFor(64), { atOnce: 8, waiting: 8 }, 'under the pool of ten connections');
 });
 
 t.test('a full upstream answers 503 upstream_busy with Retry-After, applies nothing, and the box sends again', async (t) => {

@@ -198,6 +198,14 @@ class SqlitePoints implements PointPort {
   }
 }
 
+/** A COPY row of one import: its bytes with what is the same for every row, and the offsets of instant, metric code and value. */
+interface RowTemplate {
+  row: Buffer;
+  at: number;
+  code: number;
+  value: number;
+}
+
 /** Rows a PostgreSQL import gathers before a COPY, when no lookup asks for them sooner. */
 const PG_FLUSH_ROWS = 5_000;
 const COPY_COLUMNS = ['organization_id', 'cycle_key', 'at_ms', 'metric_code', 'value', 'import_seq', 'created_ms'] as const;
@@ -275,7 +283,7 @@ class PostgresPoints implements PointPort {
   }
 
   /** One row in COPY's binary format with what is the same for the whole import, and where the rest goes. */
-  private template(): { row: Buffer; at: number; code: number; value: number } {
+  private template(): RowTemplate {
     const org = Buffer.from(this.org, 'utf8');
     const row = Buffer.alloc(2 + 4 + org.length + 6 * 4 + 5 * 8 + 4);
     let o = row.writeInt16BE(COPY_COLUMNS.length, 0);
@@ -300,7 +308,7 @@ class PostgresPoints implements PointPort {
     return { row, at, code, value };
   }
 
-  private rowTemplate: { row: Buffer; at: number; code: number; value: number } | null = null;
+  private rowTemplate: RowTemplate | null = null;
 
   private inflight: Promise<void> = Promise.resolve();
 
